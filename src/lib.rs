@@ -1,0 +1,9 @@
+//! Ordo: a Rust implementation of the Puppet language.
+//!
+//! The pipeline, one module per stage (see `docs/architecture.md`):
+//! lexer -> parser -> AST -> evaluator -> catalog -> graph -> runner.
+
+pub mod ast;
+pub mod catalog;
+pub mod diagnostics;
+pub mod span;
