@@ -113,8 +113,9 @@ pub fn validate(catalog: &Catalog, graph: &Graph) -> Vec<LogLine> {
                 text.push_str("\n    ");
                 text.push_str(&line);
             }
-            // Not a Puppet line: printed without a level so tools reading Puppet logs skip it.
-            out.push(LogLine::new(Level::Info, Some("explain".into()), text));
+            // Beyond Puppet: where each edge of the cycle comes from (an Info line, so tools that
+            // compare Puppet logs skip it).
+            out.push(LogLine::new(Level::Info, None, text));
         }
     }
     out

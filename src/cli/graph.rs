@@ -68,12 +68,12 @@ pub fn check_catalog(catalog: &Catalog) -> Vec<Diagnostic> {
     let cycles = find_cycles(&graph);
     if !cycles.is_empty() {
         let n = cycles.len();
-        for c in &cycles {
+        for (k, c) in cycles.iter().enumerate() {
             let mut d = Diagnostic::error(
                 "cycle",
                 format!(
-                    "Found {n} dependency {}: ({})",
-                    if n == 1 { "cycle" } else { "cycles" },
+                    "dependency cycle {} of {n}: ({})",
+                    k + 1,
                     path_names(&graph, &c.path).join(" => ")
                 ),
             );
@@ -90,8 +90,9 @@ pub fn check_catalog(catalog: &Catalog) -> Vec<Diagnostic> {
 /// Notifying relationships whose target cannot refresh: the event is silently dropped.
 fn warnings(catalog: &Catalog, graph: &Graph) -> Vec<Diagnostic> {
     let mut out = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     for rel in &graph.relations {
-        if !rel.refresh {
+        if !rel.refresh || !seen.insert((rel.source, rel.target)) {
             continue;
         }
         let target = &graph.nodes[rel.target];
