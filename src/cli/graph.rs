@@ -99,11 +99,11 @@ fn warnings(catalog: &Catalog, graph: &Graph) -> Vec<Diagnostic> {
         if target.container {
             continue;
         }
-        let refreshable = target
+        // Unsupported targets are reported as errors already.
+        let provider = target
             .index
-            .and_then(|i| providers::build(&catalog.resources[i]).ok())
-            .is_some_and(|p| p.refreshable());
-        if !refreshable {
+            .and_then(|i| providers::build(&catalog.resources[i]).ok());
+        if provider.is_some_and(|p| !p.refreshable()) {
             let mut d = Diagnostic::warning(
                 "refresh-ignored",
                 format!(

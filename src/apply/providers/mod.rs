@@ -129,12 +129,16 @@ pub fn build(r: &Resource) -> Result<Box<dyn Provider>, String> {
     })
 }
 
-/// stdlib's `anchor`: a no-op resource that only orders.
+/// stdlib's `anchor`: a no-op resource that only orders, and passes refresh events on.
 struct Anchor;
 
 impl Provider for Anchor {
     fn check_apply(&mut self, _cx: &mut Context, _apply: bool) -> Result<Vec<Change>, String> {
         Ok(Vec::new())
+    }
+
+    fn refreshable(&self) -> bool {
+        true
     }
 }
 
