@@ -352,3 +352,23 @@ fn report_json_describes_the_run() {
     assert_eq!(statuses, ["changed", "failed", "skipped"]);
     assert_eq!(v["resources"][1]["events"][0]["status"], "failure");
 }
+
+#[test]
+fn sensitive_values_are_redacted() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("secret");
+    std::fs::write(&f, "old-secret").unwrap();
+    let mut c = catalog(json!([
+        {"type": "File", "title": f.display().to_string(), "parameters": {"content": "new-secret", "backup": false}},
+    ]));
+    c.resources[2].sensitive_parameters = vec!["content".into()];
+    let (_, lines) = run(&c, &opts(dir.path()));
+    assert_eq!(std::fs::read_to_string(&f).unwrap(), "new-secret");
+    assert_eq!(
+        lines,
+        [format!(
+            "Notice: /Stage[main]/Main/File[{}]/content: changed [redacted] to [redacted]",
+            f.display()
+        )]
+    );
+}

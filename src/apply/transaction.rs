@@ -297,7 +297,19 @@ impl Run<'_> {
                 );
             }
             Ok(changes) => {
-                for c in changes {
+                let sensitive: Vec<String> = self.graph.nodes[n]
+                    .index
+                    .map(|i| self.catalog.resources[i].sensitive_parameters.clone())
+                    .unwrap_or_default();
+                for mut c in changes {
+                    if sensitive.contains(&c.property) {
+                        // Puppet never shows sensitive values, not even in noop or errors.
+                        c.previous = "[redacted]".into();
+                        c.desired = "[redacted]".into();
+                        if let ChangeResult::Synced(m) = &mut c.result {
+                            *m = "changed [redacted] to [redacted]".into();
+                        }
+                    }
                     let source = Some(format!("{path}/{}", c.property));
                     let (status, message) = match c.result {
                         ChangeResult::Synced(m) => {
