@@ -3,7 +3,10 @@
 //! The pipeline, one module per stage (see `docs/architecture.md`):
 //! lexer -> parser -> AST -> evaluator -> catalog -> graph -> runner.
 
+pub mod apply;
 pub mod ast;
 pub mod catalog;
+pub mod cli;
 pub mod diagnostics;
+pub mod graph;
 pub mod span;

@@ -1,0 +1,136 @@
+//! `ordo apply CATALOG.json`: apply a catalog to this machine.
+
+use super::{is_catalog_file, load_catalog, stdout_color};
+use crate::apply::log::{Level, LogFormat, LogLine};
+use crate::apply::{apply, ApplyOptions, RunResult};
+use crate::catalog::Catalog;
+use crate::graph::Ordering;
+use std::io::Write;
+use std::path::PathBuf;
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct ApplyArgs {
+    /// The catalog (JSON) to apply.
+    pub file: PathBuf,
+    /// Report what would change without changing anything (exit 0 even with pending changes).
+    #[arg(long)]
+    pub noop: bool,
+    /// Exit 0 (no change), 2 (changes), 4 (failures), 6 (both); 1 when the catalog is refused.
+    #[arg(long)]
+    pub detailed_exitcodes: bool,
+    /// `puppet`: exactly Puppet's log lines; `human`: short lines, colour, a summary.
+    #[arg(long, default_value = "human")]
+    pub log_format: LogFormat,
+    /// Write a JSON report of the run to this file.
+    #[arg(long)]
+    pub report: Option<PathBuf>,
+    /// Apply up to N independent resources at once.
+    #[arg(long, default_value_t = 1)]
+    pub jobs: usize,
+    /// Order of unrelated resources: manifest, title-hash or random[:SEED].
+    #[arg(long, default_value = "manifest")]
+    pub ordering: Ordering,
+    /// Module directories for `puppet:///modules/...` sources (repeat or separate with ':').
+    #[arg(long)]
+    pub modulepath: Vec<String>,
+    /// Where replaced files are backed up (`backup => puppet`).
+    #[arg(long)]
+    pub bucket_dir: Option<PathBuf>,
+    /// Node name (used when compiling a manifest; ignored for catalogs).
+    #[arg(long)]
+    pub node: Option<String>,
+}
+
+impl ApplyArgs {
+    pub fn options(&self) -> ApplyOptions {
+        let mut o = ApplyOptions {
+            noop: self.noop,
+            ordering: self.ordering,
+            modulepath: self
+                .modulepath
+                .iter()
+                .flat_map(|m| m.split(':'))
+                .filter(|m| !m.is_empty())
+                .map(PathBuf::from)
+                .collect(),
+            jobs: self.jobs.max(1),
+            ..ApplyOptions::default()
+        };
+        if let Some(b) = &self.bucket_dir {
+            o.bucket_dir = b.clone();
+        }
+        o
+    }
+}
+
+/// `ordo apply FILE`: a catalog file. Returns the exit status.
+pub fn run(args: &ApplyArgs) -> i32 {
+    if !is_catalog_file(&args.file) {
+        eprintln!(
+            "Error: {} is not a JSON catalog; compile it first (ordo compile) or use a build where apply compiles manifests",
+            args.file.display()
+        );
+        return 1;
+    }
+    match load_catalog(&args.file) {
+        Ok(catalog) => run_catalog(&catalog, args),
+        Err(e) => {
+            println!("Error: {e}");
+            1
+        }
+    }
+}
+
+/// Applies an already-compiled catalog with the command-line options; prints the log and
+/// writes the report. Returns the exit status.
+pub fn run_catalog(catalog: &Catalog, args: &ApplyArgs) -> i32 {
+    let format = args.log_format;
+    let color = stdout_color();
+    let stdout = std::io::stdout();
+    let mut sink = |line: &LogLine| {
+        let mut out = stdout.lock();
+        let text = match format {
+            LogFormat::Puppet => line.puppet(),
+            LogFormat::Human => line.human(color),
+        };
+        let _ = writeln!(out, "{text}");
+        let _ = out.flush();
+    };
+    let result = apply(catalog, &args.options(), &mut sink);
+    if format == LogFormat::Human {
+        println!("{}", summary(&result));
+    }
+    if let Some(path) = &args.report {
+        let mut report = result.report.clone();
+        report.logs = result.log.clone();
+        if let Err(e) = std::fs::write(path, report.to_json()) {
+            eprintln!("Error: Could not write report {}: {e}", path.display());
+        }
+    }
+    result.exit_code(args.detailed_exitcodes)
+}
+
+/// One line for people at the end of a run.
+pub fn summary(r: &RunResult) -> String {
+    if r.refused {
+        let errors = r.log.iter().filter(|l| l.level == Level::Error).count();
+        return format!("refused: {errors} error(s) found before any change; nothing was applied");
+    }
+    let s = &r.report.summary;
+    format!(
+        "{}{} resources: {} changed, {} unchanged, {} failed, {} skipped{}, {} refreshed in {:.2}s",
+        if r.report.noop { "noop: " } else { "" },
+        s.total,
+        s.changed,
+        s.unchanged,
+        s.failed,
+        s.skipped,
+        if s.noop > 0 {
+            format!(", {} would change", s.noop)
+        } else {
+            String::new()
+        },
+        s.restarted,
+        s.time
+    )
+}
