@@ -183,9 +183,12 @@ impl<'a> Cooker<'a> {
                 }
                 return Ok(());
             }
-            Raw::MlComment => return Ok(()),
-            Raw::UnclosedMlComment => {
-                return Err(LexError::new("Unclosed multiline comment", s, e));
+            Raw::MlComment => {
+                let Some(i) = self.src[e..].find("*/") else {
+                    return Err(LexError::new("Unclosed multiline comment", s, e));
+                };
+                self.seek(e + i + 2);
+                return Ok(());
             }
             Raw::BareWord => {
                 if let Some(k) = Tok::keyword(text) {
@@ -312,6 +315,9 @@ impl<'a> Cooker<'a> {
             Raw::Slash => {
                 if Tok::regex_may_follow(self.prev()) {
                     if let Some((value, end)) = regex_literal(&self.src[s..]) {
+                        if let Some(msg) = super::regex_check::check(&value) {
+                            return Err(LexError::new(format!("{msg}: /{value}/"), s, s + end));
+                        }
                         self.seek(s + end);
                         self.push(s, Tok::Regex(value), s + end);
                         return Ok(());
@@ -486,7 +492,17 @@ impl<'a> Cooker<'a> {
     /// the variable `$name`.
     fn names_to_variable(&mut self, first: usize) {
         let n = self.toks.len() - first;
-        let rewrite = n == 1 || (n > 1 && matches!(self.toks[first + 1].1, Tok::Dot | Tok::LBrack));
+        // Puppet's test is on its own LBRACK (a `[` with no whitespace before it); after a
+        // keyword this cooker called that `[` a list start.
+        let adjacent_list = n > 1
+            && self.toks[first + 1].1 == Tok::ListStart
+            && self.toks[first + 1].0 == self.toks[first].2;
+        let rewrite = n == 1
+            || adjacent_list
+            || (n > 1 && matches!(self.toks[first + 1].1, Tok::Dot | Tok::LBrack));
+        if adjacent_list && self.toks[first].1.keyword_text().is_some() {
+            self.toks[first + 1].1 = Tok::LBrack;
+        }
         if !rewrite {
             return;
         }

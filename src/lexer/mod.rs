@@ -3,6 +3,7 @@
 
 pub mod cooker;
 pub mod raw;
+pub mod regex_check;
 pub mod strings;
 pub mod token;
 

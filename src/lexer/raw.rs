@@ -14,10 +14,9 @@ use logos::Logos;
 pub enum Raw {
     #[token("\n")]
     Newline,
-    #[regex(r"/\*([^*]|\*+[^*/])*\*+/")]
-    MlComment,
+    /// `/*`: the cooker skips to the closing `*/`.
     #[token("/*")]
-    UnclosedMlComment,
+    MlComment,
 
     /// `(::)?[a-z_]...` bare words and names (classified by the cooker, which also gives
     /// back dashes that end a segment: Puppet's words cannot end with `-`).
