@@ -59,7 +59,7 @@ impl B {
     }
 
     pub fn error(&mut self, msg: impl Into<String>, l: usize, r: usize) {
-        let d = Diagnostic::error("syntax", msg).with_span(self.sp(l, r));
+        let d = Diagnostic::error("syntax", msg).with_label(self.sp(l, r), "here");
         self.errors.push(d);
     }
 
