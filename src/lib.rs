@@ -5,8 +5,12 @@
 
 pub mod apply;
 pub mod ast;
+pub mod ast_walk;
 pub mod catalog;
 pub mod cli;
 pub mod diagnostics;
 pub mod graph;
+pub mod lexer;
+pub mod parser;
+pub mod pn;
 pub mod span;

@@ -1,6 +1,6 @@
 //! The `ordo` command: a thin layer over the library.
 
-use clap::{Parser, Subcommand};
+use clap::{Parser, Subcommand, ValueEnum};
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -14,8 +14,22 @@ struct Cli {
     command: Command,
 }
 
+#[derive(Clone, Copy, ValueEnum)]
+enum DumpFormat {
+    Pn,
+    Json,
+}
+
 #[derive(Subcommand)]
 enum Command {
+    /// Parse Puppet files (.pp, .epp) and report syntax errors.
+    Parse {
+        /// Print the AST (`pn` as `puppet parser dump --format pn`, or `json`).
+        #[arg(long, value_enum)]
+        dump: Option<DumpFormat>,
+        #[arg(required = true)]
+        files: Vec<String>,
+    },
     /// Apply a catalog to this machine.
     Apply(ordo::cli::apply::ApplyArgs),
     /// Check a catalog: missing dependencies, cycles, unsupported resources.
@@ -33,6 +47,17 @@ fn exit(code: i32) -> ExitCode {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     exit(match cli.command {
+        Command::Parse { dump, files } => {
+            let dump = dump.map(|d| match d {
+                DumpFormat::Pn => ordo::cli::parse::Dump::Pn,
+                DumpFormat::Json => ordo::cli::parse::Dump::Json,
+            });
+            if ordo::cli::parse::run(&files, dump) {
+                0
+            } else {
+                1
+            }
+        }
         Command::Apply(a) => ordo::cli::apply::run(&a),
         Command::Check(a) => ordo::cli::graph::check(&a),
         Command::Graph(a) => ordo::cli::graph::graph(&a),

@@ -6,6 +6,7 @@
 
 pub mod apply;
 pub mod graph;
+pub mod parse;
 
 use crate::catalog::Catalog;
 use std::path::Path;
