@@ -12,6 +12,8 @@
 pub mod log;
 pub mod providers;
 pub mod report;
+pub mod requisites;
+pub mod salt;
 mod transaction;
 
 use crate::catalog::Catalog;
@@ -33,6 +35,9 @@ pub struct ApplyOptions {
     pub bucket_dir: PathBuf,
     /// How many independent resources may be applied at once.
     pub jobs: usize,
+    /// Salt's global failhard: the first failure ends the run (a resource's own `failhard`
+    /// metaparameter wins).
+    pub failhard: bool,
 }
 
 impl Default for ApplyOptions {
@@ -43,6 +48,7 @@ impl Default for ApplyOptions {
             modulepath: Vec::new(),
             bucket_dir: PathBuf::from("/var/lib/ordo/clientbucket"),
             jobs: 1,
+            failhard: false,
         }
     }
 }
@@ -124,7 +130,9 @@ pub fn validate(catalog: &Catalog, graph: &Graph) -> Vec<LogLine> {
 /// Applies a catalog. Every log line is passed to `sink` as it happens (and kept in the
 /// result).
 pub fn apply(catalog: &Catalog, opts: &ApplyOptions, sink: &mut dyn FnMut(&LogLine)) -> RunResult {
-    let graph = Graph::build(catalog, opts.ordering);
+    // Requisite `_in` forms, globs and `use` rewrite the catalog before the graph.
+    let (prepared, graph) = crate::graph::requisites::build(catalog, opts.ordering);
+    let catalog = &prepared;
     let problems = validate(catalog, &graph);
     if problems.iter().any(|l| l.level == Level::Error) {
         for l in &problems {

@@ -26,6 +26,16 @@ pub struct ResourceReport {
     pub restarted: bool,
     pub events: Vec<EventReport>,
     pub evaluation_time: f64,
+    /// Why the resource did or did not run (requisites and run controls), for Salt's
+    /// `comment`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub comments: Vec<String>,
+    /// Evaluation order (Salt's `__run_num__`); none when never evaluated (failhard).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_num: Option<usize>,
+    /// When its evaluation started, in seconds since the epoch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_time: Option<f64>,
 }
 
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]

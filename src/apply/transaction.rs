@@ -18,6 +18,9 @@ use petgraph::Direction;
 use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
+/// Salt requisites and run controls (`apply::requisites`) hooked into this walk.
+mod requisites;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum EventStatus {
     Success,
@@ -52,6 +55,8 @@ struct Applied {
     outcome: Result<Vec<Change>, String>,
     log: Vec<LogLine>,
     time: f64,
+    /// Run-control notes (onlyif/unless verdicts, attempts, check_cmd).
+    comments: Vec<String>,
 }
 
 struct Run<'a> {
@@ -64,6 +69,7 @@ struct Run<'a> {
     notified: HashSet<usize>,
     log: Vec<LogLine>,
     sink: &'a mut dyn FnMut(&LogLine),
+    req: super::requisites::RunState,
 }
 
 pub(super) fn run(
@@ -91,6 +97,7 @@ pub(super) fn run(
         notified: HashSet::new(),
         log: Vec::new(),
         sink,
+        req: super::requisites::RunState::new(catalog, graph, opts.failhard),
     };
     let mut schedule = Schedule::new(graph);
     let jobs = opts.jobs.max(1);
@@ -109,7 +116,11 @@ pub(super) fn run(
         for v in batch {
             schedule.finish(v);
         }
+        if r.req.stopped_by.is_some() {
+            break;
+        }
     }
+    r.end_of_run();
     let report = r.report(start.elapsed().as_secs_f64());
     RunResult {
         refused: false,
@@ -158,7 +169,8 @@ impl Run<'_> {
         let mut to_apply = Vec::new();
         for &v in batch {
             self.propagate_failure(v);
-            if self.skip(v) {
+            self.number(v);
+            if self.skip(v) || !self.requisites_allow(v) {
                 continue;
             }
             to_apply.push(v);
@@ -168,12 +180,16 @@ impl Run<'_> {
         for (v, a) in to_apply.into_iter().zip(applied) {
             self.finish_apply(v, a);
             self.process_events(v);
+            self.check_failhard(v);
         }
     }
 
     fn propagate_failure(&mut self, v: Vertex) {
         let mut failed: Vec<usize> = Vec::new();
         for d in self.graph.adjacent(v, Direction::Incoming) {
+            if super::requisites::soft_edge(self.graph, d, v) {
+                continue; // onfail and `_any` requisites are settled by `requisites_allow`
+            }
             if let Some(s) = self.status.get(&d) {
                 for f in &s.failed_deps {
                     if !failed.contains(f) {
@@ -236,6 +252,7 @@ impl Run<'_> {
         }
         let modulepath = &self.opts.modulepath;
         let bucket = self.opts.bucket_dir.as_path();
+        let controls = &self.req.controls;
         let work = |(n, mut p, path, apply): (usize, Box<dyn Provider>, String, bool)| {
             let t = Instant::now();
             let mut cx = Context {
@@ -244,11 +261,18 @@ impl Run<'_> {
                 bucket_dir: bucket,
                 log: Vec::new(),
             };
-            let outcome = p.check_apply(&mut cx, apply);
+            let c = match controls.get(&n) {
+                Some(c) => super::requisites::controlled_apply(c, p.as_mut(), &mut cx, apply),
+                None => super::requisites::Controlled {
+                    outcome: p.check_apply(&mut cx, apply),
+                    comments: Vec::new(),
+                },
+            };
             let applied = Applied {
-                outcome,
+                outcome: c.outcome,
                 log: cx.log,
                 time: t.elapsed().as_secs_f64(),
+                comments: c.comments,
             };
             (n, p, applied)
         };
@@ -284,6 +308,9 @@ impl Run<'_> {
         let path = self.graph.path(n);
         for line in a.log {
             self.emit(line);
+        }
+        if !a.comments.is_empty() {
+            self.req.comments.entry(n).or_default().extend(a.comments);
         }
         let mut events = Vec::new();
         let mut failed = false;
@@ -552,6 +579,9 @@ impl Run<'_> {
                     })
                     .collect(),
                 evaluation_time: st.time,
+                comments: self.req.comments.get(&n).cloned().unwrap_or_default(),
+                run_num: self.req.run_num.get(&n).copied(),
+                start_time: self.req.started.get(&n).copied(),
             });
         }
         let status = if summary.failed > 0 {

@@ -27,7 +27,8 @@ pub struct ApplyArgs {
     /// Apply up to N independent resources at once.
     #[arg(long, default_value_t = 1)]
     pub jobs: usize,
-    /// Order of unrelated resources: manifest, title-hash or random[:SEED].
+    /// Order of unrelated resources: manifest, title-hash, random[:SEED] or alphanumeric
+    /// (Rudder's technique-by-technique order, with `priority`).
     #[arg(long, default_value = "manifest")]
     pub ordering: Ordering,
     /// Module directories for `puppet:///modules/...` sources (repeat or separate with ':').
@@ -39,6 +40,35 @@ pub struct ApplyArgs {
     /// Node name (used when compiling a manifest; ignored for catalogs).
     #[arg(long)]
     pub node: Option<String>,
+    /// End the run at the first failure (Salt's failhard; a resource's `failhard => false`
+    /// keeps going).
+    #[arg(long)]
+    pub failhard: bool,
+    /// Format of the report: `ordo` (Ordo's JSON) or `salt` (Salt's state return). Without
+    /// `--report`, a Salt return is printed on stdout and the log goes to stderr.
+    #[arg(long, default_value = "ordo")]
+    pub report_format: ReportFormat,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum ReportFormat {
+    #[default]
+    Ordo,
+    Salt,
+}
+
+impl std::str::FromStr for ReportFormat {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<ReportFormat, String> {
+        match s {
+            "ordo" => Ok(ReportFormat::Ordo),
+            "salt" => Ok(ReportFormat::Salt),
+            _ => Err(format!(
+                "unknown report format '{s}' (expected ordo or salt)"
+            )),
+        }
+    }
 }
 
 impl ApplyArgs {
@@ -54,6 +84,7 @@ impl ApplyArgs {
                 .map(PathBuf::from)
                 .collect(),
             jobs: self.jobs.max(1),
+            failhard: self.failhard,
             ..ApplyOptions::default()
         };
         if let Some(b) = &self.bucket_dir {
@@ -85,27 +116,51 @@ pub fn run(args: &ApplyArgs) -> i32 {
 /// writes the report. Returns the exit status.
 pub fn run_catalog(catalog: &Catalog, args: &ApplyArgs) -> i32 {
     let format = args.log_format;
-    let color = stdout_color();
-    let stdout = std::io::stdout();
+    // A Salt return printed on stdout sends the log to stderr.
+    let salt_on_stdout = args.report_format == ReportFormat::Salt && args.report.is_none();
+    let color = if salt_on_stdout {
+        false
+    } else {
+        stdout_color()
+    };
     let mut sink = |line: &LogLine| {
-        let mut out = stdout.lock();
         let text = match format {
             LogFormat::Puppet => line.puppet(),
             LogFormat::Human => line.human(color),
         };
-        let _ = writeln!(out, "{text}");
-        let _ = out.flush();
+        if salt_on_stdout {
+            eprintln!("{text}");
+        } else {
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(out, "{text}");
+            let _ = out.flush();
+        }
     };
     let result = apply(catalog, &args.options(), &mut sink);
     if format == LogFormat::Human {
-        println!("{}", summary(&result));
-    }
-    if let Some(path) = &args.report {
-        let mut report = result.report.clone();
-        report.logs = result.log.clone();
-        if let Err(e) = std::fs::write(path, report.to_json()) {
-            eprintln!("Error: Could not write report {}: {e}", path.display());
+        if salt_on_stdout {
+            eprintln!("{}", summary(&result));
+        } else {
+            println!("{}", summary(&result));
         }
+    }
+    let mut report = result.report.clone();
+    report.logs = result.log.clone();
+    let text = match args.report_format {
+        ReportFormat::Ordo => report.to_json(),
+        ReportFormat::Salt => {
+            serde_json::to_string_pretty(&crate::apply::salt::salt_return(&report, catalog))
+                .expect("a Salt return serialises")
+        }
+    };
+    match &args.report {
+        Some(path) => {
+            if let Err(e) = std::fs::write(path, text) {
+                eprintln!("Error: Could not write report {}: {e}", path.display());
+            }
+        }
+        None if salt_on_stdout => println!("{text}"),
+        None => {}
     }
     result.exit_code(args.detailed_exitcodes)
 }

@@ -21,6 +21,10 @@ pub struct CheckArgs {
     pub deny_warnings: bool,
     #[arg(long)]
     pub node: Option<String>,
+    /// Flag Ordo's extension metaparameters (Salt requisites, run controls, `priority`):
+    /// real Puppet rejects them.
+    #[arg(long)]
+    pub puppet_compatible: bool,
 }
 
 #[derive(clap::Args, Debug, Clone)]
@@ -52,7 +56,8 @@ pub struct ExplainArgs {
 /// Everything `ordo check` finds in a catalog: errors (missing dependencies, unsupported
 /// types or attributes, cycles with the origin of each edge) and warnings.
 pub fn check_catalog(catalog: &Catalog) -> Vec<Diagnostic> {
-    let graph = Graph::build(catalog, Ordering::Manifest);
+    let (prepared, graph) = crate::graph::requisites::build(catalog, Ordering::Manifest);
+    let catalog = &prepared;
     let mut out = graph.diagnostics();
     for node in &graph.nodes {
         if let (false, Some(i)) = (node.container, node.index) {
@@ -130,7 +135,10 @@ pub fn check(args: &CheckArgs) -> i32 {
             return 1;
         }
     };
-    let diags = check_catalog(&catalog);
+    let mut diags = check_catalog(&catalog);
+    if args.puppet_compatible {
+        diags.extend(puppet_compatibility(&catalog));
+    }
     if args.format == "json" {
         println!(
             "{}",
@@ -153,6 +161,31 @@ pub fn check(args: &CheckArgs) -> i32 {
     i32::from(failing)
 }
 
+/// Errors for every Ordo extension metaparameter: Puppet rejects unknown metaparameters.
+pub fn puppet_compatibility(catalog: &Catalog) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    for r in &catalog.resources {
+        for p in crate::graph::requisites::puppet_incompatible(r) {
+            let reference = crate::graph::refs::canonical_ref(&r.type_name, &r.title);
+            let mut d = Diagnostic::error(
+                "puppet-incompatible",
+                format!("no parameter named '{p}' for {reference} in Puppet: '{p}' is an Ordo extension"),
+            )
+            .with_help("remove it, or apply this catalog with Ordo only".to_string());
+            let loc = match (&r.file, r.line) {
+                (Some(f), Some(l)) => Some(format!("{f}:{l}")),
+                (Some(f), None) => Some(f.clone()),
+                _ => None,
+            };
+            if let Some(l) = loc {
+                d = d.with_note(format!("declared at {l}"));
+            }
+            out.push(d);
+        }
+    }
+    out
+}
+
 pub fn graph(args: &GraphArgs) -> i32 {
     let catalog = match load_catalog(&args.file) {
         Ok(c) => c,
@@ -161,7 +194,10 @@ pub fn graph(args: &GraphArgs) -> i32 {
             return 1;
         }
     };
-    let dot = to_dot(&Graph::build(&catalog, args.ordering), args.kind);
+    let dot = to_dot(
+        &crate::graph::requisites::build(&catalog, args.ordering).1,
+        args.kind,
+    );
     match &args.output {
         Some(p) => {
             if let Err(e) = std::fs::write(p, dot) {
@@ -181,7 +217,8 @@ pub fn explain_catalog(
     b: &str,
     ordering: Ordering,
 ) -> Result<Vec<String>, String> {
-    let graph = Graph::build(catalog, ordering);
+    let (prepared, graph) = crate::graph::requisites::build(catalog, ordering);
+    let catalog = &prepared;
     let find = |r: &str| {
         graph
             .find(catalog, r)

@@ -19,7 +19,9 @@ pub mod digest;
 pub mod dot;
 pub mod explain;
 pub mod order;
+pub mod placement;
 pub mod refs;
+pub mod requisites;
 
 use crate::catalog::{Catalog, Resource, ResourceKind, ResourceRef};
 use crate::diagnostics::Diagnostic;
@@ -167,6 +169,8 @@ pub enum GraphError {
     },
     /// A containment edge whose end is not in the catalog.
     BadEdge { source: String, target: String },
+    /// An invalid value of an Ordo metaparameter (`order`, `priority`, `retry`, ...).
+    Invalid { resource: usize, message: String },
 }
 
 /// The graph of a catalog, ready to be ordered and walked.
@@ -233,6 +237,7 @@ impl Graph {
         autorel::add_auto_relations(&mut g, catalog, &index);
         g.expand();
         g.priority = order::priorities(&g.nodes, ordering);
+        placement::adjust(&mut g, catalog, ordering);
         g
     }
 
@@ -276,7 +281,8 @@ impl Graph {
     fn add_manual_relations(&mut self, catalog: &Catalog, index: &RefIndex) {
         for (i, r) in catalog.resources.iter().enumerate() {
             let me = self.node_of[i];
-            for (param, inward, refresh) in RELATIONSHIP_PARAMS {
+            let params = RELATIONSHIP_PARAMS.iter().chain(requisites::EDGE_PARAMS);
+            for &(param, inward, refresh) in params {
                 let Some(value) = r.parameters.get(param) else {
                     continue;
                 };
@@ -586,11 +592,13 @@ impl Graph {
                 param,
             } => {
                 let node = &self.nodes[*resource];
-                let what = if matches!(*param, "require" | "subscribe") {
-                    "dependency"
-                } else {
-                    "dependent"
-                };
+                let inward = RELATIONSHIP_PARAMS
+                    .iter()
+                    .chain(requisites::EDGE_PARAMS)
+                    .any(|(p, inward, _)| p == param && *inward)
+                    || param.ends_with("_any")
+                    || matches!(*param, "use" | "listen");
+                let what = if inward { "dependency" } else { "dependent" };
                 let loc = node.location();
                 let sep = if loc.is_empty() { "" } else { " " };
                 format!(
@@ -609,6 +617,11 @@ impl Graph {
             GraphError::BadEdge { source, target } => {
                 format!("Could not find resource for containment edge {source} -> {target}")
             }
+            GraphError::Invalid { resource, message } => {
+                let loc = self.nodes[*resource].location();
+                let sep = if loc.is_empty() { "" } else { " " };
+                format!("{message}{sep}{loc}")
+            }
         }
     }
 
@@ -617,6 +630,7 @@ impl Graph {
             GraphError::MissingDependency { .. } => "missing-dependency",
             GraphError::BadReference { .. } => "bad-reference",
             GraphError::BadEdge { .. } => "bad-edge",
+            GraphError::Invalid { .. } => "invalid-metaparameter",
         };
         Diagnostic::error(code, self.error_message(e))
     }

@@ -17,6 +17,9 @@ pub enum Ordering {
     Manifest,
     TitleHash,
     Random(u64),
+    /// Rudder's: technique by technique, directives sorted by (priority, class, title)
+    /// (`placement.rs`); manifest order inside a directive.
+    Alphanumeric,
 }
 
 impl std::str::FromStr for Ordering {
@@ -27,13 +30,14 @@ impl std::str::FromStr for Ordering {
             "manifest" => Ok(Ordering::Manifest),
             "title-hash" => Ok(Ordering::TitleHash),
             "random" => Ok(Ordering::Random(0x5eed)),
+            "alphanumeric" => Ok(Ordering::Alphanumeric),
             _ => match s.strip_prefix("random:") {
                 Some(seed) => seed
                     .parse()
                     .map(Ordering::Random)
                     .map_err(|_| format!("invalid random seed '{seed}' (expected an integer)")),
                 None => Err(format!(
-                    "invalid ordering '{s}' (expected manifest, title-hash or random[:SEED])"
+                    "invalid ordering '{s}' (expected manifest, title-hash, random[:SEED] or alphanumeric)"
                 )),
             },
         }
@@ -59,7 +63,7 @@ fn random_key(seed: u64, text: &str) -> u64 {
 pub fn priorities(nodes: &[Node], ordering: Ordering) -> Vec<u64> {
     let mut order: Vec<usize> = (0..nodes.len()).collect();
     match ordering {
-        Ordering::Manifest => {}
+        Ordering::Manifest | Ordering::Alphanumeric => {}
         Ordering::TitleHash => {
             let keys: Vec<String> = nodes
                 .iter()

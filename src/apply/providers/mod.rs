@@ -110,7 +110,10 @@ pub fn build(r: &Resource) -> Result<Box<dyn Provider>, String> {
         }
     };
     for name in r.parameters.keys() {
-        if !known.contains(&name.as_str()) && !METAPARAMS.contains(&name.as_str()) {
+        if !known.contains(&name.as_str())
+            && !METAPARAMS.contains(&name.as_str())
+            && !crate::graph::requisites::is_extension_metaparam(name)
+        {
             return Err(format!(
                 "no parameter named '{name}' for {}[{}] (Ordo's {t} does not support it)",
                 r.type_name, r.title
