@@ -35,7 +35,10 @@ pub enum ExprKind {
     /// `true` / `false`
     Bool(bool),
     /// An integer literal; `radix` is 8, 10 or 16 as written.
-    Integer { value: i64, radix: u8 },
+    Integer {
+        value: i64,
+        radix: u8,
+    },
     Float(f64),
     /// A string without interpolation (single-quoted, or double-quoted with no `$`).
     Str(String),
@@ -52,7 +55,10 @@ pub enum ExprKind {
     /// An interpolated expression inside a string (`$x`, `${x}`).
     Text(Box<Expr>),
     /// `@(TAG:syntax)`: `syntax` is empty when none was given.
-    Heredoc { syntax: String, text: Box<Expr> },
+    Heredoc {
+        syntax: String,
+        text: Box<Expr>,
+    },
     /// `[a, b]`
     Array(Vec<Expr>),
     /// `{ k => v }`
@@ -62,29 +68,64 @@ pub enum ExprKind {
     /// `$name`, `$::name`, `$a::b`, `$0`: the name without `$`.
     Variable(String),
     /// `left[keys]`
-    Access { left: Box<Expr>, keys: Vec<Expr> },
+    Access {
+        left: Box<Expr>,
+        keys: Vec<Expr>,
+    },
     /// `left.right` as the functor of a method call.
-    NamedAccess { left: Box<Expr>, right: Box<Expr> },
+    NamedAccess {
+        left: Box<Expr>,
+        right: Box<Expr>,
+    },
 
     // ---- operators ----------------------------------------------------------------------------
-    Unary { op: UnaryOp, expr: Box<Expr> },
-    Binary { op: BinaryOp, left: Box<Expr>, right: Box<Expr> },
+    Unary {
+        op: UnaryOp,
+        expr: Box<Expr>,
+    },
+    Binary {
+        op: BinaryOp,
+        left: Box<Expr>,
+        right: Box<Expr>,
+    },
     /// `a -> b`, `a ~> b`, `a <- b`, `a <~ b`
-    Relationship { op: RelOp, left: Box<Expr>, right: Box<Expr> },
+    Relationship {
+        op: RelOp,
+        left: Box<Expr>,
+        right: Box<Expr>,
+    },
     /// `a = b`, `a += b`, `a -= b`
-    Assignment { op: AssignOp, left: Box<Expr>, right: Box<Expr> },
+    Assignment {
+        op: AssignOp,
+        left: Box<Expr>,
+        right: Box<Expr>,
+    },
     /// `( e )`
     Paren(Box<Expr>),
     /// `left ? { match => value, ... }`
-    Selector { left: Box<Expr>, entries: Vec<SelectorEntry> },
+    Selector {
+        left: Box<Expr>,
+        entries: Vec<SelectorEntry>,
+    },
 
     // ---- control flow ---------------------------------------------------------------------------
     /// Several statements (never fewer than two; see the module docs).
     Block(Vec<Expr>),
     /// `if` and `elsif` (an `elsif` is an `If` in the `else` slot).
-    If { test: Box<Expr>, then_expr: Box<Expr>, else_expr: Box<Expr> },
-    Unless { test: Box<Expr>, then_expr: Box<Expr>, else_expr: Box<Expr> },
-    Case { test: Box<Expr>, options: Vec<CaseOption> },
+    If {
+        test: Box<Expr>,
+        then_expr: Box<Expr>,
+        else_expr: Box<Expr>,
+    },
+    Unless {
+        test: Box<Expr>,
+        then_expr: Box<Expr>,
+        else_expr: Box<Expr>,
+    },
+    Case {
+        test: Box<Expr>,
+        options: Vec<CaseOption>,
+    },
     /// An empty statement list, or the absent branch of an `if`.
     Nop,
 
@@ -96,11 +137,23 @@ pub enum ExprKind {
     // ---- catalog expressions -------------------------------------------------------------------
     Resource(Box<ResourceExpr>),
     /// `File { mode => '0644' }`
-    ResourceDefaults { form: ResourceForm, type_ref: Box<Expr>, ops: Vec<AttributeOp> },
+    ResourceDefaults {
+        form: ResourceForm,
+        type_ref: Box<Expr>,
+        ops: Vec<AttributeOp>,
+    },
     /// `File['x'] { mode => '0644' }`, also on a collector.
-    ResourceOverride { form: ResourceForm, resources: Box<Expr>, ops: Vec<AttributeOp> },
+    ResourceOverride {
+        form: ResourceForm,
+        resources: Box<Expr>,
+        ops: Vec<AttributeOp>,
+    },
     /// `Type <| query |> { ops }` and `Type <<| query |>>`.
-    Collect { type_expr: Box<Expr>, query: Query, ops: Vec<AttributeOp> },
+    Collect {
+        type_expr: Box<Expr>,
+        query: Query,
+        ops: Vec<AttributeOp>,
+    },
 
     // ---- definitions ---------------------------------------------------------------------------
     Class(Box<ClassDef>),
@@ -108,15 +161,28 @@ pub enum ExprKind {
     Node(Box<NodeDef>),
     Function(Box<FunctionDef>),
     /// `type Name = TypeExpr`
-    TypeAlias { name: String, type_expr: Box<Expr> },
+    TypeAlias {
+        name: String,
+        type_expr: Box<Expr>,
+    },
     /// `type Name[Parent] { ... }` (the object-type form).
-    TypeDefinition { name: String, parent: Option<String>, body: Box<Expr> },
+    TypeDefinition {
+        name: String,
+        parent: Option<String>,
+        body: Box<Expr>,
+    },
     /// `type Runtime[...] = X` mapping form.
-    TypeMapping { type_expr: Box<Expr>, mapping_expr: Box<Expr> },
+    TypeMapping {
+        type_expr: Box<Expr>,
+        mapping_expr: Box<Expr>,
+    },
 
     // ---- EPP ----------------------------------------------------------------------------------
     /// A whole EPP template: its parameters (if `<%- | ... | -%>` was given) and body.
-    Epp { params: Option<Vec<Parameter>>, body: Box<Expr> },
+    Epp {
+        params: Option<Vec<Parameter>>,
+        body: Box<Expr>,
+    },
     /// Literal text of an EPP template.
     RenderString(String),
     /// `<%= expr %>`
@@ -324,7 +390,12 @@ pub struct ResourceBody {
 #[derive(Clone, Debug, PartialEq)]
 pub enum AttributeOp {
     /// `name => value` or `name +> value`
-    Set { name: String, append: bool, value: Expr, span: Span },
+    Set {
+        name: String,
+        append: bool,
+        value: Expr,
+        span: Span,
+    },
     /// `* => hash`
     Splat { expr: Expr, span: Span },
 }

@@ -122,10 +122,7 @@ pub fn render(diag: &Diagnostic, sources: &SourceMap, opts: RenderOptions) -> St
         Severity::Warning => ReportKind::Warning,
         Severity::Note => ReportKind::Advice,
     };
-    let Some((span, file)) = diag
-        .span
-        .and_then(|s| sources.get(s.file).map(|f| (s, f)))
-    else {
+    let Some((span, file)) = diag.span.and_then(|s| sources.get(s.file).map(|f| (s, f))) else {
         let mut out = format!(
             "{}: {}\n",
             match diag.severity {
@@ -147,16 +144,18 @@ pub fn render(diag: &Diagnostic, sources: &SourceMap, opts: RenderOptions) -> St
     // ariadne counts characters; convert byte offsets once.
     let to_char = |byte: u32| -> usize {
         let b = (byte as usize).min(file.text.len());
-        file.text
-            .get(..b)
-            .map_or(b, |s| s.chars().count())
+        file.text.get(..b).map_or(b, |s| s.chars().count())
     };
     let (line, col) = file.line_col(span.start as usize);
     let mut report = Report::build(kind, (name.clone(), to_char(span.start)..to_char(span.end)))
         .with_config(Config::default().with_color(opts.color))
         .with_code(diag.code)
         .with_message(format!("{} ({}:{}:{})", diag.message, name, line, col));
-    let mut labels: Vec<&Label> = diag.labels.iter().filter(|l| l.span.file == span.file).collect();
+    let mut labels: Vec<&Label> = diag
+        .labels
+        .iter()
+        .filter(|l| l.span.file == span.file)
+        .collect();
     let main_label;
     if labels.is_empty() {
         main_label = Label {

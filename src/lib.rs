@@ -5,5 +5,8 @@
 
 pub mod ast;
 pub mod catalog;
+pub mod cli;
 pub mod diagnostics;
+pub mod eval;
+pub mod facts;
 pub mod span;

@@ -95,7 +95,11 @@ impl SourceFile {
         let line = self.line_of(offset);
         let start = self.line_starts[line - 1];
         let end = offset.min(self.text.len());
-        let col = self.text.get(start..end).map_or(end - start, |s| s.chars().count()) + 1;
+        let col = self
+            .text
+            .get(start..end)
+            .map_or(end - start, |s| s.chars().count())
+            + 1;
         (line, col)
     }
 }
@@ -129,8 +133,7 @@ impl SourceMap {
 
     /// 1-based line of a span's start, if the span is in a known file.
     pub fn line(&self, span: Span) -> Option<usize> {
-        self.get(span.file)
-            .map(|f| f.line_of(span.start as usize))
+        self.get(span.file).map(|f| f.line_of(span.start as usize))
     }
 }
 

@@ -1,0 +1,129 @@
+//! `ordo compile`: manifest + facts + modules in, Puppet JSON catalog out.
+
+use crate::eval::{self, CompileOptions, Loader};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Module files from a `--modulepath` (colon-separated directories).
+pub struct FsLoader {
+    pub dirs: Vec<PathBuf>,
+}
+
+impl FsLoader {
+    pub fn new(modulepath: Option<&str>) -> FsLoader {
+        FsLoader {
+            dirs: modulepath
+                .map(|p| {
+                    p.split(':')
+                        .filter(|d| !d.is_empty())
+                        .map(PathBuf::from)
+                        .collect()
+                })
+                .unwrap_or_default(),
+        }
+    }
+}
+
+impl Loader for FsLoader {
+    fn load(&self, module: &str, path: &str) -> Option<(String, String)> {
+        self.dirs.iter().find_map(|d| {
+            let p = d.join(module).join(path);
+            let text = std::fs::read_to_string(&p).ok()?;
+            Some((p.to_string_lossy().into_owned(), text))
+        })
+    }
+
+    fn has_ruby_type(&self, name: &str) -> bool {
+        self.dirs.iter().any(|d| {
+            std::fs::read_dir(d).ok().is_some_and(|entries| {
+                entries.flatten().any(|m| {
+                    m.path()
+                        .join("lib/puppet/type")
+                        .join(format!("{name}.rb"))
+                        .exists()
+                        || std::fs::read_to_string(m.path().join("ruby-types.txt"))
+                            .is_ok_and(|t| t.lines().any(|l| l.trim() == name))
+                })
+            })
+        })
+    }
+}
+
+pub struct CompileArgs {
+    pub manifest: Option<PathBuf>,
+    pub node: Option<String>,
+    pub facts: Option<PathBuf>,
+    pub modulepath: Option<String>,
+    pub output: Option<PathBuf>,
+    pub strict_variables: bool,
+}
+
+/// Runs a compile; returns the process exit code.
+pub fn run(args: CompileArgs) -> i32 {
+    let manifest = args
+        .manifest
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("site.pp"));
+    let text = match std::fs::read_to_string(&manifest) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("Error: Could not read manifest {}: {e}", manifest.display());
+            return 1;
+        }
+    };
+    let node = args.node.clone().unwrap_or_else(|| {
+        std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .map(|s| s.trim().to_string())
+            .unwrap_or_else(|_| "localhost".into())
+    });
+    let facts = match &args.facts {
+        Some(p) => match std::fs::read_to_string(p)
+            .map_err(|e| e.to_string())
+            .and_then(|t| crate::facts::parse_facts(&t))
+        {
+            Ok(f) => f,
+            Err(e) => {
+                eprintln!("Error: Could not load facts from {}: {e}", p.display());
+                return 1;
+            }
+        },
+        None => crate::facts::local_facts(&node),
+    };
+    let opts = CompileOptions {
+        node: node.clone(),
+        facts,
+        strict_variables: args.strict_variables,
+    };
+    let loader = FsLoader::new(args.modulepath.as_deref());
+    let name = display_name(&manifest);
+    let result = eval::compile(&name, &text, &loader, &opts);
+    let mut err = std::io::stderr().lock();
+    for l in &result.logs {
+        let _ = writeln!(err, "{}", l.render());
+    }
+    let errors: Vec<_> = result.diagnostics.iter().filter(|d| d.is_error()).collect();
+    if !errors.is_empty() || result.catalog.is_none() {
+        for d in errors {
+            let _ = writeln!(err, "Error: {} on node {}", d.message, node);
+        }
+        return 1;
+    }
+    let Some(catalog) = result.catalog else {
+        return 1;
+    };
+    let json = catalog.to_json_pretty();
+    match &args.output {
+        Some(p) => {
+            if let Err(e) = std::fs::write(p, json + "\n") {
+                let _ = writeln!(err, "Error: Could not write {}: {e}", p.display());
+                return 1;
+            }
+        }
+        None => println!("{json}"),
+    }
+    0
+}
+
+fn display_name(p: &Path) -> String {
+    p.to_string_lossy().into_owned()
+}

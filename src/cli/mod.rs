@@ -1,0 +1,3 @@
+//! Subcommand logic for the `ordo` binary (which only dispatches here).
+
+pub mod compile;
