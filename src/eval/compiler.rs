@@ -492,6 +492,7 @@ impl<'a> Compiler<'a> {
         self.resources[stage]
             .params
             .insert("name".into(), Value::str("main"));
+        self.resources[stage].tags = ["stage".to_string()].into_iter().collect();
         self.insert_resource(stage);
         let main = self.new_res(
             "Class",
