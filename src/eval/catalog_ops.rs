@@ -797,11 +797,15 @@ impl Compiler<'_> {
         self.pending_overrides = remaining;
         // Scope tags for resources that were never evaluated themselves.
         for idx in 0..self.resources.len() {
-            let scope_res = self.scope_resource(self.resources[idx].scope);
-            if scope_res != idx
-                && self.resources[idx].type_name != "Class"
-                && self.resources[idx].type_name != "Stage"
+            let r = &self.resources[idx];
+            if r.type_name == "Class"
+                || r.type_name == "Node"
+                || (r.type_name == "Stage" && r.title == "main")
             {
+                continue;
+            }
+            let scope_res = self.scope_resource(r.scope);
+            if scope_res != idx {
                 let t = self.resources[scope_res].tags.clone();
                 self.resources[idx].tags.extend(t);
             }

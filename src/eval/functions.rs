@@ -101,6 +101,7 @@ pub fn builtin(name: &str) -> Option<Builtin> {
         "hash" => f_hash,
         "zip" => f_zip,
         "convert_to" => f_convert_to,
+        "unwrap" => f_unwrap,
         "strftime" => f_unsupported,
         _ => return None,
     })
@@ -1793,5 +1794,15 @@ impl Compiler<'_> {
             Ok(_) | Err(Flow::Return(_)) => Ok(Value::Str(out)),
             Err(e) => Err(e),
         }
+    }
+}
+
+fn f_unwrap(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    match first_arg(a) {
+        Value::Sensitive(v) => match a.lambda {
+            Some(l) => c.call_lambda(l, vec![*v], a.scope, a.span),
+            None => Ok(*v),
+        },
+        other => Ok(other),
     }
 }
