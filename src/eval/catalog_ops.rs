@@ -307,13 +307,13 @@ impl Compiler<'_> {
         };
         for k in r.params.keys() {
             if !allowed(k) {
-                let msg = match kind {
-                    TypeKind::Define(_) => {
-                        format!("{}: has no parameter named '{k}'", r.reference())
-                    }
-                    _ => format!("no parameter named '{k}'"),
-                };
-                return Err(Flow::Err(self.runtime(msg, r.span)));
+                if let TypeKind::Define(_) = kind {
+                    let msg = format!("{}: has no parameter named '{k}'", r.reference());
+                    return Err(Flow::Err(self.runtime(msg, r.span)));
+                }
+                let loc = self.line_location(r.file, r.line);
+                let msg = format!("no parameter named '{k}' {loc} on {} {loc}", r.reference());
+                return Err(Flow::Err(self.plain(msg, Some(r.span))));
             }
         }
         Ok(())

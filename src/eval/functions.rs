@@ -168,7 +168,7 @@ impl Compiler<'_> {
         }
         let Some(f) = builtin(&lname) else {
             return Err(Flow::Err(
-                self.runtime(format!("Unknown function: '{lname}'."), span),
+                self.issue(format!("Unknown function: '{lname}'."), span),
             ));
         };
         let mut args = Args {
