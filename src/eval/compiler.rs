@@ -67,6 +67,11 @@ pub struct Res {
 }
 
 impl Res {
+    /// `Notify[x]` as Puppet shows it in messages (`Class[Foo]` for classes).
+    pub fn reference_shown(&self) -> String {
+        self.reference()
+    }
+
     pub fn reference(&self) -> String {
         if self.type_name == "Class" {
             format!("Class[{}]", crate::catalog::capitalize_type(&self.title))

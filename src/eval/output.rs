@@ -13,7 +13,8 @@ impl Compiler<'_> {
         !r.virtual_ && !r.dropped && !r.exported
     }
 
-    pub(super) fn build_catalog(&self) -> Catalog {
+    pub(super) fn build_catalog(&mut self) -> Catalog {
+        let mut warnings = vec![];
         let mut cat = Catalog::new(self.opts.node.clone());
         for (idx, r) in self.resources.iter().enumerate() {
             if !self.included(idx) {
@@ -37,6 +38,11 @@ impl Compiler<'_> {
                         _ => Json::Array(items),
                     }
                 } else {
+                    rich_data_warnings(
+                        &v,
+                        &format!("{}['{k}']", r.reference_shown()),
+                        &mut warnings,
+                    );
                     v.to_json()
                 };
                 if !j.is_null() {
@@ -75,8 +81,44 @@ impl Compiler<'_> {
                 target: self.resources[t].reference(),
             });
         }
+        for w in warnings {
+            self.log(super::LogLevel::Warning, w);
+        }
         cat.classes = self.class_list.clone();
         cat.tags = self.catalog_tags.iter().cloned().collect();
         cat
+    }
+}
+
+/// Puppet warns when a catalog parameter holds a value that JSON cannot carry as is.
+fn rich_data_warnings(v: &Value, path: &str, out: &mut Vec<String>) {
+    match v {
+        Value::Array(items) => {
+            for (i, x) in items.iter().enumerate() {
+                rich_data_warnings(x, &format!("{path}[{i}]"), out);
+            }
+        }
+        Value::Hash(h) => {
+            for (k, x) in h {
+                rich_data_warnings(x, &format!("{path}['{}']", k.to_display()), out);
+            }
+        }
+        Value::Type(t) => {
+            if !matches!(
+                **t,
+                super::types::PType::Resource(Some(_), Some(_))
+                    | super::types::PType::Class(Some(_))
+            ) {
+                let name = match t.generalize().to_string().as_str() {
+                    "Resource" => "Resource".to_string(),
+                    other => other.split('[').next().unwrap_or(other).to_string(),
+                };
+                out.push(format!(
+                    "{path} contains a {name}-Type value. It will be converted to the String '{}'",
+                    t
+                ));
+            }
+        }
+        _ => {}
     }
 }

@@ -8,6 +8,8 @@ use std::cmp::Ordering;
 pub fn to_string_conversion(v: &Value) -> String {
     match v {
         Value::Str(s) => s.clone(),
+        Value::Undef => String::new(),
+        Value::Float(f) => format!("{f:.6}"),
         other => other.to_string_repr(),
     }
 }

@@ -303,11 +303,8 @@ pub fn puppet_eq(a: &Value, b: &Value) -> bool {
         (Array(x), Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| puppet_eq(p, q)),
         (Hash(x), Hash(y)) => {
             x.len() == y.len()
-                && x.iter().all(|(k, v)| {
-                    y.iter()
-                        .find(|(k2, _)| puppet_eq(k, k2))
-                        .is_some_and(|(_, v2)| puppet_eq(v, v2))
-                })
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|v2| puppet_eq(v, v2)))
         }
         (Type(x), Type(y)) => x.normalized_eq(y),
         _ => a == b,
