@@ -4,9 +4,13 @@
 //! lexer -> parser -> AST -> evaluator -> catalog -> graph -> runner.
 
 pub mod ast;
+pub mod ast_walk;
 pub mod catalog;
 pub mod cli;
 pub mod diagnostics;
 pub mod eval;
 pub mod facts;
+pub mod lexer;
+pub mod parser;
+pub mod pn;
 pub mod span;

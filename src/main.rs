@@ -1,6 +1,6 @@
 //! The `ordo` command: a thin layer over the library.
 
-use clap::{Parser, Subcommand};
+use clap::{Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -15,8 +15,22 @@ struct Cli {
     command: Command,
 }
 
+#[derive(Clone, Copy, ValueEnum)]
+enum DumpFormat {
+    Pn,
+    Json,
+}
+
 #[derive(Subcommand)]
 enum Command {
+    /// Parse Puppet files (.pp, .epp) and report syntax errors.
+    Parse {
+        /// Print the AST (`pn` as `puppet parser dump --format pn`, or `json`).
+        #[arg(long, value_enum)]
+        dump: Option<DumpFormat>,
+        #[arg(required = true)]
+        files: Vec<String>,
+    },
     /// Compile a manifest into a Puppet JSON catalog.
     Compile {
         /// The main manifest (default: site.pp).
@@ -41,7 +55,18 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let code = match cli.command {
+    match cli.command {
+        Command::Parse { dump, files } => {
+            let dump = dump.map(|d| match d {
+                DumpFormat::Pn => ordo::cli::parse::Dump::Pn,
+                DumpFormat::Json => ordo::cli::parse::Dump::Json,
+            });
+            if ordo::cli::parse::run(&files, dump) {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            }
+        }
         Command::Compile {
             manifest,
             node,
@@ -49,14 +74,16 @@ fn main() -> ExitCode {
             modulepath,
             output,
             strict_variables,
-        } => ordo::cli::compile::run(ordo::cli::compile::CompileArgs {
-            manifest,
-            node,
-            facts,
-            modulepath,
-            output,
-            strict_variables,
-        }),
-    };
-    ExitCode::from(code as u8)
+        } => {
+            let code = ordo::cli::compile::run(ordo::cli::compile::CompileArgs {
+                manifest,
+                node,
+                facts,
+                modulepath,
+                output,
+                strict_variables,
+            });
+            ExitCode::from(code as u8)
+        }
+    }
 }

@@ -1,3 +1,4 @@
 //! Subcommand logic for the `ordo` binary (which only dispatches here).
 
 pub mod compile;
+pub mod parse;

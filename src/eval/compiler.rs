@@ -769,18 +769,18 @@ pub(super) struct ParsedSource {
 
 /// The one place the evaluator calls the parser.
 pub(super) fn parse_source(text: &str, file: FileId) -> ParsedSource {
-    let _ = (text, file);
+    let p = crate::parser::parse(text, file);
     ParsedSource {
-        program: None,
-        diagnostics: vec![Diagnostic::error("syntax", "no parser available yet")],
+        program: p.program,
+        diagnostics: p.diagnostics,
     }
 }
 
 /// The one place the evaluator calls the EPP parser.
 pub(super) fn parse_epp_source(text: &str, file: FileId) -> ParsedSource {
-    let _ = (text, file);
+    let p = crate::parser::parse_epp(text, file);
     ParsedSource {
-        program: None,
-        diagnostics: vec![Diagnostic::error("syntax", "no EPP parser available yet")],
+        program: p.program,
+        diagnostics: p.diagnostics,
     }
 }

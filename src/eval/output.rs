@@ -103,21 +103,18 @@ fn rich_data_warnings(v: &Value, path: &str, out: &mut Vec<String>) {
                 rich_data_warnings(x, &format!("{path}['{}']", k.to_display()), out);
             }
         }
-        Value::Type(t) => {
+        Value::Type(t)
             if !matches!(
                 **t,
                 super::types::PType::Resource(Some(_), Some(_))
                     | super::types::PType::Class(Some(_))
-            ) {
-                let name = match t.generalize().to_string().as_str() {
-                    "Resource" => "Resource".to_string(),
-                    other => other.split('[').next().unwrap_or(other).to_string(),
-                };
-                out.push(format!(
-                    "{path} contains a {name}-Type value. It will be converted to the String '{}'",
-                    t
-                ));
-            }
+            ) =>
+        {
+            let full = t.generalize().to_string();
+            let name = full.split('[').next().unwrap_or(&full).to_string();
+            out.push(format!(
+                "{path} contains a {name}-Type value. It will be converted to the String '{t}'"
+            ));
         }
         _ => {}
     }

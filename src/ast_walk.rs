@@ -1,0 +1,320 @@
+//! Generic access to the children of AST nodes, so that walks (depth checks, validation,
+//! name qualification) do not each repeat the shape of every node.
+
+use crate::ast::*;
+
+fn param_children<'a>(ps: &'a [Parameter], out: &mut Vec<&'a Expr>) {
+    for p in ps {
+        out.extend(p.type_expr.iter());
+        out.extend(p.value.iter());
+    }
+}
+
+fn param_children_mut<'a>(ps: &'a mut [Parameter], out: &mut Vec<&'a mut Expr>) {
+    for p in ps {
+        out.extend(p.type_expr.iter_mut());
+        out.extend(p.value.iter_mut());
+    }
+}
+
+fn op_children<'a>(ops: &'a [AttributeOp], out: &mut Vec<&'a Expr>) {
+    for op in ops {
+        match op {
+            AttributeOp::Set { value, .. } => out.push(value),
+            AttributeOp::Splat { expr, .. } => out.push(expr),
+        }
+    }
+}
+
+fn op_children_mut<'a>(ops: &'a mut [AttributeOp], out: &mut Vec<&'a mut Expr>) {
+    for op in ops {
+        match op {
+            AttributeOp::Set { value, .. } => out.push(value),
+            AttributeOp::Splat { expr, .. } => out.push(expr),
+        }
+    }
+}
+
+/// The direct sub-expressions of `e`, in source order.
+pub fn children(e: &Expr) -> Vec<&Expr> {
+    let mut out: Vec<&Expr> = Vec::new();
+    match &e.kind {
+        ExprKind::Undef
+        | ExprKind::Default
+        | ExprKind::Bool(_)
+        | ExprKind::Integer { .. }
+        | ExprKind::Float(_)
+        | ExprKind::Str(_)
+        | ExprKind::Regex(_)
+        | ExprKind::QualifiedName(_)
+        | ExprKind::QualifiedReference(_)
+        | ExprKind::ReservedWord(_)
+        | ExprKind::Variable(_)
+        | ExprKind::Nop
+        | ExprKind::RenderString(_) => {}
+        ExprKind::ConcatString(v) | ExprKind::Array(v) | ExprKind::Block(v) => out.extend(v),
+        ExprKind::Text(x)
+        | ExprKind::Paren(x)
+        | ExprKind::Render(x)
+        | ExprKind::Unary { expr: x, .. } => out.push(x),
+        ExprKind::Heredoc { text, .. } => out.push(text),
+        ExprKind::Hash(entries) => {
+            for k in entries {
+                out.push(&k.key);
+                out.push(&k.value);
+            }
+        }
+        ExprKind::Access { left, keys } => {
+            out.push(left);
+            out.extend(keys);
+        }
+        ExprKind::NamedAccess { left, right }
+        | ExprKind::Binary { left, right, .. }
+        | ExprKind::Relationship { left, right, .. }
+        | ExprKind::Assignment { left, right, .. } => {
+            out.push(left);
+            out.push(right);
+        }
+        ExprKind::Selector { left, entries } => {
+            out.push(left);
+            for en in entries {
+                out.push(&en.matching);
+                out.push(&en.value);
+            }
+        }
+        ExprKind::If {
+            test,
+            then_expr,
+            else_expr,
+        }
+        | ExprKind::Unless {
+            test,
+            then_expr,
+            else_expr,
+        } => {
+            out.push(test);
+            out.push(then_expr);
+            out.push(else_expr);
+        }
+        ExprKind::Case { test, options } => {
+            out.push(test);
+            for o in options {
+                out.extend(&o.values);
+                out.push(&o.then_expr);
+            }
+        }
+        ExprKind::Call(c) => {
+            out.push(&c.functor);
+            out.extend(&c.args);
+            out.extend(c.lambda.iter());
+        }
+        ExprKind::Lambda(l) => {
+            param_children(&l.params, &mut out);
+            out.extend(l.return_type.iter());
+            out.extend(l.body.iter());
+        }
+        ExprKind::Resource(r) => {
+            out.push(&r.type_name);
+            for b in &r.bodies {
+                out.push(&b.title);
+                op_children(&b.ops, &mut out);
+            }
+        }
+        ExprKind::ResourceDefaults {
+            type_ref: x, ops, ..
+        }
+        | ExprKind::ResourceOverride {
+            resources: x, ops, ..
+        } => {
+            out.push(x);
+            op_children(ops, &mut out);
+        }
+        ExprKind::Collect {
+            type_expr,
+            query,
+            ops,
+        } => {
+            out.push(type_expr);
+            if let Some(q) = &query.expr {
+                out.push(q);
+            }
+            op_children(ops, &mut out);
+        }
+        ExprKind::Class(c) => {
+            param_children(&c.params, &mut out);
+            out.extend(c.body.iter());
+        }
+        ExprKind::Define(d) => {
+            param_children(&d.params, &mut out);
+            out.extend(d.body.iter());
+        }
+        ExprKind::Node(n) => {
+            out.extend(&n.matches);
+            out.extend(n.parent.iter());
+            out.extend(n.body.iter());
+        }
+        ExprKind::Function(f) => {
+            param_children(&f.params, &mut out);
+            out.extend(f.return_type.iter());
+            out.extend(f.body.iter());
+        }
+        ExprKind::TypeAlias { type_expr, .. } => out.push(type_expr),
+        ExprKind::TypeDefinition { body, .. } => out.push(body),
+        ExprKind::TypeMapping {
+            type_expr,
+            mapping_expr,
+        } => {
+            out.push(type_expr);
+            out.push(mapping_expr);
+        }
+        ExprKind::Epp { params, body } => {
+            if let Some(ps) = params {
+                param_children(ps, &mut out);
+            }
+            out.push(body);
+        }
+    }
+    out
+}
+
+/// Mutable access to the direct sub-expressions of `e`.
+pub fn children_mut(e: &mut Expr) -> Vec<&mut Expr> {
+    let mut out: Vec<&mut Expr> = Vec::new();
+    match &mut e.kind {
+        ExprKind::Undef
+        | ExprKind::Default
+        | ExprKind::Bool(_)
+        | ExprKind::Integer { .. }
+        | ExprKind::Float(_)
+        | ExprKind::Str(_)
+        | ExprKind::Regex(_)
+        | ExprKind::QualifiedName(_)
+        | ExprKind::QualifiedReference(_)
+        | ExprKind::ReservedWord(_)
+        | ExprKind::Variable(_)
+        | ExprKind::Nop
+        | ExprKind::RenderString(_) => {}
+        ExprKind::ConcatString(v) | ExprKind::Array(v) | ExprKind::Block(v) => out.extend(v),
+        ExprKind::Text(x)
+        | ExprKind::Paren(x)
+        | ExprKind::Render(x)
+        | ExprKind::Unary { expr: x, .. } => out.push(x),
+        ExprKind::Heredoc { text, .. } => out.push(text),
+        ExprKind::Hash(entries) => {
+            for k in entries {
+                out.push(&mut k.key);
+                out.push(&mut k.value);
+            }
+        }
+        ExprKind::Access { left, keys } => {
+            out.push(left);
+            out.extend(keys);
+        }
+        ExprKind::NamedAccess { left, right }
+        | ExprKind::Binary { left, right, .. }
+        | ExprKind::Relationship { left, right, .. }
+        | ExprKind::Assignment { left, right, .. } => {
+            out.push(left);
+            out.push(right);
+        }
+        ExprKind::Selector { left, entries } => {
+            out.push(left);
+            for en in entries {
+                out.push(&mut en.matching);
+                out.push(&mut en.value);
+            }
+        }
+        ExprKind::If {
+            test,
+            then_expr,
+            else_expr,
+        }
+        | ExprKind::Unless {
+            test,
+            then_expr,
+            else_expr,
+        } => {
+            out.push(test);
+            out.push(then_expr);
+            out.push(else_expr);
+        }
+        ExprKind::Case { test, options } => {
+            out.push(test);
+            for o in options {
+                out.extend(&mut o.values);
+                out.push(&mut o.then_expr);
+            }
+        }
+        ExprKind::Call(c) => {
+            out.push(&mut c.functor);
+            out.extend(&mut c.args);
+            out.extend(c.lambda.iter_mut());
+        }
+        ExprKind::Lambda(l) => {
+            param_children_mut(&mut l.params, &mut out);
+            out.extend(l.return_type.iter_mut());
+            out.extend(l.body.iter_mut());
+        }
+        ExprKind::Resource(r) => {
+            out.push(&mut r.type_name);
+            for b in &mut r.bodies {
+                out.push(&mut b.title);
+                op_children_mut(&mut b.ops, &mut out);
+            }
+        }
+        ExprKind::ResourceDefaults {
+            type_ref: x, ops, ..
+        }
+        | ExprKind::ResourceOverride {
+            resources: x, ops, ..
+        } => {
+            out.push(x);
+            op_children_mut(ops, &mut out);
+        }
+        ExprKind::Collect {
+            type_expr,
+            query,
+            ops,
+        } => {
+            out.push(type_expr);
+            if let Some(q) = &mut query.expr {
+                out.push(q);
+            }
+            op_children_mut(ops, &mut out);
+        }
+        ExprKind::Class(c) => {
+            param_children_mut(&mut c.params, &mut out);
+            out.extend(c.body.iter_mut());
+        }
+        ExprKind::Define(d) => {
+            param_children_mut(&mut d.params, &mut out);
+            out.extend(d.body.iter_mut());
+        }
+        ExprKind::Node(n) => {
+            out.extend(&mut n.matches);
+            out.extend(n.parent.iter_mut());
+            out.extend(n.body.iter_mut());
+        }
+        ExprKind::Function(f) => {
+            param_children_mut(&mut f.params, &mut out);
+            out.extend(f.return_type.iter_mut());
+            out.extend(f.body.iter_mut());
+        }
+        ExprKind::TypeAlias { type_expr, .. } => out.push(type_expr),
+        ExprKind::TypeDefinition { body, .. } => out.push(body),
+        ExprKind::TypeMapping {
+            type_expr,
+            mapping_expr,
+        } => {
+            out.push(type_expr);
+            out.push(mapping_expr);
+        }
+        ExprKind::Epp { params, body } => {
+            if let Some(ps) = params {
+                param_children_mut(ps, &mut out);
+            }
+            out.push(body);
+        }
+    }
+    out
+}

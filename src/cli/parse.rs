@@ -1,0 +1,54 @@
+//! `ordo parse FILE...`: parse files, print diagnostics, optionally dump the tree.
+
+use crate::diagnostics::{render, RenderOptions};
+use crate::parser::{parse, parse_epp};
+use crate::span::SourceMap;
+use std::io::Write;
+
+/// What `--dump` prints.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dump {
+    Pn,
+    Json,
+}
+
+/// Parses every file; returns whether all parsed without error.
+pub fn run(files: &[String], dump: Option<Dump>) -> bool {
+    let mut sources = SourceMap::new();
+    let opts = RenderOptions::for_stderr();
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    let mut err = std::io::stderr().lock();
+    let mut ok = true;
+    for path in files {
+        let text = match std::fs::read(path) {
+            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+            Err(e) => {
+                let _ = writeln!(err, "error: cannot read {path}: {e}");
+                ok = false;
+                continue;
+            }
+        };
+        let id = sources.add(path.clone(), text);
+        let text = &sources.get(id).expect("just added").text;
+        let parsed = if path.ends_with(".epp") {
+            parse_epp(text, id)
+        } else {
+            parse(text, id)
+        };
+        for d in &parsed.diagnostics {
+            let _ = write!(err, "{}", render(d, &sources, opts));
+        }
+        if parsed.has_errors() {
+            ok = false;
+        }
+        if let (Some(program), Some(kind)) = (&parsed.program, dump) {
+            let text = match kind {
+                Dump::Pn => crate::pn::to_pn(program),
+                Dump::Json => crate::pn::to_json(program),
+            };
+            let _ = writeln!(out, "{text}");
+        }
+    }
+    ok
+}

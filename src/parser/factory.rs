@@ -1,0 +1,470 @@
+//! What Puppet's `Model::Factory` does while parsing: the helpers the grammar's actions call
+//! to build nodes, including the transformations that make the tree equal Puppet's
+//! (`transform_calls`, resources without titles, `block_or_expression`, interpolation).
+
+use crate::ast::*;
+use crate::diagnostics::Diagnostic;
+use crate::span::{FileId, Span};
+
+/// The grammar's context: the file being parsed and the errors found by actions.
+pub struct B {
+    pub file: FileId,
+    pub errors: Vec<Diagnostic>,
+}
+
+/// A statement as the grammar sees it before `transform_calls`: one expression, or a
+/// comma-separated list (the arguments of a call without parentheses).
+pub enum SynStmt {
+    One(Expr),
+    /// The expressions and the offset of the first comma.
+    Many(Vec<Expr>, usize),
+}
+
+impl SynStmt {
+    pub fn push(self, comma: usize, e: Expr) -> SynStmt {
+        match self {
+            SynStmt::One(a) => SynStmt::Many(vec![a, e], comma),
+            SynStmt::Many(mut v, c) => {
+                v.push(e);
+                SynStmt::Many(v, c)
+            }
+        }
+    }
+}
+
+/// Functions Puppet lets be called without parentheses (`include a, b`).
+const STATEMENT_CALLS: &[&str] = &[
+    "require", "realize", "include", "contain", "tag", "debug", "info", "notice", "warning", "err",
+    "fail", "import", "break", "next", "return",
+];
+
+pub fn name_is_statement(name: &str) -> bool {
+    STATEMENT_CALLS.contains(&name)
+}
+
+impl B {
+    pub fn new(file: FileId) -> B {
+        B {
+            file,
+            errors: Vec::new(),
+        }
+    }
+
+    pub fn sp(&self, l: usize, r: usize) -> Span {
+        Span::new(self.file, l, r)
+    }
+
+    pub fn e(&self, kind: ExprKind, l: usize, r: usize) -> Expr {
+        Expr::new(kind, self.sp(l, r))
+    }
+
+    pub fn error(&mut self, msg: impl Into<String>, l: usize, r: usize) {
+        let d = Diagnostic::error("syntax", msg).with_span(self.sp(l, r));
+        self.errors.push(d);
+    }
+
+    pub fn binary(&self, op: BinaryOp, left: Expr, right: Expr) -> Expr {
+        let span = left.span.to(right.span);
+        Expr::new(
+            ExprKind::Binary {
+                op,
+                left: Box::new(left),
+                right: Box::new(right),
+            },
+            span,
+        )
+    }
+
+    pub fn unary(&self, op: UnaryOp, expr: Expr, l: usize) -> Expr {
+        let span = self.sp(l, expr.span.end as usize);
+        Expr::new(
+            ExprKind::Unary {
+                op,
+                expr: Box::new(expr),
+            },
+            span,
+        )
+    }
+
+    pub fn relationship(&self, op: RelOp, left: Expr, right: Expr) -> Expr {
+        let span = left.span.to(right.span);
+        Expr::new(
+            ExprKind::Relationship {
+                op,
+                left: Box::new(left),
+                right: Box::new(right),
+            },
+            span,
+        )
+    }
+
+    pub fn assign(&self, op: AssignOp, left: Expr, right: Expr) -> Expr {
+        let span = left.span.to(right.span);
+        Expr::new(
+            ExprKind::Assignment {
+                op,
+                left: Box::new(left),
+                right: Box::new(right),
+            },
+            span,
+        )
+    }
+
+    /// A NUMBER token (or a name that reads as one) as a literal.
+    pub fn number(&mut self, text: &str, l: usize, r: usize) -> Expr {
+        let kind = match parse_number(text) {
+            Some(k) => k,
+            None => {
+                self.error(format!("Illegal number '{text}'"), l, r);
+                ExprKind::Integer {
+                    value: 0,
+                    radix: 10,
+                }
+            }
+        };
+        self.e(kind, l, r)
+    }
+
+    pub fn call(
+        &self,
+        functor: Expr,
+        args: Vec<Expr>,
+        lambda: Option<Expr>,
+        kind: CallKind,
+        r: usize,
+    ) -> Expr {
+        let span = self.sp(functor.span.start as usize, r);
+        Expr::new(
+            ExprKind::Call(Box::new(Call {
+                kind,
+                functor,
+                args,
+                lambda,
+                rval_required: true,
+            })),
+            span,
+        )
+    }
+
+    /// `recv.name` (the functor of a method call).
+    pub fn named_access(&self, recv: Expr, name: String, nl: usize, nr: usize) -> Expr {
+        let span = self.sp(recv.span.start as usize, nr);
+        let right = self.e(ExprKind::QualifiedName(name), nl, nr);
+        Expr::new(
+            ExprKind::NamedAccess {
+                left: Box::new(recv),
+                right: Box::new(right),
+            },
+            span,
+        )
+    }
+
+    /// Puppet's `transform_calls`: a statement-call name followed by an expression (or a
+    /// comma list) becomes a call; a named call used as a statement does not need its value.
+    pub fn transform_calls(&mut self, stmts: Vec<SynStmt>) -> Vec<Expr> {
+        let mut memo: Vec<Expr> = Vec::with_capacity(stmts.len());
+        for s in stmts {
+            let name = matches!(memo.last(), Some(Expr {
+                kind: ExprKind::QualifiedName(n),
+                ..
+            }) if name_is_statement(n));
+            if name {
+                let functor = memo.pop().expect("checked above");
+                let args = match s {
+                    SynStmt::One(e) => vec![e],
+                    SynStmt::Many(v, _) => v,
+                };
+                let end = args.last().map_or(functor.span.end, |a| a.span.end);
+                let span = Span {
+                    end,
+                    ..functor.span
+                };
+                memo.push(Expr::new(
+                    ExprKind::Call(Box::new(Call {
+                        kind: CallKind::Named,
+                        functor,
+                        args,
+                        lambda: None,
+                        rval_required: false,
+                    })),
+                    span,
+                ));
+                continue;
+            }
+            match s {
+                SynStmt::Many(_, comma) => {
+                    let msg = match memo.last() {
+                        Some(Expr {
+                            kind: ExprKind::QualifiedName(n),
+                            ..
+                        }) => format!(
+                            "attempt to pass argument list to the function '{n}' which cannot be called without parentheses"
+                        ),
+                        _ => "illegal comma separated argument list".to_string(),
+                    };
+                    self.error(msg, comma, comma + 1);
+                }
+                SynStmt::One(mut e) => {
+                    if let ExprKind::Call(c) = &mut e.kind {
+                        if c.kind == CallKind::Named {
+                            c.rval_required = false;
+                        }
+                    }
+                    memo.push(e);
+                }
+            }
+        }
+        memo
+    }
+
+    /// `left { attribute_operations }` (no title): a resource, defaults or an override
+    /// depending on the shape of `left`.
+    pub fn resource_without_title(
+        &mut self,
+        left: Expr,
+        ops: Vec<AttributeOp>,
+        lb: usize,
+        r: usize,
+    ) -> Expr {
+        let span = self.sp(left.span.start as usize, r);
+        match &left.kind {
+            ExprKind::QualifiedName(_) => {
+                // `name { a => 1 }` is the name followed by a hash.
+                let mut entries = Vec::with_capacity(ops.len());
+                for op in ops {
+                    match op {
+                        AttributeOp::Set {
+                            name,
+                            append: false,
+                            value,
+                            span,
+                        } => {
+                            let key = Expr::new(ExprKind::Str(name), span);
+                            entries.push(KeyedEntry { key, value, span });
+                        }
+                        _ => {
+                            self.error(
+                                "Syntax error resource body without title or hash with +>",
+                                lb,
+                                lb + 1,
+                            );
+                            return Expr::new(ExprKind::Nop, span);
+                        }
+                    }
+                }
+                let hash = self.e(ExprKind::Hash(entries), lb, r);
+                let stmts = self.transform_calls(vec![SynStmt::One(left), SynStmt::One(hash)]);
+                block_or_expression(stmts, span)
+            }
+            ExprKind::QualifiedReference(_) => Expr::new(
+                ExprKind::ResourceDefaults {
+                    form: ResourceForm::Regular,
+                    type_ref: Box::new(left),
+                    ops,
+                },
+                span,
+            ),
+            ExprKind::Access { .. } => Expr::new(
+                ExprKind::ResourceOverride {
+                    form: ResourceForm::Regular,
+                    resources: Box::new(left),
+                    ops,
+                },
+                span,
+            ),
+            _ => {
+                let s = left.span;
+                self.error(
+                    "Expression is not valid as a resource, resource-default, or resource-override",
+                    s.start as usize,
+                    s.end as usize,
+                );
+                Expr::new(ExprKind::Nop, span)
+            }
+        }
+    }
+
+    /// `@resource` / `@@resource`.
+    pub fn set_form(&mut self, mut e: Expr, form: ResourceForm, l: usize, at_end: usize) -> Expr {
+        let ok = match &mut e.kind {
+            ExprKind::Resource(r) => {
+                r.form = form;
+                true
+            }
+            ExprKind::ResourceDefaults { form: f, .. }
+            | ExprKind::ResourceOverride { form: f, .. } => {
+                *f = form;
+                true
+            }
+            _ => false,
+        };
+        if !ok {
+            let msg = if form == ResourceForm::Virtual {
+                "Virtual (@) can only be applied to a Resource Expression"
+            } else {
+                "Exported (@@) can only be applied to a Resource Expression"
+            };
+            self.error(msg, l, at_end);
+        }
+        e.span.start = l as u32;
+        e
+    }
+
+    /// A double-quoted string (or heredoc text) from its segments; empty literal parts go.
+    pub fn concat(&self, segs: Vec<Expr>, l: usize, r: usize) -> Expr {
+        let segs = segs
+            .into_iter()
+            .filter(|s| !matches!(&s.kind, ExprKind::Str(t) if t.is_empty()))
+            .collect();
+        self.e(ExprKind::ConcatString(segs), l, r)
+    }
+
+    pub fn text(&self, e: Expr) -> Expr {
+        let span = e.span;
+        Expr::new(ExprKind::Text(Box::new(interpolate(e))), span)
+    }
+
+    /// `type X = ...`: an alias, or a mapping when the left side is `X[...]`.
+    pub fn type_assignment(&mut self, lhs: Expr, rhs: Expr, l: usize, r: usize) -> Expr {
+        match lhs.kind {
+            ExprKind::QualifiedReference(name) => self.e(
+                ExprKind::TypeAlias {
+                    name,
+                    type_expr: Box::new(rhs),
+                },
+                l,
+                r,
+            ),
+            _ => self.e(
+                ExprKind::TypeMapping {
+                    type_expr: Box::new(lhs),
+                    mapping_expr: Box::new(rhs),
+                },
+                l,
+                r,
+            ),
+        }
+    }
+
+    /// `type X = Parent { ... }` becomes `Object[{parent => Parent, ...}]`.
+    pub fn type_with_hash(&self, parent: Expr, mut hash: Expr, l: usize, r: usize) -> Expr {
+        let pname = match &parent.kind {
+            ExprKind::QualifiedReference(n) => n.clone(),
+            _ => String::new(),
+        };
+        let mut left = parent;
+        if pname != "Object" && pname != "TypeSet" {
+            if let ExprKind::Hash(entries) = &mut hash.kind {
+                let key = Expr::new(ExprKind::QualifiedName("parent".into()), left.span);
+                let span = left.span;
+                entries.push(KeyedEntry {
+                    key,
+                    value: left,
+                    span,
+                });
+            }
+            left = Expr::new(ExprKind::QualifiedReference("Object".into()), self.sp(l, l));
+        }
+        self.e(
+            ExprKind::Access {
+                left: Box::new(left),
+                keys: vec![hash],
+            },
+            l,
+            r,
+        )
+    }
+}
+
+/// Puppet's `ARGUMENTS`: adjacent `k => v` arguments form one hash.
+pub fn push_argument(args: &mut Vec<(Expr, bool)>, arg: Expr, unfolded: bool) {
+    if unfolded {
+        if let Some((last, true)) = args.last_mut() {
+            if let (ExprKind::Hash(a), ExprKind::Hash(b)) = (&mut last.kind, arg.kind) {
+                a.extend(b);
+                last.span = last.span.to(arg.span);
+                return;
+            }
+            return;
+        }
+    }
+    args.push((arg, unfolded));
+}
+
+/// A block of several statements, the statement itself when there is one, `Nop` for none.
+pub fn block_or_expression(mut stmts: Vec<Expr>, span: Span) -> Expr {
+    match stmts.len() {
+        0 => Expr::new(ExprKind::Nop, span),
+        1 => stmts.pop().expect("one statement"),
+        _ => Expr::new(ExprKind::Block(stmts), span),
+    }
+}
+
+/// Puppet's `f_build_body` for a statement list: a list always becomes a block, which we
+/// only keep when it matters (several statements, or one that is itself a block).
+pub fn build_body(mut stmts: Vec<Expr>, span: Span) -> Expr {
+    if stmts.len() == 1 && !matches!(stmts[0].kind, ExprKind::Block(_)) {
+        return stmts.pop().expect("one statement");
+    }
+    Expr::new(ExprKind::Block(stmts), span)
+}
+
+/// Puppet's `interpolate`: inside `${...}`, a name (or the left of an access or method
+/// call) means a variable.
+pub fn interpolate(mut e: Expr) -> Expr {
+    match e.kind {
+        ExprKind::QualifiedName(n) => {
+            e.kind = ExprKind::Variable(n);
+            e
+        }
+        ExprKind::Integer { value, radix: 10 } => {
+            e.kind = ExprKind::Variable(value.to_string());
+            e
+        }
+        ExprKind::Access { ref mut left, .. } | ExprKind::NamedAccess { ref mut left, .. } => {
+            if rewriteable(left) {
+                let l = std::mem::replace(&mut **left, Expr::new(ExprKind::Nop, e.span));
+                **left = interpolate(l);
+            }
+            e
+        }
+        ExprKind::Call(ref mut c) if c.kind == CallKind::Method => {
+            if rewriteable(&c.functor) {
+                let f = std::mem::replace(&mut c.functor, Expr::new(ExprKind::Nop, e.span));
+                c.functor = interpolate(f);
+            }
+            e
+        }
+        _ => e,
+    }
+}
+
+fn rewriteable(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Access { .. } | ExprKind::QualifiedName(_) | ExprKind::NamedAccess { .. } => true,
+        ExprKind::Call(c) => c.kind == CallKind::Method,
+        ExprKind::Integer { radix, .. } => *radix == 10,
+        _ => false,
+    }
+}
+
+/// Puppet's `to_n_with_radix` for the text of a NUMBER token.
+pub fn parse_number(text: &str) -> Option<ExprKind> {
+    let t = text;
+    if let Some(hex) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        return i64::from_str_radix(hex, 16)
+            .ok()
+            .map(|value| ExprKind::Integer { value, radix: 16 });
+    }
+    if t.contains(['.', 'e', 'E']) {
+        return t.parse::<f64>().ok().map(ExprKind::Float);
+    }
+    if t.len() > 1 && t.starts_with('0') {
+        return i64::from_str_radix(&t[1..], 8)
+            .ok()
+            .map(|value| ExprKind::Integer { value, radix: 8 });
+    }
+    t.parse::<i64>()
+        .ok()
+        .map(|value| ExprKind::Integer { value, radix: 10 })
+}

@@ -1,0 +1,83 @@
+//! Work done on the finished tree: bounding its depth, and giving nested classes and
+//! defines their full names (Puppet does this with a name stack while parsing).
+
+use crate::ast::*;
+use crate::ast_walk::{children, children_mut};
+use crate::diagnostics::Diagnostic;
+use crate::span::FileId;
+
+/// Trees deeper than this are refused: later stages walk trees recursively.
+pub const MAX_DEPTH: usize = 500;
+
+/// Measures the depth without recursion; refuses (and safely drops) an over-deep tree,
+/// returning the error.
+pub fn check_depth(program: &mut Program, file: FileId) -> Option<Diagnostic> {
+    let mut stack: Vec<(&Expr, usize)> = vec![(&program.body, 1)];
+    let mut too_deep = None;
+    while let Some((e, d)) = stack.pop() {
+        if d > MAX_DEPTH {
+            too_deep = Some(e.span);
+            break;
+        }
+        stack.extend(children(e).into_iter().map(|c| (c, d + 1)));
+    }
+    let span = too_deep?;
+    let body = std::mem::replace(&mut program.body, Expr::new(ExprKind::Nop, span));
+    dismantle(body);
+    let span = crate::span::Span { file, ..span };
+    Some(
+        Diagnostic::error(
+            "syntax",
+            format!("Expressions nested more than {MAX_DEPTH} levels deep are not supported"),
+        )
+        .with_label(span, "too deep here"),
+    )
+}
+
+/// Drops a tree without recursion.
+pub fn dismantle(e: Expr) {
+    let mut stack = vec![e];
+    while let Some(mut e) = stack.pop() {
+        for c in children_mut(&mut e) {
+            let span = c.span;
+            stack.push(std::mem::replace(c, Expr::new(ExprKind::Nop, span)));
+        }
+    }
+}
+
+/// Puppet's name stack: a class or define nested in a class gets the class's name as a
+/// prefix (`[namespace, name].join('::')` with one leading `::` removed).
+pub fn qualify_names(e: &mut Expr) {
+    let mut stack = Vec::new();
+    qualify(e, &mut stack);
+}
+
+fn qualified(stack: &[String], name: &str) -> String {
+    let joined = format!("{}::{}", stack.join("::"), name);
+    joined
+        .strip_prefix("::")
+        .map(str::to_string)
+        .unwrap_or(joined)
+}
+
+fn qualify(e: &mut Expr, stack: &mut Vec<String>) {
+    match &mut e.kind {
+        ExprKind::Class(c) => {
+            let raw = c.name.clone();
+            c.name = qualified(stack, &raw);
+            stack.push(raw);
+            for ch in children_mut(e) {
+                qualify(ch, stack);
+            }
+            stack.pop();
+            return;
+        }
+        ExprKind::Define(d) => {
+            d.name = qualified(stack, &d.name);
+        }
+        _ => {}
+    }
+    for ch in children_mut(e) {
+        qualify(ch, stack);
+    }
+}
