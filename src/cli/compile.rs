@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 /// Module files from a `--modulepath` (colon-separated directories).
 pub struct FsLoader {
     pub dirs: Vec<PathBuf>,
+    ruby_types: std::cell::OnceCell<std::collections::HashSet<String>>,
 }
 
 impl FsLoader {
@@ -20,7 +21,41 @@ impl FsLoader {
                         .collect()
                 })
                 .unwrap_or_default(),
+            ruby_types: std::cell::OnceCell::new(),
         }
+    }
+
+    /// Names of the Ruby resource types the modules ship: `lib/puppet/type/*.rb`, or the
+    /// `ruby-types.txt` list (`name<TAB>path`) that stands in for them in the corpus.
+    fn ruby_types(&self) -> &std::collections::HashSet<String> {
+        self.ruby_types.get_or_init(|| {
+            let mut names = std::collections::HashSet::new();
+            for d in &self.dirs {
+                let Ok(entries) = std::fs::read_dir(d) else {
+                    continue;
+                };
+                for m in entries.flatten() {
+                    if let Ok(types) = std::fs::read_dir(m.path().join("lib/puppet/type")) {
+                        for t in types.flatten() {
+                            let p = t.path();
+                            if p.extension().is_some_and(|e| e == "rb") {
+                                if let Some(stem) = p.file_stem() {
+                                    names.insert(stem.to_string_lossy().into_owned());
+                                }
+                            }
+                        }
+                    }
+                    if let Ok(list) = std::fs::read_to_string(m.path().join("ruby-types.txt")) {
+                        for l in list.lines().filter(|l| !l.starts_with('#')) {
+                            if let Some(name) = l.split_whitespace().next() {
+                                names.insert(name.to_string());
+                            }
+                        }
+                    }
+                }
+            }
+            names
+        })
     }
 }
 
@@ -34,18 +69,7 @@ impl Loader for FsLoader {
     }
 
     fn has_ruby_type(&self, name: &str) -> bool {
-        self.dirs.iter().any(|d| {
-            std::fs::read_dir(d).ok().is_some_and(|entries| {
-                entries.flatten().any(|m| {
-                    m.path()
-                        .join("lib/puppet/type")
-                        .join(format!("{name}.rb"))
-                        .exists()
-                        || std::fs::read_to_string(m.path().join("ruby-types.txt"))
-                            .is_ok_and(|t| t.lines().any(|l| l.trim() == name))
-                })
-            })
-        })
+        self.ruby_types().contains(name)
     }
 }
 

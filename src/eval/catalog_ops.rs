@@ -463,6 +463,7 @@ impl Compiler<'_> {
         self.scopes[sid]
             .vars
             .insert("module_name".into(), Value::str(module));
+        self.set_caller_module(sid, scope);
         self.bind_parameters(idx, &def.params, sid, &label, span, true)?;
 
         // Stage: the class's own, else the declaring scope resource's, else main.
@@ -493,6 +494,22 @@ impl Compiler<'_> {
             self.eval(body, sid)?;
         }
         Ok(idx)
+    }
+
+    /// `$caller_module_name`: the module of the scope that declared the class or define.
+    fn set_caller_module(&mut self, sid: ScopeId, caller: ScopeId) {
+        let mut s = Some(caller);
+        let mut module = Value::str("");
+        while let Some(id) = s {
+            if let Some(m) = self.scopes[id].vars.get("module_name") {
+                module = m.clone();
+                break;
+            }
+            s = self.scopes[id].lookup_next;
+        }
+        self.scopes[sid]
+            .vars
+            .insert("caller_module_name".into(), module);
     }
 
     /// Binds class/define parameters: given values, defaults, type checks.
@@ -584,6 +601,7 @@ impl Compiler<'_> {
         self.scopes[sid]
             .vars
             .insert("module_name".into(), Value::str(module));
+        self.set_caller_module(sid, declaring);
         let label = self.resources[idx].reference();
         let span = self.resources[idx].span;
         self.bind_parameters(idx, &def.params, sid, &label, span, false)?;

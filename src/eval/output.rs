@@ -13,6 +13,17 @@ impl Compiler<'_> {
         !r.virtual_ && !r.dropped && !r.exported
     }
 
+    /// The namevar attribute of a resource's type (`name` for defined types).
+    fn namevar_of(&self, r: &super::compiler::Res) -> Option<&'static str> {
+        if r.type_name == "Class" || (r.type_name == "Stage" && r.title == "main") {
+            return None;
+        }
+        match super::builtin_types::find(&r.type_name.to_lowercase()) {
+            Some(b) => b.namevars.first().copied(),
+            None => Some("name"),
+        }
+    }
+
     pub(super) fn build_catalog(&mut self) -> Catalog {
         let mut warnings = vec![];
         let mut cat = Catalog::new(self.opts.node.clone());
@@ -45,6 +56,10 @@ impl Compiler<'_> {
                     );
                     v.to_json()
                 };
+                // Puppet does not repeat the title as the namevar.
+                if self.namevar_of(r) == Some(k.as_str()) && j.as_str() == Some(r.title.as_str()) {
+                    continue;
+                }
                 if !j.is_null() {
                     params.insert(k.clone(), j);
                 }

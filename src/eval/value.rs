@@ -29,7 +29,9 @@ impl Regex {
 /// Ruby spells a few things differently from the regex crate: `\A`/`\z` work in both, `\Z`
 /// and `\h` do not.
 fn translate_ruby_regex(src: &str) -> String {
-    src.replace("\\Z", "\\z").replace("\\h", "[0-9a-fA-F]")
+    src.replace("\\Z", "\\z")
+        .replace("\\h", "[0-9a-fA-F]")
+        .replace("\\0", "\\x00")
 }
 
 #[derive(Clone, Debug)]
