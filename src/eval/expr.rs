@@ -21,6 +21,7 @@ impl Compiler<'_> {
 
     pub(super) fn eval(&mut self, e: &Expr, scope: ScopeId) -> R<Value> {
         let label = match &e.kind {
+            ExprKind::Call(c) if c.kind == CallKind::Method => Some("Method call"),
             ExprKind::Call(_) => Some("Function Call"),
             ExprKind::Resource(_) => Some("Resource Statement"),
             ExprKind::ResourceDefaults { .. } => Some("Resource Default Statement"),

@@ -301,7 +301,27 @@ fn arg_err(c: &Compiler<'_>, a: &Args, msg: impl std::fmt::Display) -> Flow {
 }
 
 fn need_lambda<'x>(c: &Compiler<'_>, a: &Args<'x>) -> R<&'x Lambda> {
-    a.lambda.ok_or_else(|| arg_err(c, a, "expects a block"))
+    let l = a.lambda.ok_or_else(|| arg_err(c, a, "expects a block"))?;
+    let (min, max) = match a.name.as_str() {
+        "each" | "map" | "filter" | "any" | "all" | "reverse_each" => (1, 2),
+        "reduce" => (2, 2),
+        "then" => (1, 1),
+        "lest" => (0, 0),
+        _ => return Ok(l),
+    };
+    let n = l.params.len();
+    if l.params.iter().any(|p| p.captures_rest) || (min..=max).contains(&n) {
+        return Ok(l);
+    }
+    let expects = if min == max {
+        format!("{min} argument{}", if min == 1 { "" } else { "s" })
+    } else {
+        format!("between {min} and {max} arguments")
+    };
+    Err(Flow::Err(c.runtime(
+        format!("'{}' block expects {expects}, got {n}", a.name),
+        a.span,
+    )))
 }
 
 /// Iterates a value as Puppet's iteration functions do: arrays by element, hashes by
