@@ -131,10 +131,7 @@ impl Compiler<'_> {
                             Some(Value::Float(f)) => Value::Float(-f),
                             _ => {
                                 return Err(Flow::Err(self.issue(
-                                    format!(
-                                        "The operand of unary minus must be a Number, got {}",
-                                        v.type_name()
-                                    ),
+                                    format!("The value '{s}' cannot be converted to Numeric."),
                                     e.span,
                                 )))
                             }
@@ -142,8 +139,8 @@ impl Compiler<'_> {
                         other => {
                             return Err(Flow::Err(self.issue(
                                 format!(
-                                    "The operand of unary minus must be a Number, got {}",
-                                    other.type_name()
+                                    "The value '{}' cannot be converted to Numeric.",
+                                    other.to_display()
                                 ),
                                 e.span,
                             )))
@@ -731,9 +728,9 @@ impl Compiler<'_> {
             Flow::Err(self.issue(
                 format!(
                     "Comparison of: {} {} {}, is not possible. Caused by '{}'.",
-                    l.type_name(),
+                    simple_type_name(l),
                     op.as_str(),
-                    r.type_name(),
+                    simple_type_name(r),
                     why
                 ),
                 span,
@@ -760,7 +757,9 @@ impl Compiler<'_> {
             } else {
                 return Err(fail("Types are not comparable"));
             }),
-            _ => Err(fail(&format!("{} is not comparable", a_an(&l.type_name())))),
+            _ => Err(fail(
+                "Only Strings, Numbers, Timespans, Timestamps, and Versions are comparable",
+            )),
         }
     }
 
@@ -970,12 +969,12 @@ impl Compiler<'_> {
                     }
                     BinaryOp::Mod => {
                         return Err(Flow::Err(
-                            self.issue("Operator '%' is not applicable to a Float", span),
+                            self.issue("Operator '%' is not applicable to a Float.", span),
                         ))
                     }
                     _ => {
                         return Err(Flow::Err(self.issue(
-                            format!("Operator '{}' is not applicable to a Float", op.as_str()),
+                            format!("Operator '{}' is not applicable to a Float.", op.as_str()),
                             span,
                         )))
                     }
@@ -1003,11 +1002,17 @@ impl Compiler<'_> {
                     span,
                 ))),
             },
+            Value::Undef => Err(Flow::Err(self.issue(
+                format!(
+                    "Operator '{}' is not applicable to an Undef Value.",
+                    op.as_str()
+                ),
+                span,
+            ))),
             other => Err(Flow::Err(self.issue(
                 format!(
-                    "Operator '{}' is not applicable to {}.",
-                    op.as_str(),
-                    a_an(&other.type_name())
+                    "The value '{}' cannot be converted to Numeric.",
+                    other.to_display()
                 ),
                 span,
             ))),
@@ -1224,7 +1229,7 @@ impl Compiler<'_> {
                     Value::Default => is_default = true,
                     Value::Undef => {
                         return Err(Flow::Err(self.issue(
-                            format!("Missing title at index {i}. The title expression resulted in undef"),
+                            format!("Missing title at index {i}. The title expression resulted in an undef title"),
                             body.title.span,
                         )))
                     }
@@ -1346,5 +1351,14 @@ pub(super) fn a_an(word: &str) -> String {
         format!("an {word}")
     } else {
         format!("a {word}")
+    }
+}
+
+/// The type name used in operator messages: collections by their base name.
+fn simple_type_name(v: &Value) -> String {
+    match v {
+        Value::Array(_) => "Array".into(),
+        Value::Hash(_) => "Hash".into(),
+        other => other.type_name(),
     }
 }

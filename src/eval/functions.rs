@@ -24,6 +24,25 @@ pub struct Args<'x> {
     pub span: Span,
 }
 
+/// Functions that Puppet only has when stdlib (or another module) ships them: available
+/// when the loader reports a Ruby function of that name.
+const STDLIB: &[&str] = &[
+    "merge",
+    "concat",
+    "delete",
+    "member",
+    "has_key",
+    "is_string",
+    "pick",
+    "pick_default",
+    "str2bool",
+    "any2array",
+    "range",
+    "sum",
+    "hash",
+    "zip",
+];
+
 /// The registry: name -> implementation. Add new functions here.
 pub fn builtin(name: &str) -> Option<Builtin> {
     Some(match name {
@@ -166,7 +185,9 @@ impl Compiler<'_> {
         if let Some(def) = self.find_function(&lname) {
             return self.call_puppet_function(&def, values, span);
         }
-        let Some(f) = builtin(&lname) else {
+        let f = builtin(&lname)
+            .filter(|_| !STDLIB.contains(&lname.as_str()) || self.loader.has_ruby_function(&lname));
+        let Some(f) = f else {
             return Err(Flow::Err(
                 self.issue(format!("Unknown function: '{lname}'."), span),
             ));
@@ -371,11 +392,21 @@ fn first_arg(a: &Args) -> Value {
     a.values.first().cloned().unwrap_or(Value::Undef)
 }
 
-fn class_names(v: &[Value]) -> Vec<String> {
+fn class_names(c: &Compiler<'_>, a: &Args) -> R<Vec<String>> {
     let mut out = vec![];
-    for x in v {
+    for x in &a.values {
+        if x.is_undef() {
+            return Err(Flow::Err(
+                c.runtime("Cannot use undef as a class name", a.span),
+            ));
+        }
         for item in flatten_values(x) {
             match item {
+                Value::Str(s) if s.is_empty() => {
+                    return Err(Flow::Err(
+                        c.runtime("Cannot use empty string as a class name", a.span),
+                    ))
+                }
                 Value::Str(s) => out.push(s),
                 Value::Type(t) => match *t {
                     PType::Class(Some(n)) => out.push(n),
@@ -389,14 +420,14 @@ fn class_names(v: &[Value]) -> Vec<String> {
             }
         }
     }
-    out
+    Ok(out)
 }
 
 // ---- catalog functions ---------------------------------------------------------------------------
 
 fn f_include(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let mut out = vec![];
-    for n in class_names(&a.values) {
+    for n in class_names(c, a)? {
         let idx = c.include_class(&n, a.scope, a.span)?;
         out.push(Value::Type(Box::new(res_type(&c.resources[idx]))));
     }
@@ -405,7 +436,7 @@ fn f_include(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 
 fn f_require(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let mut out = vec![];
-    for n in class_names(&a.values) {
+    for n in class_names(c, a)? {
         let idx = c.include_class(&n, a.scope, a.span)?;
         let t = res_type(&c.resources[idx]);
         let container = c.scope_resource(a.scope);
@@ -429,7 +460,7 @@ fn f_require(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 
 fn f_contain(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let mut out = vec![];
-    for n in class_names(&a.values) {
+    for n in class_names(c, a)? {
         let idx = c.include_class(&n, a.scope, a.span)?;
         let container = c.scope_resource(a.scope);
         if container != idx && !c.containment.contains(&(container, idx)) {
@@ -1008,6 +1039,21 @@ fn f_new(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
             }
             Ok(r)
         }
+        None if matches!(v, Value::Str(_))
+            && matches!(
+                t,
+                PType::Integer(..) | PType::Float(..) | PType::Numeric | PType::Boolean(_)
+            ) =>
+        {
+            Err(Flow::Err(c.runtime(
+                format!(
+                    "'new' The string '{}' cannot be converted to {}",
+                    v.to_display(),
+                    t.generalize()
+                ),
+                a.span,
+            )))
+        }
         None => Err(Flow::Err(c.runtime(
             format!(
                 "Converted value from {}.new() has wrong type, {}",
@@ -1081,7 +1127,7 @@ fn f_sprintf(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let fmt = str_arg(c, a, 0)?;
     strings::sprintf(&fmt, &a.values[1..])
         .map(Value::Str)
-        .map_err(|m| arg_err(c, a, m))
+        .map_err(|m| Flow::Err(c.runtime(m, a.span)))
 }
 
 fn f_versioncmp(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
