@@ -877,7 +877,7 @@ fn f_type(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let v = first_arg(a);
     let t = types::infer(&v);
     let t = match a.values.get(1) {
-        Some(Value::Str(m)) if m == "generalized" => t.generalize(),
+        Some(Value::Str(m)) if m == "generalized" => t.generalize_deep(),
         _ => t,
     };
     Ok(Value::Type(Box::new(t)))
