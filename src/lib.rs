@@ -9,6 +9,8 @@ pub mod ast_walk;
 pub mod catalog;
 pub mod cli;
 pub mod diagnostics;
+pub mod eval;
+pub mod facts;
 pub mod graph;
 pub mod lexer;
 pub mod parser;

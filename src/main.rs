@@ -30,11 +30,13 @@ enum Command {
         #[arg(required = true)]
         files: Vec<String>,
     },
-    /// Apply a catalog to this machine.
+    /// Compile a manifest into a Puppet JSON catalog (catalog_format 2).
+    Compile(ordo::cli::compile::CompileArgs),
+    /// Apply a manifest or a catalog to this machine.
     Apply(ordo::cli::apply::ApplyArgs),
-    /// Check a catalog: missing dependencies, cycles, unsupported resources.
+    /// Check a manifest or catalog: missing dependencies, cycles, unsupported resources.
     Check(ordo::cli::graph::CheckArgs),
-    /// Print a catalog's graph as DOT.
+    /// Print the dependency graph of a manifest or catalog as DOT.
     Graph(ordo::cli::graph::GraphArgs),
     /// Explain why one resource is applied before another.
     Explain(ordo::cli::graph::ExplainArgs),
@@ -58,6 +60,7 @@ fn main() -> ExitCode {
                 1
             }
         }
+        Command::Compile(a) => ordo::cli::compile::run(&a),
         Command::Apply(a) => ordo::cli::apply::run(&a),
         Command::Check(a) => ordo::cli::graph::check(&a),
         Command::Graph(a) => ordo::cli::graph::graph(&a),

@@ -1,6 +1,7 @@
 //! `ordo apply CATALOG.json`: apply a catalog to this machine.
 
-use super::{is_catalog_file, load_catalog, stdout_color};
+use super::compile::CompileInputs;
+use super::{load_input, stdout_color};
 use crate::apply::log::{Level, LogFormat, LogLine};
 use crate::apply::{apply, ApplyOptions, RunResult};
 use crate::catalog::Catalog;
@@ -10,7 +11,7 @@ use std::path::PathBuf;
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct ApplyArgs {
-    /// The catalog (JSON) to apply.
+    /// The manifest (.pp) or catalog (JSON) to apply.
     pub file: PathBuf,
     /// Report what would change without changing anything (exit 0 even with pending changes).
     #[arg(long)]
@@ -31,15 +32,13 @@ pub struct ApplyArgs {
     /// (Rudder's technique-by-technique order, with `priority`).
     #[arg(long, default_value = "manifest")]
     pub ordering: Ordering,
-    /// Module directories for `puppet:///modules/...` sources (repeat or separate with ':').
-    #[arg(long)]
-    pub modulepath: Vec<String>,
     /// Where replaced files are backed up (`backup => puppet`).
     #[arg(long)]
     pub bucket_dir: Option<PathBuf>,
-    /// Node name (used when compiling a manifest; ignored for catalogs).
-    #[arg(long)]
-    pub node: Option<String>,
+    /// Node, facts and modules for compiling a manifest (the module path also serves
+    /// `puppet:///modules/...` file sources).
+    #[command(flatten)]
+    pub inputs: CompileInputs,
     /// End the run at the first failure (Salt's failhard; a resource's `failhard => false`
     /// keeps going).
     #[arg(long)]
@@ -77,10 +76,9 @@ impl ApplyArgs {
             noop: self.noop,
             ordering: self.ordering,
             modulepath: self
-                .modulepath
-                .iter()
-                .flat_map(|m| m.split(':'))
-                .filter(|m| !m.is_empty())
+                .inputs
+                .module_dirs()
+                .into_iter()
                 .map(PathBuf::from)
                 .collect(),
             jobs: self.jobs.max(1),
@@ -94,21 +92,11 @@ impl ApplyArgs {
     }
 }
 
-/// `ordo apply FILE`: a catalog file. Returns the exit status.
+/// `ordo apply FILE`: a manifest (compiled first) or a catalog file. Returns the exit status.
 pub fn run(args: &ApplyArgs) -> i32 {
-    if !is_catalog_file(&args.file) {
-        eprintln!(
-            "Error: {} is not a JSON catalog; compile it first (ordo compile) or use a build where apply compiles manifests",
-            args.file.display()
-        );
-        return 1;
-    }
-    match load_catalog(&args.file) {
+    match load_input(&args.file, &args.inputs) {
         Ok(catalog) => run_catalog(&catalog, args),
-        Err(e) => {
-            println!("Error: {e}");
-            1
-        }
+        Err(code) => code,
     }
 }
 
@@ -141,7 +129,7 @@ pub fn run_catalog(catalog: &Catalog, args: &ApplyArgs) -> i32 {
         if salt_on_stdout {
             eprintln!("{}", summary(&result));
         } else {
-            println!("{}", summary(&result));
+            outln!("{}", summary(&result));
         }
     }
     let mut report = result.report.clone();
@@ -159,7 +147,7 @@ pub fn run_catalog(catalog: &Catalog, args: &ApplyArgs) -> i32 {
                 eprintln!("Error: Could not write report {}: {e}", path.display());
             }
         }
-        None if salt_on_stdout => println!("{text}"),
+        None if salt_on_stdout => outln!("{text}"),
         None => {}
     }
     result.exit_code(args.detailed_exitcodes)

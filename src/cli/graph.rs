@@ -1,6 +1,7 @@
 //! `ordo check`, `ordo graph` and `ordo explain` over a catalog.
 
-use super::load_catalog;
+use super::compile::CompileInputs;
+use super::load_input;
 use crate::apply::providers;
 use crate::catalog::Catalog;
 use crate::diagnostics::{render, Diagnostic, RenderOptions};
@@ -12,6 +13,7 @@ use std::path::PathBuf;
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct CheckArgs {
+    /// The manifest (.pp) or catalog (JSON) to check.
     pub file: PathBuf,
     /// human or json.
     #[arg(long, default_value = "human")]
@@ -19,8 +21,8 @@ pub struct CheckArgs {
     /// Fail (exit 1) on warnings too.
     #[arg(long)]
     pub deny_warnings: bool,
-    #[arg(long)]
-    pub node: Option<String>,
+    #[command(flatten)]
+    pub inputs: CompileInputs,
     /// Flag Ordo's extension metaparameters (Salt requisites, run controls, `priority`):
     /// real Puppet rejects them.
     #[arg(long)]
@@ -29,6 +31,7 @@ pub struct CheckArgs {
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct GraphArgs {
+    /// The manifest (.pp) or catalog (JSON) to draw.
     pub file: PathBuf,
     /// resources, relationships, expanded or cycles.
     #[arg(long, default_value = "relationships")]
@@ -38,12 +41,13 @@ pub struct GraphArgs {
     pub output: Option<PathBuf>,
     #[arg(long, default_value = "manifest")]
     pub ordering: Ordering,
-    #[arg(long)]
-    pub node: Option<String>,
+    #[command(flatten)]
+    pub inputs: CompileInputs,
 }
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct ExplainArgs {
+    /// The manifest (.pp) or catalog (JSON).
     pub file: PathBuf,
     /// First resource, e.g. 'Notify[a]'.
     pub first: String,
@@ -51,6 +55,8 @@ pub struct ExplainArgs {
     pub second: String,
     #[arg(long, default_value = "manifest")]
     pub ordering: Ordering,
+    #[command(flatten)]
+    pub inputs: CompileInputs,
 }
 
 /// Everything `ordo check` finds in a catalog: errors (missing dependencies, unsupported
@@ -128,19 +134,16 @@ fn warnings(catalog: &Catalog, graph: &Graph) -> Vec<Diagnostic> {
 }
 
 pub fn check(args: &CheckArgs) -> i32 {
-    let catalog = match load_catalog(&args.file) {
+    let catalog = match load_input(&args.file, &args.inputs) {
         Ok(c) => c,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return 1;
-        }
+        Err(code) => return code,
     };
     let mut diags = check_catalog(&catalog);
     if args.puppet_compatible {
         diags.extend(puppet_compatibility(&catalog));
     }
     if args.format == "json" {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&diags).expect("diagnostics serialise")
         );
@@ -187,12 +190,9 @@ pub fn puppet_compatibility(catalog: &Catalog) -> Vec<Diagnostic> {
 }
 
 pub fn graph(args: &GraphArgs) -> i32 {
-    let catalog = match load_catalog(&args.file) {
+    let catalog = match load_input(&args.file, &args.inputs) {
         Ok(c) => c,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return 1;
-        }
+        Err(code) => return code,
     };
     let dot = to_dot(
         &crate::graph::requisites::build(&catalog, args.ordering).1,
@@ -205,7 +205,7 @@ pub fn graph(args: &GraphArgs) -> i32 {
                 return 1;
             }
         }
-        None => print!("{dot}"),
+        None => out!("{dot}"),
     }
     0
 }
@@ -239,12 +239,15 @@ pub fn explain_catalog(
 }
 
 pub fn explain_cmd(args: &ExplainArgs) -> i32 {
-    let result = load_catalog(&args.file)
-        .and_then(|c| explain_catalog(&c, &args.first, &args.second, args.ordering));
+    let catalog = match load_input(&args.file, &args.inputs) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let result = explain_catalog(&catalog, &args.first, &args.second, args.ordering);
     match result {
         Ok(lines) => {
             for l in lines {
-                println!("{l}");
+                outln!("{l}");
             }
             0
         }

@@ -4,7 +4,25 @@
 //! here; each also has a `*_catalog` entry point taking a `Catalog`, so that manifests can be
 //! compiled first and fed in.
 
+/// `println!` that survives a closed stdout (`ordo compile x.pp | head`): the output is
+/// simply dropped instead of panicking.
+macro_rules! outln {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout().lock(), $($t)*);
+    }};
+}
+
+/// `print!` that survives a closed stdout.
+macro_rules! out {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stdout().lock(), $($t)*);
+    }};
+}
+
 pub mod apply;
+pub mod compile;
 pub mod graph;
 pub mod parse;
 
@@ -19,6 +37,19 @@ pub fn load_catalog(path: &Path) -> Result<Catalog, String> {
     let start = text.find('{').unwrap_or(0);
     serde_json::from_str(&text[start..])
         .map_err(|e| format!("Could not parse catalog {}: {e}", path.display()))
+}
+
+/// The catalog of a command's input: a JSON catalog is read, a manifest is compiled. Errors
+/// are printed; `Err` carries the exit code.
+pub fn load_input(file: &Path, inputs: &compile::CompileInputs) -> Result<Catalog, i32> {
+    if is_catalog_file(file) {
+        load_catalog(file).map_err(|e| {
+            outln!("Error: {e}");
+            1
+        })
+    } else {
+        compile::compile_manifest(file, inputs)
+    }
 }
 
 /// Is this file a catalog (JSON) rather than a manifest?

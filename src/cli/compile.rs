@@ -1,0 +1,244 @@
+//! `ordo compile`: manifest + facts + modules in, Puppet JSON catalog out.
+
+use crate::catalog::Catalog;
+use crate::eval::{self, CompileOptions, Loader};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Module files from a `--modulepath` (colon-separated directories).
+pub struct FsLoader {
+    pub dirs: Vec<PathBuf>,
+    ruby_types: std::cell::OnceCell<std::collections::HashSet<String>>,
+    ruby_functions: std::cell::OnceCell<std::collections::HashSet<String>>,
+}
+
+impl FsLoader {
+    pub fn new(modulepath: Option<&str>) -> FsLoader {
+        FsLoader {
+            dirs: modulepath
+                .map(|p| {
+                    p.split(':')
+                        .filter(|d| !d.is_empty())
+                        .map(PathBuf::from)
+                        .collect()
+                })
+                .unwrap_or_default(),
+            ruby_types: std::cell::OnceCell::new(),
+            ruby_functions: std::cell::OnceCell::new(),
+        }
+    }
+
+    /// Names of the Ruby resource types the modules ship: `lib/puppet/type/*.rb`, or the
+    /// `ruby-types.txt` list (`name<TAB>path`) that stands in for them in the corpus.
+    fn ruby_types(&self) -> &std::collections::HashSet<String> {
+        self.ruby_types.get_or_init(|| {
+            let mut names = std::collections::HashSet::new();
+            for d in &self.dirs {
+                let Ok(entries) = std::fs::read_dir(d) else {
+                    continue;
+                };
+                for m in entries.flatten() {
+                    if let Ok(types) = std::fs::read_dir(m.path().join("lib/puppet/type")) {
+                        for t in types.flatten() {
+                            let p = t.path();
+                            if p.extension().is_some_and(|e| e == "rb") {
+                                if let Some(stem) = p.file_stem() {
+                                    names.insert(stem.to_string_lossy().into_owned());
+                                }
+                            }
+                        }
+                    }
+                    if let Ok(list) = std::fs::read_to_string(m.path().join("ruby-types.txt")) {
+                        for l in list.lines().filter(|l| !l.starts_with('#')) {
+                            if let Some(name) = l.split_whitespace().next() {
+                                names.insert(name.to_string());
+                            }
+                        }
+                    }
+                }
+            }
+            names
+        })
+    }
+}
+
+impl FsLoader {
+    /// Names of the Ruby functions the modules ship (`lib/puppet/functions`,
+    /// `lib/puppet/parser/functions`, or the corpus's `ruby-functions.txt`).
+    fn ruby_functions(&self) -> &std::collections::HashSet<String> {
+        self.ruby_functions.get_or_init(|| {
+            let mut names = std::collections::HashSet::new();
+            for d in &self.dirs {
+                let Ok(entries) = std::fs::read_dir(d) else {
+                    continue;
+                };
+                for m in entries.flatten() {
+                    collect_rb(&m.path().join("lib/puppet/functions"), "", &mut names);
+                    collect_rb(
+                        &m.path().join("lib/puppet/parser/functions"),
+                        "",
+                        &mut names,
+                    );
+                    if let Ok(list) = std::fs::read_to_string(m.path().join("ruby-functions.txt")) {
+                        for l in list.lines().filter(|l| !l.starts_with('#')) {
+                            if let Some(name) = l.split_whitespace().next() {
+                                names.insert(name.to_string());
+                            }
+                        }
+                    }
+                }
+            }
+            names
+        })
+    }
+}
+
+/// `dir/a/b.rb` -> `a::b`.
+fn collect_rb(dir: &Path, prefix: &str, out: &mut std::collections::HashSet<String>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        let stem = p
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if p.is_dir() {
+            collect_rb(&p, &format!("{prefix}{stem}::"), out);
+        } else if p.extension().is_some_and(|x| x == "rb") {
+            out.insert(format!("{prefix}{stem}"));
+        }
+    }
+}
+
+impl Loader for FsLoader {
+    fn load(&self, module: &str, path: &str) -> Option<(String, String)> {
+        self.dirs.iter().find_map(|d| {
+            let p = d.join(module).join(path);
+            let text = std::fs::read_to_string(&p).ok()?;
+            Some((p.to_string_lossy().into_owned(), text))
+        })
+    }
+
+    fn has_ruby_type(&self, name: &str) -> bool {
+        self.ruby_types().contains(name)
+    }
+
+    fn has_ruby_function(&self, name: &str) -> bool {
+        self.ruby_functions().contains(name)
+    }
+}
+
+/// What a compile needs besides the manifest: the node, its facts, the modules.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct CompileInputs {
+    /// The node name (certname; default: this machine's hostname).
+    #[arg(long)]
+    pub node: Option<String>,
+    /// Facts as JSON or YAML (default: gathered from this machine).
+    #[arg(long)]
+    pub facts: Option<PathBuf>,
+    /// Module directories, separated with ':' (the option may be repeated).
+    #[arg(long)]
+    pub modulepath: Vec<String>,
+    /// Unknown variables are errors.
+    #[arg(long)]
+    pub strict_variables: bool,
+}
+
+impl CompileInputs {
+    /// The module directories, in order.
+    pub fn module_dirs(&self) -> Vec<String> {
+        self.modulepath
+            .iter()
+            .flat_map(|p| p.split(':'))
+            .filter(|d| !d.is_empty())
+            .map(String::from)
+            .collect()
+    }
+}
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct CompileArgs {
+    /// The main manifest (default: site.pp).
+    pub manifest: Option<PathBuf>,
+    #[command(flatten)]
+    pub inputs: CompileInputs,
+    /// Write the catalog here instead of stdout.
+    #[arg(short = 'o', long)]
+    pub output: Option<PathBuf>,
+}
+
+/// `ordo compile`: prints the catalog (or writes it to `--output`); returns the exit code.
+pub fn run(args: &CompileArgs) -> i32 {
+    let manifest = args
+        .manifest
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("site.pp"));
+    let catalog = match compile_manifest(&manifest, &args.inputs) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let json = catalog.to_json_pretty();
+    match &args.output {
+        Some(p) => {
+            if let Err(e) = std::fs::write(p, json + "\n") {
+                eprintln!("Error: Could not write {}: {e}", p.display());
+                return 1;
+            }
+        }
+        None => outln!("{json}"),
+    }
+    0
+}
+
+/// Compiles a manifest into a catalog, printing compile-time log lines and errors on stderr
+/// as Puppet does. `Err` carries the exit code.
+pub fn compile_manifest(manifest: &Path, inputs: &CompileInputs) -> Result<Catalog, i32> {
+    let text = std::fs::read_to_string(manifest).map_err(|e| {
+        eprintln!("Error: Could not read manifest {}: {e}", manifest.display());
+        1
+    })?;
+    let node = inputs.node.clone().unwrap_or_else(|| {
+        std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .map(|s| s.trim().to_string())
+            .unwrap_or_else(|_| "localhost".into())
+    });
+    let facts = match &inputs.facts {
+        Some(p) => std::fs::read_to_string(p)
+            .map_err(|e| e.to_string())
+            .and_then(|t| crate::facts::parse_facts(&t))
+            .map_err(|e| {
+                eprintln!("Error: Could not load facts from {}: {e}", p.display());
+                1
+            })?,
+        None => crate::facts::local_facts(&node),
+    };
+    let opts = CompileOptions {
+        node: node.clone(),
+        facts,
+        strict_variables: inputs.strict_variables,
+    };
+    let modulepath = inputs.module_dirs().join(":");
+    let loader = FsLoader::new(Some(&modulepath));
+    let result = eval::compile(&display_name(manifest), &text, &loader, &opts);
+    let mut err = std::io::stderr().lock();
+    for l in &result.logs {
+        let _ = writeln!(err, "{}", l.render());
+    }
+    let errors: Vec<_> = result.diagnostics.iter().filter(|d| d.is_error()).collect();
+    match result.catalog {
+        Some(catalog) if errors.is_empty() => Ok(catalog),
+        _ => {
+            for d in errors {
+                let _ = writeln!(err, "Error: {} on node {}", d.message, node);
+            }
+            Err(1)
+        }
+    }
+}
+
+fn display_name(p: &Path) -> String {
+    p.to_string_lossy().into_owned()
+}

@@ -1,0 +1,1070 @@
+//! Catalog operations: declaring resources, classes and defines, defaults, overrides,
+//! relationships and the finishing passes.
+
+use super::builtin_types;
+use super::compiler::{add_tag, join_loc, Compiler, EvalError, Flow, Operand, Res, R};
+use super::scope::{Scope, ScopeId, ScopeKind};
+use super::types::{mismatch, PType};
+use super::value::{quote_string, Value};
+use crate::ast::{Expr, Parameter};
+use crate::catalog::{capitalize_type, ResourceKind};
+use crate::span::Span;
+use indexmap::IndexMap;
+use std::rc::Rc;
+
+pub const METAPARAMS: &[&str] = &[
+    "noop",
+    "schedule",
+    "audit",
+    "loglevel",
+    "alias",
+    "tag",
+    "require",
+    "subscribe",
+    "before",
+    "notify",
+    "stage",
+];
+pub const RELATIONSHIP_PARAMS: &[&str] = &["require", "subscribe", "before", "notify"];
+
+/// A reference override (`Notify['a'] { ... }`) or a collector's override.
+#[derive(Clone, Debug)]
+pub struct Override {
+    pub type_name: String,
+    pub title: String,
+    pub params: Vec<AttrValue>,
+    pub source: String,
+    pub span: Span,
+    /// Collector overrides replace values without the source checks.
+    pub forced: bool,
+}
+
+/// An evaluated attribute operation.
+#[derive(Clone, Debug)]
+pub struct AttrValue {
+    pub name: String,
+    pub value: Value,
+    pub append: bool,
+    pub span: Span,
+}
+
+/// What kind of thing a resource type name denotes.
+pub enum TypeKind {
+    Builtin(&'static builtin_types::BuiltinType),
+    Define(Rc<crate::ast::DefineDef>),
+    Class,
+    /// A Ruby type shipped by a module: accepted without attribute checks.
+    Ruby,
+}
+
+impl Compiler<'_> {
+    pub(super) fn resolve_resource_type(&mut self, name: &str) -> Option<TypeKind> {
+        let lower = name.trim_start_matches("::").to_lowercase();
+        if lower == "class" {
+            return Some(TypeKind::Class);
+        }
+        if !lower.contains("::") {
+            if let Some(b) = builtin_types::find(&lower) {
+                return Some(TypeKind::Builtin(b));
+            }
+        }
+        if let Some(d) = self.find_define(&lower) {
+            return Some(TypeKind::Define(d));
+        }
+        if self.loader.has_ruby_type(&lower) {
+            return Some(TypeKind::Ruby);
+        }
+        None
+    }
+
+    /// Registers a resource in the catalog index, with Puppet's duplicate and alias checks.
+    pub(super) fn add_to_catalog(&mut self, idx: usize) -> Result<(), EvalError> {
+        let (key, namevar) = {
+            let r = &self.resources[idx];
+            (
+                (r.type_name.clone(), r.title.clone()),
+                self.namevar_value(r),
+            )
+        };
+        if let Some(&existing) = self.index.get(&key).or_else(|| self.aliases.get(&key)) {
+            return Err(self.duplicate_error(idx, existing));
+        }
+        self.index.insert(key.clone(), idx);
+        if let Some(nv) = namevar {
+            if nv != key.1 {
+                let akey = (key.0.clone(), nv.clone());
+                if let Some(&existing) = self.index.get(&akey).or_else(|| self.aliases.get(&akey)) {
+                    if existing != idx {
+                        self.index.remove(&key);
+                        return Err(self.alias_error(
+                            idx,
+                            existing,
+                            &format!("[{}]", json_str(&nv)),
+                            &nv,
+                        ));
+                    }
+                }
+                self.aliases.insert(akey, idx);
+            }
+        }
+        let alias_values: Vec<String> = match self.resources[idx].params.get("alias") {
+            Some(Value::Array(a)) => a.iter().map(|v| v.to_display()).collect(),
+            Some(v) => vec![v.to_display()],
+            None => vec![],
+        };
+        for a in alias_values {
+            let akey = (key.0.clone(), a.clone());
+            if let Some(&existing) = self.index.get(&akey).or_else(|| self.aliases.get(&akey)) {
+                if existing != idx {
+                    self.index.remove(&key);
+                    return Err(self.alias_error(idx, existing, &json_str(&a), &a));
+                }
+            }
+            self.aliases.insert(akey, idx);
+        }
+        Ok(())
+    }
+
+    /// Inserts without checks (resources the compiler makes itself).
+    pub(super) fn insert_resource(&mut self, idx: usize) {
+        let r = &self.resources[idx];
+        self.index
+            .insert((r.type_name.clone(), r.title.clone()), idx);
+    }
+
+    fn namevar_value(&self, r: &Res) -> Option<String> {
+        let lower = r.type_name.to_lowercase();
+        // Non-isomorphic types never alias their namevar.
+        if lower == "exec" || lower == "tidy" {
+            return None;
+        }
+        let b = builtin_types::find(&lower)?;
+        let nv = *b.namevars.first()?;
+        if let Some(v) = r.params.get(nv) {
+            return Some(v.to_display());
+        }
+        if lower == "file" {
+            let t = r.title.trim_end_matches('/');
+            return Some(if t.is_empty() { "/".into() } else { t.into() });
+        }
+        None
+    }
+
+    fn duplicate_error(&self, new: usize, existing: usize) -> EvalError {
+        let n = &self.resources[new];
+        let e = &self.resources[existing];
+        let mut msg = format!(
+            "Duplicate declaration: {} is already declared",
+            n.reference()
+        );
+        if e.file.is_some() || e.line.is_some() {
+            msg.push_str(&format!(" at {}", self.line_location(e.file, e.line)));
+        }
+        msg.push_str("; cannot redeclare");
+        let msg = join_loc(msg, &self.line_location(n.file, n.line));
+        self.runtime(msg, n.span)
+    }
+
+    fn alias_error(&self, new: usize, existing: usize, shown: &str, key: &str) -> EvalError {
+        let n = &self.resources[new];
+        let e = &self.resources[existing];
+        let msg = format!(
+            "Cannot alias {} to {} at {}; resource [{}, {}] already declared",
+            n.reference(),
+            shown,
+            self.line_location(n.file, n.line),
+            json_str(&n.type_name),
+            json_str(key)
+        );
+        self.runtime(join_loc(msg, &self.line_location(e.file, e.line)), n.span)
+    }
+
+    /// Finds a resource by type and title (or namevar/alias).
+    pub(super) fn find_resource(&self, type_name: &str, title: &str) -> Option<usize> {
+        let t = capitalize_type(type_name);
+        let title = if t == "Class" {
+            title.trim_start_matches("::").to_lowercase()
+        } else {
+            title.to_string()
+        };
+        let key = (t.clone(), title.clone());
+        if let Some(&i) = self.index.get(&key).or_else(|| self.aliases.get(&key)) {
+            return Some(i);
+        }
+        if t == "File" && title.len() > 1 && title.ends_with('/') {
+            let k2 = (t, title.trim_end_matches('/').to_string());
+            return self
+                .index
+                .get(&k2)
+                .or_else(|| self.aliases.get(&k2))
+                .copied();
+        }
+        None
+    }
+
+    /// Resource defaults for a type, looked up along the dynamic scope chain.
+    pub(super) fn lookup_defaults(
+        &self,
+        scope: ScopeId,
+        type_name: &str,
+    ) -> IndexMap<String, Value> {
+        let mut chain = vec![];
+        let mut s = Some(scope);
+        while let Some(id) = s {
+            chain.push(id);
+            s = self.scopes[id].parent;
+        }
+        let mut out = IndexMap::new();
+        for id in chain.into_iter().rev() {
+            if let Some(d) = self.scopes[id].defaults.get(type_name) {
+                for (k, v) in d {
+                    out.insert(k.clone(), v.clone());
+                }
+            }
+        }
+        out
+    }
+
+    /// The resource a scope evaluates for (its container).
+    pub(super) fn scope_resource(&self, scope: ScopeId) -> usize {
+        let mut s = Some(scope);
+        while let Some(id) = s {
+            if let Some(r) = self.scopes[id].resource {
+                return r;
+            }
+            s = self.scopes[id].lookup_next.or(self.scopes[id].parent);
+        }
+        0
+    }
+
+    /// Declares one resource of a built-in or defined type (the `create_resources` of
+    /// Puppet's runtime support). Returns the resource index.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn declare_resource(
+        &mut self,
+        type_name: &str,
+        kind: &TypeKind,
+        title: &str,
+        params: &[AttrValue],
+        scope: ScopeId,
+        span: Span,
+        virtual_: bool,
+        exported: bool,
+    ) -> R<usize> {
+        let tname = capitalize_type(type_name);
+        let rkind = match kind {
+            TypeKind::Define(_) => ResourceKind::DefinedType,
+            _ => ResourceKind::CompilableType,
+        };
+        let idx = self.new_res(&tname, title, scope, rkind, span);
+        {
+            let line = self.span_line(span);
+            let r = &mut self.resources[idx];
+            r.file = Some(span.file);
+            r.line = line;
+            r.virtual_ = virtual_ || exported;
+            r.exported = exported;
+            r.dropped = exported;
+            r.is_define = matches!(kind, TypeKind::Define(_));
+        }
+        let source = self.scopes[scope].source.clone();
+        for a in params {
+            self.set_param(idx, &a.name, a.value.clone(), &source, a.span);
+        }
+        for (k, v) in self.lookup_defaults(scope, &tname) {
+            if !self.resources[idx].params.contains_key(&k) {
+                self.set_param(idx, &k, v, &source, span);
+            }
+        }
+        // Attributes that are undef are not set at all.
+        self.resources[idx].params.retain(|_, v| !v.is_undef());
+        if self.resources[idx].params.contains_key("stage") && tname != "Class" {
+            let r = self.resources[idx].reference();
+            return Err(Flow::Err(self.runtime(
+                format!("Only classes can set 'stage'; normal resources like {r} cannot change run stage"),
+                span,
+            )));
+        }
+        self.check_attributes(idx, kind)?;
+        self.add_to_catalog(idx)?;
+        if tname != "Stage" {
+            let container = self.scope_resource(scope);
+            self.containment.push((container, idx));
+        }
+        Ok(idx)
+    }
+
+    fn check_attributes(&self, idx: usize, kind: &TypeKind) -> R<()> {
+        let r = &self.resources[idx];
+        let allowed: Box<dyn Fn(&str) -> bool> = match kind {
+            TypeKind::Builtin(b) => {
+                let b = *b;
+                Box::new(move |n: &str| b.attributes.contains(&n) || METAPARAMS.contains(&n))
+            }
+            TypeKind::Define(d) => {
+                let d = d.clone();
+                Box::new(move |n: &str| {
+                    METAPARAMS.contains(&n) || n == "name" || d.params.iter().any(|p| p.name == n)
+                })
+            }
+            _ => return Ok(()),
+        };
+        for k in r.params.keys() {
+            if !allowed(k) {
+                if let TypeKind::Define(_) = kind {
+                    let msg = format!("{}: has no parameter named '{k}'", r.reference());
+                    return Err(Flow::Err(self.runtime(msg, r.span)));
+                }
+                let loc = self.line_location(r.file, r.line);
+                let msg = format!("no parameter named '{k}' {loc} on {} {loc}", r.reference());
+                return Err(Flow::Err(self.plain(msg, Some(r.span))));
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn set_param(
+        &mut self,
+        idx: usize,
+        name: &str,
+        value: Value,
+        source: &str,
+        span: Span,
+    ) {
+        let line = self.span_line(span);
+        let r = &mut self.resources[idx];
+        if name == "tag" {
+            for t in flatten_values(&value) {
+                add_tag(&mut r.tags, &t.to_display());
+            }
+        }
+        r.params.insert(name.to_string(), value);
+        r.param_sources.insert(name.to_string(), source.to_string());
+        r.param_lines
+            .insert(name.to_string(), (Some(span.file), line));
+    }
+
+    // ---- classes ---------------------------------------------------------------------------
+
+    /// `include`/`require`/`contain` of one class: evaluates it unless it already is.
+    pub(super) fn include_class(&mut self, name: &str, scope: ScopeId, span: Span) -> R<usize> {
+        let lname = name.trim_start_matches("::").to_lowercase();
+        if let Some(i) = self.find_resource("Class", &lname) {
+            return Ok(i);
+        }
+        let Some(def) = self.find_class(&lname) else {
+            return Err(Flow::Err(self.runtime(
+                format!("Could not find class ::{lname} for {}", self.opts.node),
+                span,
+            )));
+        };
+        self.instantiate_class(def, scope, span, None)
+    }
+
+    /// `class { 'name': params }`.
+    pub(super) fn declare_class(
+        &mut self,
+        name: &str,
+        params: &[AttrValue],
+        scope: ScopeId,
+        span: Span,
+    ) -> R<usize> {
+        let lname = name.trim_start_matches("::").to_lowercase();
+        let Some(def) = self.find_class(&lname) else {
+            return Err(Flow::Err(
+                self.runtime(format!("Could not find declared class {lname}"), span),
+            ));
+        };
+        if let Some(existing) = self.find_resource("Class", &lname) {
+            let e = &self.resources[existing];
+            let mut msg = format!(
+                "Duplicate declaration: {} is already declared",
+                e.reference()
+            );
+            if e.file.is_some() {
+                msg.push_str(&format!(" at {}", self.line_location(e.file, e.line)));
+            }
+            msg.push_str("; cannot redeclare");
+            let msg = join_loc(msg, &self.span_location(span));
+            return Err(Flow::Err(self.runtime(msg, span)));
+        }
+        self.instantiate_class(def, scope, span, Some(params))
+    }
+
+    fn instantiate_class(
+        &mut self,
+        def: Rc<crate::ast::ClassDef>,
+        scope: ScopeId,
+        span: Span,
+        params: Option<&[AttrValue]>,
+    ) -> R<usize> {
+        let name = def.name.clone();
+        // The parent class comes first, declared from the same scope.
+        let parent_scope = match &def.parent {
+            Some(p) => {
+                let pname = p.trim_start_matches("::").to_lowercase();
+                if self.find_resource("Class", &pname).is_none() {
+                    self.include_class(&pname, scope, span)?;
+                }
+                self.class_scopes.get(&pname).copied()
+            }
+            None => None,
+        };
+        let kind = if params.is_some() {
+            ResourceKind::Class
+        } else {
+            ResourceKind::Unknown
+        };
+        let idx = self.new_res("Class", &name, scope, kind, span);
+        if params.is_some() {
+            let line = self.span_line(span);
+            self.resources[idx].file = Some(span.file);
+            self.resources[idx].line = line;
+        }
+        let label = self.resources[idx].reference();
+        let source = self.scopes[scope].source.clone();
+        if let Some(ps) = params {
+            for a in ps {
+                if !METAPARAMS.contains(&a.name.as_str())
+                    && !def.params.iter().any(|p| p.name == a.name)
+                {
+                    return Err(Flow::Err(self.runtime(
+                        format!("{label}: has no parameter named '{}'", a.name),
+                        span,
+                    )));
+                }
+                if !a.value.is_undef() {
+                    self.set_param(idx, &a.name, a.value.clone(), &source, a.span);
+                }
+            }
+        }
+        self.insert_resource(idx);
+        self.catalog_tags.extend(self.resources[idx].tags.clone());
+        self.resources[idx].evaluated = true;
+
+        // Evaluate: scope, tags, parameters, stage, body.
+        let declaring_res = self.scope_resource(scope);
+        let scope_tags = self.resources[declaring_res].tags.clone();
+        if declaring_res != idx {
+            self.resources[idx].tags.extend(scope_tags);
+        }
+        let dyn_parent = parent_scope.unwrap_or(scope);
+        let lookup_next = parent_scope.unwrap_or_else(|| self.global_scope_for(scope));
+        let mut s = Scope::new(ScopeKind::Class, Some(dyn_parent), Some(lookup_next));
+        s.resource = Some(idx);
+        s.source = format!("class {name}");
+        s.class_name = Some(name.clone());
+        let sid = self.new_scope(s);
+        self.class_scopes.insert(name.clone(), sid);
+        self.class_list.push(name.clone());
+        self.scopes[sid]
+            .vars
+            .insert("title".into(), Value::str(name.clone()));
+        self.scopes[sid]
+            .vars
+            .insert("name".into(), Value::str(name.clone()));
+        let module = name.split("::").next().unwrap_or("").to_string();
+        self.scopes[sid]
+            .vars
+            .insert("module_name".into(), Value::str(module));
+        self.set_caller_module(sid, scope);
+        self.bind_parameters(idx, &def.params, sid, &label, span, true)?;
+
+        // Stage: the class's own, else the declaring scope resource's, else main.
+        let stage = self.resources[idx]
+            .params
+            .get("stage")
+            .map(|v| v.to_display())
+            .or_else(|| {
+                self.resources[declaring_res]
+                    .params
+                    .get("stage")
+                    .map(|v| v.to_display())
+            })
+            .unwrap_or_else(|| "main".into());
+        let Some(stage_idx) = self.find_resource("Stage", &stage) else {
+            return Err(Flow::Err(self.runtime(
+                format!("Could not find stage {stage} specified by {label}"),
+                span,
+            )));
+        };
+        if stage != "main" && !self.resources[idx].params.contains_key("stage") {
+            self.resources[idx]
+                .params
+                .insert("stage".into(), Value::str(stage));
+        }
+        self.containment.push((stage_idx, idx));
+        if let Some(body) = &def.body {
+            self.eval(body, sid)?;
+        }
+        Ok(idx)
+    }
+
+    /// `$caller_module_name`: the module of the scope that declared the class or define.
+    fn set_caller_module(&mut self, sid: ScopeId, caller: ScopeId) {
+        let mut s = Some(caller);
+        let mut module = Value::str("");
+        while let Some(id) = s {
+            if let Some(m) = self.scopes[id].vars.get("module_name") {
+                module = m.clone();
+                break;
+            }
+            s = self.scopes[id].lookup_next;
+        }
+        self.scopes[sid]
+            .vars
+            .insert("caller_module_name".into(), module);
+    }
+
+    /// Binds class/define parameters: given values, defaults, type checks.
+    pub(super) fn bind_parameters(
+        &mut self,
+        idx: usize,
+        params: &[Parameter],
+        sid: ScopeId,
+        label: &str,
+        span: Span,
+        is_class: bool,
+    ) -> R<()> {
+        let source = self.scopes[sid].source.clone();
+        // Every missing value is reported at once, as Puppet does.
+        let mut missing = vec![];
+        for p in params {
+            let given = self.resources[idx].params.get(&p.name);
+            if p.value.is_some() || given.is_some_and(|v| !v.is_undef()) {
+                continue;
+            }
+            let accepts_undef = match &p.type_expr {
+                Some(te) => self.eval_type(te, sid)?.is_instance(&Value::Undef),
+                None => false,
+            };
+            if !accepts_undef {
+                missing.push(format!("expects a value for parameter '{}'", p.name));
+            }
+        }
+        match missing.len() {
+            0 => {}
+            1 => {
+                return Err(Flow::Err(
+                    self.runtime(format!("{label}: {}", missing[0]), span),
+                ))
+            }
+            _ => {
+                return Err(Flow::Err(
+                    self.runtime(format!("{label}:\n  {}", missing.join("\n  ")), span),
+                ))
+            }
+        }
+        for p in params {
+            let given = self.resources[idx].params.get(&p.name).cloned();
+            let value = match given {
+                Some(v) if !v.is_undef() => v,
+                _ => match &p.value {
+                    Some(default) => {
+                        let v = self.eval(default, sid)?;
+                        if !v.is_undef() || is_class {
+                            self.resources[idx].params.insert(p.name.clone(), v.clone());
+                            self.resources[idx]
+                                .param_sources
+                                .insert(p.name.clone(), source.clone());
+                        }
+                        v
+                    }
+                    None => {
+                        let t = match &p.type_expr {
+                            Some(te) => Some(self.eval_type(te, sid)?),
+                            None => None,
+                        };
+                        if t.as_ref().is_some_and(|t| t.is_instance(&Value::Undef)) {
+                            Value::Undef
+                        } else {
+                            return Err(Flow::Err(self.runtime(
+                                format!("{label}: expects a value for parameter '{}'", p.name),
+                                span,
+                            )));
+                        }
+                    }
+                },
+            };
+            if let Some(te) = &p.type_expr {
+                let t = self.eval_type(te, sid)?;
+                if !t.is_instance(&value) {
+                    return Err(Flow::Err(self.runtime(
+                        format!("{label}: parameter '{}' {}", p.name, mismatch(&t, &value)),
+                        span,
+                    )));
+                }
+            }
+            self.scopes[sid].vars.insert(p.name.clone(), value);
+        }
+        self.resources[idx].params.retain(|_, v| !v.is_undef());
+        Ok(())
+    }
+
+    /// Evaluates a defined type instance (called from the generators loop).
+    pub(super) fn evaluate_define(&mut self, idx: usize) -> R<()> {
+        self.resources[idx].evaluated = true;
+        let type_name = self.resources[idx].type_name.to_lowercase();
+        let Some(def) = self.find_define(&type_name) else {
+            return Ok(());
+        };
+        let declaring = self.resources[idx].scope;
+        let declaring_res = self.scope_resource(declaring);
+        if declaring_res != idx {
+            let t = self.resources[declaring_res].tags.clone();
+            self.resources[idx].tags.extend(t);
+        }
+        let lookup_next = self.global_scope_for(declaring);
+        let mut s = Scope::new(ScopeKind::Define, Some(declaring), Some(lookup_next));
+        s.resource = Some(idx);
+        s.source = format!("define {}", def.name);
+        let sid = self.new_scope(s);
+        let title = self.resources[idx].title.clone();
+        let name = self.resources[idx]
+            .params
+            .get("name")
+            .cloned()
+            .unwrap_or_else(|| Value::str(title.clone()));
+        self.scopes[sid]
+            .vars
+            .insert("title".into(), Value::str(title));
+        self.scopes[sid].vars.insert("name".into(), name);
+        let module = def.name.split("::").next().unwrap_or("").to_string();
+        self.scopes[sid]
+            .vars
+            .insert("module_name".into(), Value::str(module));
+        self.set_caller_module(sid, declaring);
+        let label = self.resources[idx].reference();
+        let span = self.resources[idx].span;
+        self.bind_parameters(idx, &def.params, sid, &label, span, false)?;
+        if let Some(body) = &def.body {
+            match self.eval(body, sid) {
+                Ok(_) | Err(Flow::Return(_)) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    // ---- overrides -----------------------------------------------------------------------------
+
+    pub(super) fn add_override(&mut self, o: Override) -> Result<(), EvalError> {
+        match self.find_resource(&o.type_name, &o.title) {
+            Some(idx) => self.merge_override(idx, &o),
+            None => {
+                self.pending_overrides.push(o);
+                Ok(())
+            }
+        }
+    }
+
+    /// Whether definition `a` is `b` or inherits from it.
+    fn source_child_of(&self, a: &str, b: &str) -> bool {
+        let mut cur = a.to_string();
+        for _ in 0..100 {
+            let Some(name) = cur.strip_prefix("class ") else {
+                return false;
+            };
+            let Some(def) = self.classes.get(name) else {
+                return false;
+            };
+            let Some(p) = &def.parent else { return false };
+            cur = format!("class {}", p.trim_start_matches("::").to_lowercase());
+            if cur == b {
+                return true;
+            }
+        }
+        false
+    }
+
+    pub(super) fn merge_override(&mut self, idx: usize, o: &Override) -> Result<(), EvalError> {
+        let loc = self.span_location(o.span);
+        if !o.forced {
+            let rsrc = self.resources[idx].source.clone();
+            if rsrc != o.source && !self.source_child_of(&o.source, &rsrc) {
+                return Err(self.plain(
+                    join_loc("Only subclasses can override parameters".into(), &loc),
+                    Some(o.span),
+                ));
+            }
+        }
+        for a in &o.params {
+            let current = self.resources[idx].params.get(&a.name).cloned();
+            let Some(current) = current else {
+                if !a.value.is_undef() {
+                    self.set_param(idx, &a.name, a.value.clone(), &o.source, a.span);
+                }
+                continue;
+            };
+            if !o.forced {
+                let csrc = self.resources[idx]
+                    .param_sources
+                    .get(&a.name)
+                    .cloned()
+                    .unwrap_or_default();
+                if !self.source_child_of(&o.source, &csrc) {
+                    let r = &self.resources[idx];
+                    let (f, l) = r
+                        .param_lines
+                        .get(&a.name)
+                        .copied()
+                        .unwrap_or((r.file, r.line));
+                    let by = if csrc.is_empty() {
+                        "Class[main]".to_string()
+                    } else {
+                        csrc
+                    };
+                    let msg = format!(
+                        "Parameter '{}' is already set on {} by {} at {}; cannot redefine",
+                        a.name,
+                        r.reference(),
+                        by,
+                        self.line_location(f, l)
+                    );
+                    return Err(self.plain(join_loc(msg, &loc), Some(o.span)));
+                }
+            }
+            let value = if a.append {
+                let mut items = flatten_values(&current);
+                items.extend(flatten_values(&a.value));
+                Value::Array(items)
+            } else {
+                a.value.clone()
+            };
+            if value.is_undef() {
+                self.resources[idx].params.shift_remove(&a.name);
+            } else {
+                self.set_param(idx, &a.name, value, &o.source, a.span);
+            }
+        }
+        Ok(())
+    }
+
+    // ---- relationships -------------------------------------------------------------------------
+
+    /// Checks every relationship metaparameter of the non-virtual resources.
+    pub(super) fn validate_relationship_params(&mut self) -> Result<(), EvalError> {
+        for idx in 0..self.resources.len() {
+            let r = &self.resources[idx];
+            if r.virtual_ || r.dropped {
+                continue;
+            }
+            for p in RELATIONSHIP_PARAMS {
+                let Some(v) = r.params.get(*p) else { continue };
+                for item in flatten_values(v) {
+                    let Some((t, title, shown)) = ref_parts(&item) else {
+                        continue;
+                    };
+                    if self.find_resource(&t, &title).is_none() {
+                        let (f, l) = r.param_lines.get(*p).copied().unwrap_or((r.file, r.line));
+                        let msg = format!("Could not find resource '{shown}' in parameter '{p}'");
+                        return Err(
+                            self.plain(join_loc(msg, &self.line_location(f, l)), Some(r.span))
+                        );
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Chaining arrows become `before`/`notify` values on the source resources.
+    pub(super) fn evaluate_relationships(&mut self) -> Result<(), EvalError> {
+        let rels = std::mem::take(&mut self.relationships);
+        for rel in &rels {
+            let sources = self.operand_refs(&rel.source, true);
+            let targets = self.operand_refs(&rel.target, false);
+            let param = if rel.notify { "notify" } else { "before" };
+            for s in &sources {
+                for t in &targets {
+                    let (st, stitle, sshown) = ref_parts(s).unwrap_or_default();
+                    let (tt, ttitle, tshown) = ref_parts(t).unwrap_or_default();
+                    let Some(sidx) = self.find_resource(&st, &stitle) else {
+                        return Err(self.plain(
+                            format!(
+                                "Could not find resource '{sshown}' for relationship on '{tshown}'"
+                            ),
+                            None,
+                        ));
+                    };
+                    if self.find_resource(&tt, &ttitle).is_none() {
+                        return Err(self.plain(
+                            format!("Could not find resource '{tshown}' for relationship from '{sshown}'"),
+                            None,
+                        ));
+                    }
+                    let r = &mut self.resources[sidx];
+                    let mut items = match r.params.get(param) {
+                        None => vec![],
+                        Some(Value::Array(a)) => a.clone(),
+                        Some(v) => vec![v.clone()],
+                    };
+                    items.push(Value::str(format!("{tt}[{ttitle}]")));
+                    r.params.insert(param.to_string(), Value::Array(items));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The references an operand stands for; an empty collector on the left falls back to
+    /// its "empty alternative" (what stood left of it in the chain).
+    fn operand_refs(&self, ops: &[Operand], left: bool) -> Vec<Value> {
+        let mut out = vec![];
+        for op in ops {
+            match op {
+                Operand::Ref(t) => out.push(Value::Type(Box::new(t.clone()))),
+                Operand::Collector(ci) => {
+                    let c = &self.collectors[*ci];
+                    if c.collected.is_empty() && left {
+                        if let Some(alt) = &c.empty_alternative {
+                            out.extend(self.operand_refs(alt, true));
+                        }
+                    } else {
+                        for &i in &c.collected {
+                            let r = &self.resources[i];
+                            out.push(Value::Type(Box::new(res_type(r))));
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    // ---- finishing -----------------------------------------------------------------------------
+
+    pub(super) fn finish(&mut self) -> Result<(), EvalError> {
+        self.evaluate_relationships()?;
+        let pending = std::mem::take(&mut self.pending_overrides);
+        let mut remaining = vec![];
+        for o in pending {
+            match self.find_resource(&o.type_name, &o.title) {
+                Some(idx) => self.merge_override(idx, &o)?,
+                None => remaining.push(o),
+            }
+        }
+        self.pending_overrides = remaining;
+        // Scope tags for resources that were never evaluated themselves.
+        for idx in 0..self.resources.len() {
+            let r = &self.resources[idx];
+            if r.type_name == "Class"
+                || r.type_name == "Node"
+                || (r.type_name == "Stage" && r.title == "main")
+            {
+                continue;
+            }
+            let scope_res = self.scope_resource(r.scope);
+            if scope_res != idx {
+                let t = self.resources[scope_res].tags.clone();
+                self.resources[idx].tags.extend(t);
+            }
+        }
+        self.add_resource_metaparams();
+        Ok(())
+    }
+
+    pub(super) fn fail_on_unevaluated(&mut self) -> Result<(), EvalError> {
+        if !self.pending_overrides.is_empty() {
+            let refs: Vec<String> = self
+                .pending_overrides
+                .iter()
+                .map(|o| format!("{}[{}]", capitalize_type(&o.type_name), o.title))
+                .collect();
+            return Err(self.plain(
+                format!(
+                    "Could not find resource(s) {} for overriding",
+                    refs.join(", ")
+                ),
+                None,
+            ));
+        }
+        let mut missing = vec![];
+        for c in &self.collectors {
+            for (t, title) in &c.unresolved {
+                if self.find_resource(t, title).is_none() {
+                    missing.push(format!("{}[{}]", capitalize_type(t), title));
+                }
+            }
+        }
+        if !missing.is_empty() {
+            return Err(self.plain(
+                format!("Failed to realize virtual resources {}", missing.join(", ")),
+                None,
+            ));
+        }
+        Ok(())
+    }
+
+    /// Copies non-relationship metaparameters and tags along containment edges, walking out
+    /// from Class[main] only (Puppet's `add_resource_metaparams`).
+    fn add_resource_metaparams(&mut self) {
+        let names: Vec<&str> = METAPARAMS
+            .iter()
+            .copied()
+            .filter(|n| !RELATIONSHIP_PARAMS.contains(n))
+            .collect();
+        let Some(main) = self.find_resource("Class", "main") else {
+            return;
+        };
+        let mut children: IndexMap<usize, Vec<usize>> = IndexMap::new();
+        for &(s, t) in &self.containment {
+            children.entry(s).or_default().push(t);
+        }
+        let mut data: std::collections::HashMap<usize, IndexMap<String, Value>> =
+            Default::default();
+        let mut seen = std::collections::HashSet::new();
+        let mut stack = vec![main];
+        seen.insert(main);
+        while let Some(src) = stack.pop() {
+            let kids = children.get(&src).cloned().unwrap_or_default();
+            for t in kids.into_iter() {
+                let source_data = data
+                    .get(&src)
+                    .cloned()
+                    .unwrap_or_else(|| self.metaparams_of(src, &names));
+                for (k, v) in &source_data {
+                    if !self.resources[t].params.contains_key(k) {
+                        self.resources[t].params.insert(k.clone(), v.clone());
+                    }
+                }
+                let mut merged = source_data.clone();
+                merged.extend(self.metaparams_of(t, &names));
+                data.insert(src, source_data);
+                data.insert(t, merged);
+                let tags = self.resources[src].tags.clone();
+                self.resources[t].tags.extend(tags);
+                if seen.insert(t) {
+                    stack.push(t);
+                }
+            }
+        }
+    }
+
+    fn metaparams_of(&self, idx: usize, names: &[&str]) -> IndexMap<String, Value> {
+        let mut out = IndexMap::new();
+        for n in names {
+            if let Some(v) = self.resources[idx].params.get(*n) {
+                out.insert(n.to_string(), v.clone());
+            }
+        }
+        out
+    }
+
+    /// Evaluates parameter lists given as `name => value` operations.
+    pub(super) fn eval_attribute_ops(
+        &mut self,
+        ops: &[crate::ast::AttributeOp],
+        scope: ScopeId,
+    ) -> R<Vec<AttrValue>> {
+        let mut out: Vec<AttrValue> = vec![];
+        for op in ops {
+            match op {
+                crate::ast::AttributeOp::Set {
+                    name,
+                    append,
+                    value,
+                    span,
+                } => {
+                    let v = self.eval(value, scope)?;
+                    if out.iter().any(|a| a.name == *name) {
+                        return Err(Flow::Err(self.runtime(
+                            format!("The attribute '{name}' has already been set"),
+                            *span,
+                        )));
+                    }
+                    out.push(AttrValue {
+                        name: name.clone(),
+                        value: v,
+                        append: *append,
+                        span: *span,
+                    });
+                }
+                crate::ast::AttributeOp::Splat { expr, span } => {
+                    let v = self.eval(expr, scope)?;
+                    match v {
+                        Value::Hash(h) => {
+                            for (k, v) in h {
+                                let name = k.to_display();
+                                if out.iter().any(|a| a.name == name) {
+                                    return Err(Flow::Err(self.runtime(
+                                        format!("The attribute '{name}' has already been set"),
+                                        *span,
+                                    )));
+                                }
+                                out.push(AttrValue {
+                                    name,
+                                    value: v,
+                                    append: false,
+                                    span: *span,
+                                });
+                            }
+                        }
+                        Value::Undef => {}
+                        other => {
+                            return Err(Flow::Err(self.runtime(
+                                format!("expects a Hash value, got {}", other.type_name()),
+                                expr.span,
+                            )))
+                        }
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    pub(super) fn eval_type(&mut self, e: &Expr, scope: ScopeId) -> R<PType> {
+        match self.eval(e, scope)? {
+            Value::Type(t) => Ok(*t),
+            other => Err(Flow::Err(self.runtime(
+                format!("expected a type, got {}", other.type_name()),
+                e.span,
+            ))),
+        }
+    }
+}
+
+/// The resource type value of a catalog resource.
+pub(super) fn res_type(r: &Res) -> PType {
+    if r.type_name == "Class" {
+        PType::Class(Some(r.title.clone()))
+    } else {
+        PType::Resource(Some(r.type_name.clone()), Some(r.title.clone()))
+    }
+}
+
+/// (type, title, as shown in messages) of a reference value.
+pub(super) fn ref_parts(v: &Value) -> Option<(String, String, String)> {
+    match v {
+        Value::Type(t) => match &**t {
+            PType::Resource(Some(ty), Some(title)) => {
+                Some((ty.clone(), title.clone(), format!("{ty}[{title}]")))
+            }
+            PType::Class(Some(n)) => Some((
+                "Class".into(),
+                n.clone(),
+                format!("Class[{}]", capitalize_type(n)),
+            )),
+            _ => None,
+        },
+        Value::Str(s) => {
+            let r = crate::catalog::ResourceRef::parse(s)?;
+            let shown = format!("{}[{}]", r.type_name, r.title);
+            Some((r.type_name, r.title, shown))
+        }
+        _ => None,
+    }
+}
+
+pub(super) fn flatten_values(v: &Value) -> Vec<Value> {
+    match v {
+        Value::Array(a) => a.iter().flat_map(flatten_values).collect(),
+        Value::Undef => vec![],
+        other => vec![other.clone()],
+    }
+}
+
+fn json_str(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_else(|_| quote_string(s))
+}

@@ -1,0 +1,786 @@
+//! The compiler state and the compile phases.
+
+use super::scope::{Scope, ScopeId, ScopeKind};
+use super::types::PType;
+use super::value::Value;
+use super::{CompileOptions, CompileResult, Loader, LogLevel, LogLine};
+use crate::ast::{ClassDef, DefineDef, Expr, ExprKind, FunctionDef, NodeDef, Program};
+use crate::catalog::ResourceKind;
+use crate::diagnostics::Diagnostic;
+use crate::span::{FileId, SourceMap, Span};
+use indexmap::{IndexMap, IndexSet};
+use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
+
+/// Why evaluation stopped early: an error, or `break`/`next`/`return` travelling to the
+/// construct that handles them.
+#[derive(Debug)]
+pub enum Flow {
+    Err(EvalError),
+    Break(Span),
+    Next(Value),
+    Return(Value),
+}
+
+/// An evaluation error. `formatted` errors already carry Puppet's full text with location;
+/// the others get wrapped (`Error while evaluating a Resource Statement, ...`) by the
+/// nearest enclosing statement, as Puppet's evaluator does.
+#[derive(Debug, Clone)]
+pub struct EvalError {
+    pub msg: String,
+    pub span: Option<Span>,
+    pub formatted: bool,
+}
+
+pub type R<T> = Result<T, Flow>;
+
+impl From<EvalError> for Flow {
+    fn from(e: EvalError) -> Flow {
+        Flow::Err(e)
+    }
+}
+
+/// A resource being built.
+#[derive(Clone, Debug)]
+pub struct Res {
+    pub type_name: String,
+    pub title: String,
+    pub params: IndexMap<String, Value>,
+    /// Which definition set each parameter (Puppet's `param.source`), for override rules.
+    pub param_sources: HashMap<String, String>,
+    pub param_lines: HashMap<String, (Option<FileId>, Option<u32>)>,
+    pub tags: IndexSet<String>,
+    pub file: Option<FileId>,
+    pub line: Option<u32>,
+    pub exported: bool,
+    pub virtual_: bool,
+    pub kind: ResourceKind,
+    /// The scope that declared it.
+    pub scope: ScopeId,
+    /// The definition that declared it (`scope.source`).
+    pub source: String,
+    pub evaluated: bool,
+    pub is_define: bool,
+    /// Removed from the catalog (exported without storeconfigs).
+    pub dropped: bool,
+    pub span: Span,
+}
+
+impl Res {
+    /// `Notify[x]` as Puppet shows it in messages (`Class[Foo]` for classes).
+    pub fn reference_shown(&self) -> String {
+        self.reference()
+    }
+
+    pub fn reference(&self) -> String {
+        if self.type_name == "Class" {
+            format!("Class[{}]", crate::catalog::capitalize_type(&self.title))
+        } else {
+            format!("{}[{}]", self.type_name, self.title)
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct NodeInfo {
+    pub def: Rc<NodeDef>,
+}
+
+/// A pending chaining-arrow relationship, evaluated when the catalog is finished.
+#[derive(Clone, Debug)]
+pub struct Relationship {
+    pub source: Vec<Operand>,
+    pub target: Vec<Operand>,
+    pub notify: bool,
+}
+
+/// One side of a relationship: a reference or a collector (by index).
+#[derive(Clone, Debug)]
+pub enum Operand {
+    Ref(PType),
+    Collector(usize),
+}
+
+pub struct Compiler<'a> {
+    pub(super) loader: &'a dyn Loader,
+    pub(super) opts: &'a CompileOptions,
+    pub(super) sources: SourceMap,
+    pub(super) classes: HashMap<String, Rc<ClassDef>>,
+    pub(super) defines: HashMap<String, Rc<DefineDef>>,
+    pub(super) nodes: Vec<NodeInfo>,
+    pub(super) functions: HashMap<String, Rc<FunctionDef>>,
+    pub(super) type_aliases: HashMap<String, Expr>,
+    pub(super) resolved_aliases: HashMap<String, PType>,
+    pub(super) loaded_files: HashSet<String>,
+    pub(super) scopes: Vec<Scope>,
+    pub(super) resources: Vec<Res>,
+    /// (Type, title) -> resource.
+    pub(super) index: HashMap<(String, String), usize>,
+    /// (Type, namevar or alias) -> resource.
+    pub(super) aliases: HashMap<(String, String), usize>,
+    pub(super) containment: Vec<(usize, usize)>,
+    pub(super) class_scopes: HashMap<String, ScopeId>,
+    pub(super) class_list: Vec<String>,
+    pub(super) catalog_tags: IndexSet<String>,
+    pub(super) collectors: Vec<super::collect::Collector>,
+    pub(super) relationships: Vec<Relationship>,
+    pub(super) pending_overrides: Vec<super::catalog_ops::Override>,
+    pub(super) logs: Vec<LogLine>,
+    pub(super) top: ScopeId,
+    pub(super) node_scope: Option<ScopeId>,
+    pub(super) main_file: FileId,
+    /// Output buffers of the EPP templates being rendered.
+    pub(super) render_stack: Vec<String>,
+}
+
+impl<'a> Compiler<'a> {
+    pub fn new(loader: &'a dyn Loader, opts: &'a CompileOptions) -> Compiler<'a> {
+        Compiler {
+            loader,
+            opts,
+            sources: SourceMap::new(),
+            classes: HashMap::new(),
+            defines: HashMap::new(),
+            nodes: Vec::new(),
+            functions: HashMap::new(),
+            type_aliases: HashMap::new(),
+            resolved_aliases: HashMap::new(),
+            loaded_files: HashSet::new(),
+            scopes: Vec::new(),
+            resources: Vec::new(),
+            index: HashMap::new(),
+            aliases: HashMap::new(),
+            containment: Vec::new(),
+            class_scopes: HashMap::new(),
+            class_list: Vec::new(),
+            catalog_tags: IndexSet::new(),
+            collectors: Vec::new(),
+            relationships: Vec::new(),
+            pending_overrides: Vec::new(),
+            logs: Vec::new(),
+            top: 0,
+            node_scope: None,
+            main_file: FileId(0),
+            render_stack: Vec::new(),
+        }
+    }
+
+    /// Parses and compiles the main manifest.
+    pub fn run(mut self, name: &str, text: &str) -> CompileResult {
+        let file = self.sources.add(name, text);
+        self.main_file = file;
+        let parsed = parse_source(text, file);
+        let mut diagnostics: Vec<Diagnostic> = parsed
+            .diagnostics
+            .into_iter()
+            .filter(|d| d.is_error())
+            .map(|mut d| {
+                let loc = self.line_col_location(d.span);
+                d.message = format!(
+                    "Could not parse for environment production: {} {}",
+                    d.message, loc
+                )
+                .trim_end()
+                .to_string();
+                d
+            })
+            .collect();
+        let program = match parsed.program {
+            Some(p) if diagnostics.is_empty() => p,
+            _ => {
+                if diagnostics.is_empty() {
+                    diagnostics.push(Diagnostic::error(
+                        "syntax",
+                        "Could not parse for environment production",
+                    ));
+                }
+                return CompileResult {
+                    catalog: None,
+                    logs: self.logs,
+                    diagnostics,
+                    sources: self.sources,
+                };
+            }
+        };
+        let result = self.compile_program(&program);
+        match result {
+            Ok(catalog) => CompileResult {
+                catalog: Some(catalog),
+                logs: std::mem::take(&mut self.logs),
+                diagnostics,
+                sources: self.sources,
+            },
+            Err(e) => {
+                let mut d = Diagnostic::error("evaluation", e.msg);
+                d.span = e.span;
+                diagnostics.push(d);
+                CompileResult {
+                    catalog: None,
+                    logs: std::mem::take(&mut self.logs),
+                    diagnostics,
+                    sources: self.sources,
+                }
+            }
+        }
+    }
+
+    fn compile_program(&mut self, program: &Program) -> Result<crate::catalog::Catalog, EvalError> {
+        self.register_definitions(&program.body, "")?;
+        self.init_top_scope();
+        let main = self.create_main();
+        let flow = self.eval_top(&program.body);
+        self.check_flow(flow)?;
+        let _ = main;
+        self.evaluate_node()?;
+        self.evaluate_generators()?;
+        self.validate_relationship_params()?;
+        self.finish()?;
+        self.fail_on_unevaluated()?;
+        Ok(self.build_catalog())
+    }
+
+    fn check_flow(&mut self, r: R<Value>) -> Result<(), EvalError> {
+        match r {
+            Ok(_) | Err(Flow::Next(_)) | Err(Flow::Return(_)) => Ok(()),
+            Err(Flow::Break(span)) => {
+                Err(self.issue("break() from context where this is illegal", span))
+            }
+            Err(Flow::Err(e)) => Err(self.finalize_error(e, "Expression")),
+        }
+    }
+
+    /// Gives an unformatted error Puppet's `Error while evaluating` wrapping.
+    pub(super) fn finalize_error(&self, e: EvalError, label: &str) -> EvalError {
+        if e.formatted {
+            return e;
+        }
+        let loc = self.line_col_location(e.span);
+        EvalError {
+            msg: join_loc(
+                format!(
+                    "Evaluation Error: Error while evaluating a {label}, {}",
+                    e.msg
+                ),
+                &loc,
+            ),
+            span: e.span,
+            formatted: true,
+        }
+    }
+
+    /// `(file: x.pp, line: 3, column: 5)`.
+    pub(super) fn line_col_location(&self, span: Option<Span>) -> String {
+        match span.and_then(|s| self.sources.get(s.file).map(|f| (s, f))) {
+            Some((s, f)) => {
+                let (line, col) = f.line_col(s.start as usize);
+                format!("(file: {}, line: {}, column: {})", f.name, line, col)
+            }
+            None => String::new(),
+        }
+    }
+
+    /// `(file: x.pp, line: 3)`.
+    pub(super) fn line_location(&self, file: Option<FileId>, line: Option<u32>) -> String {
+        match (file.and_then(|f| self.sources.get(f)), line) {
+            (Some(f), Some(l)) => format!("(file: {}, line: {})", f.name, l),
+            (Some(f), None) => format!("(file: {})", f.name),
+            (None, Some(l)) => format!("(line: {l})"),
+            (None, None) => String::new(),
+        }
+    }
+
+    pub(super) fn span_line(&self, span: Span) -> Option<u32> {
+        self.sources.line(span).map(|l| l as u32)
+    }
+
+    pub(super) fn span_location(&self, span: Span) -> String {
+        self.line_location(Some(span.file), self.span_line(span))
+    }
+
+    /// An error whose text is final: `Evaluation Error: msg (file, line, column)`.
+    pub(super) fn issue(&self, msg: impl AsRef<str>, span: Span) -> EvalError {
+        let loc = self.line_col_location(Some(span));
+        EvalError {
+            msg: join_loc(format!("Evaluation Error: {}", msg.as_ref()), &loc),
+            span: Some(span),
+            formatted: true,
+        }
+    }
+
+    /// An error to be wrapped by the enclosing statement.
+    pub(super) fn runtime(&self, msg: impl Into<String>, span: Span) -> EvalError {
+        EvalError {
+            msg: msg.into(),
+            span: Some(span),
+            formatted: false,
+        }
+    }
+
+    /// An error printed as is (compiler-phase errors).
+    pub(super) fn plain(&self, msg: impl Into<String>, span: Option<Span>) -> EvalError {
+        EvalError {
+            msg: msg.into(),
+            span,
+            formatted: true,
+        }
+    }
+
+    pub(super) fn log(&mut self, level: LogLevel, message: String) {
+        self.logs.push(LogLine { level, message });
+    }
+
+    pub(super) fn warn_at(&mut self, msg: &str, span: Span) {
+        let loc = self.line_col_location(Some(span));
+        self.log(LogLevel::Warning, join_loc(msg.to_string(), &loc));
+    }
+
+    // ---- definitions ----------------------------------------------------------------------
+
+    /// Records classes, defines, nodes, functions and type aliases found in a file, with
+    /// nested definitions named inside their class (`class a { class b {} }` is `a::b`).
+    pub(super) fn register_definitions(
+        &mut self,
+        e: &Expr,
+        namespace: &str,
+    ) -> Result<(), EvalError> {
+        match &e.kind {
+            ExprKind::Block(items) => {
+                for item in items {
+                    self.register_definitions(item, namespace)?;
+                }
+            }
+            ExprKind::Class(def) => {
+                let name = qualify(namespace, &def.name);
+                let mut d = (**def).clone();
+                d.name = name.clone();
+                if let Some(body) = &def.body {
+                    self.register_definitions(body, &name)?;
+                }
+                self.classes.entry(name).or_insert_with(|| Rc::new(d));
+            }
+            ExprKind::Define(def) => {
+                let name = qualify(namespace, &def.name);
+                let mut d = (**def).clone();
+                d.name = name.clone();
+                self.defines.entry(name).or_insert_with(|| Rc::new(d));
+            }
+            ExprKind::Node(def) => self.nodes.push(NodeInfo {
+                def: def.clone().into(),
+            }),
+            ExprKind::Function(def) => {
+                self.functions.insert(
+                    def.name.trim_start_matches("::").to_lowercase(),
+                    Rc::new((**def).clone()),
+                );
+            }
+            ExprKind::TypeAlias { name, type_expr } => {
+                self.type_aliases.insert(
+                    name.trim_start_matches("::").to_string(),
+                    (**type_expr).clone(),
+                );
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Loads the file that should define `name` (`mod::a::b` -> `mod/manifests/a/b.pp`).
+    pub(super) fn autoload(&mut self, name: &str, dir: &str) -> bool {
+        let name = name.trim_start_matches("::").to_lowercase();
+        let segs: Vec<&str> = name.split("::").collect();
+        let module = segs[0];
+        let path = match (dir, segs.len()) {
+            ("manifests", 1) => "manifests/init.pp".to_string(),
+            ("manifests", _) => format!("manifests/{}.pp", segs[1..].join("/")),
+            (d, 1) if d == "types" || d == "functions" => return false,
+            (d, _) => format!("{d}/{}.pp", segs[1..].join("/")),
+        };
+        self.load_module_file(module, &path)
+    }
+
+    pub(super) fn load_module_file(&mut self, module: &str, path: &str) -> bool {
+        let key = format!("{module}/{path}");
+        if !self.loaded_files.insert(key) {
+            return false;
+        }
+        let Some((display, text)) = self.loader.load(module, path) else {
+            return false;
+        };
+        let file = self.sources.add(display, text.clone());
+        let parsed = parse_source(&text, file);
+        match parsed.program {
+            Some(p) => self.register_definitions(&p.body, "").is_ok(),
+            None => false,
+        }
+    }
+
+    pub(super) fn find_class(&mut self, name: &str) -> Option<Rc<ClassDef>> {
+        let name = name.trim_start_matches("::").to_lowercase();
+        if let Some(c) = self.classes.get(&name) {
+            return Some(c.clone());
+        }
+        self.autoload(&name, "manifests");
+        self.classes.get(&name).cloned()
+    }
+
+    pub(super) fn find_define(&mut self, name: &str) -> Option<Rc<DefineDef>> {
+        let name = name.trim_start_matches("::").to_lowercase();
+        if let Some(c) = self.defines.get(&name) {
+            return Some(c.clone());
+        }
+        self.autoload(&name, "manifests");
+        self.defines.get(&name).cloned()
+    }
+
+    pub(super) fn find_function(&mut self, name: &str) -> Option<Rc<FunctionDef>> {
+        let name = name.trim_start_matches("::").to_lowercase();
+        if let Some(f) = self.functions.get(&name) {
+            return Some(f.clone());
+        }
+        if name.contains("::") {
+            self.autoload(&name, "functions");
+        }
+        self.functions.get(&name).cloned()
+    }
+
+    // ---- scopes --------------------------------------------------------------------------------
+
+    pub(super) fn new_scope(&mut self, s: Scope) -> ScopeId {
+        self.scopes.push(s);
+        self.scopes.len() - 1
+    }
+
+    fn init_top_scope(&mut self) {
+        let mut top = Scope::new(ScopeKind::Top, None, None);
+        if let serde_json::Value::Object(facts) = &self.opts.facts {
+            for (k, v) in facts {
+                top.vars.insert(k.clone(), Value::from_json(v));
+            }
+        }
+        let facts = Value::from_json(&self.opts.facts);
+        let facts = if matches!(facts, Value::Hash(_)) {
+            facts
+        } else {
+            Value::Hash(IndexMap::new())
+        };
+        top.vars.insert("facts".into(), facts);
+        let node = self.opts.node.clone();
+        let (host, domain) = match node.split_once('.') {
+            Some((h, d)) => (h.to_string(), d.to_string()),
+            None => (node.clone(), String::new()),
+        };
+        let mut trusted = IndexMap::new();
+        trusted.insert(Value::str("authenticated"), Value::str("local"));
+        trusted.insert(Value::str("certname"), Value::str(node.clone()));
+        trusted.insert(Value::str("extensions"), Value::Hash(IndexMap::new()));
+        trusted.insert(Value::str("hostname"), Value::str(host));
+        trusted.insert(Value::str("domain"), Value::str(domain));
+        top.vars.insert("trusted".into(), Value::Hash(trusted));
+        top.vars
+            .insert("environment".into(), Value::str("production"));
+        top.vars.insert("clientcert".into(), Value::str(node));
+        top.vars.insert("name".into(), Value::str("main"));
+        top.vars.insert("title".into(), Value::str("main"));
+        top.vars.insert("module_name".into(), Value::str(""));
+        self.top = self.new_scope(top);
+    }
+
+    /// Creates Stage[main] and Class[main].
+    fn create_main(&mut self) -> usize {
+        let stage = self.new_res(
+            "Stage",
+            "main",
+            self.top,
+            ResourceKind::CompilableType,
+            Span::synthetic(),
+        );
+        self.resources[stage]
+            .params
+            .insert("name".into(), Value::str("main"));
+        self.resources[stage].tags = ["stage".to_string()].into_iter().collect();
+        self.insert_resource(stage);
+        let main = self.new_res(
+            "Class",
+            "main",
+            self.top,
+            ResourceKind::Unknown,
+            Span::synthetic(),
+        );
+        self.resources[main]
+            .params
+            .insert("name".into(), Value::str("main"));
+        self.resources[main].tags = ["class".to_string()].into_iter().collect();
+        self.resources[main].evaluated = true;
+        self.insert_resource(main);
+        self.containment.push((stage, main));
+        self.scopes[self.top].resource = Some(main);
+        self.class_scopes.insert("main".into(), self.top);
+        main
+    }
+
+    pub(super) fn new_res(
+        &mut self,
+        type_name: &str,
+        title: &str,
+        scope: ScopeId,
+        kind: ResourceKind,
+        span: Span,
+    ) -> usize {
+        let source = self.scopes[scope].source.clone();
+        let mut tags = IndexSet::new();
+        add_tag(&mut tags, type_name);
+        if is_valid_tag(&title.to_lowercase()) {
+            add_tag(&mut tags, title);
+        }
+        self.resources.push(Res {
+            type_name: type_name.to_string(),
+            title: title.to_string(),
+            params: IndexMap::new(),
+            param_sources: HashMap::new(),
+            param_lines: HashMap::new(),
+            tags,
+            file: None,
+            line: None,
+            exported: false,
+            virtual_: false,
+            kind,
+            scope,
+            source,
+            evaluated: false,
+            is_define: false,
+            dropped: false,
+            span,
+        });
+        self.resources.len() - 1
+    }
+
+    /// The node's scope if a node block was evaluated, else the top scope.
+    pub(super) fn global_scope_for(&self, from: ScopeId) -> ScopeId {
+        let mut s = Some(from);
+        while let Some(id) = s {
+            if matches!(self.scopes[id].kind, ScopeKind::Top | ScopeKind::Node) {
+                return id;
+            }
+            s = self.scopes[id].parent;
+        }
+        self.top
+    }
+
+    // ---- nodes ---------------------------------------------------------------------------------
+
+    fn evaluate_node(&mut self) -> Result<(), EvalError> {
+        if self.nodes.is_empty() {
+            return Ok(());
+        }
+        let name = self.opts.node.to_lowercase();
+        let mut found: Option<(Rc<NodeDef>, String, Option<Vec<Value>>)> = None;
+        'exact: for n in &self.nodes {
+            for m in &n.def.matches {
+                let s = match &m.kind {
+                    ExprKind::Str(s) | ExprKind::QualifiedName(s) => s.to_lowercase(),
+                    ExprKind::Integer { value, .. } => value.to_string(),
+                    ExprKind::ConcatString(parts) => parts
+                        .iter()
+                        .map(|p| match &p.kind {
+                            ExprKind::Str(s) => s.clone(),
+                            _ => String::new(),
+                        })
+                        .collect::<String>()
+                        .to_lowercase(),
+                    _ => continue,
+                };
+                if s == name {
+                    found = Some((n.def.clone(), s, None));
+                    break 'exact;
+                }
+            }
+        }
+        if found.is_none() {
+            'regex: for n in &self.nodes {
+                for m in &n.def.matches {
+                    if let ExprKind::Regex(src) = &m.kind {
+                        if let Ok(re) = super::value::Regex::new(src) {
+                            if let Some(caps) = re.re.captures(&name) {
+                                let groups = caps
+                                    .iter()
+                                    .map(|g| g.map_or(Value::Undef, |g| Value::str(g.as_str())))
+                                    .collect();
+                                let title = regex_node_name(src);
+                                found = Some((n.def.clone(), title, Some(groups)));
+                                break 'regex;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        if found.is_none() {
+            for n in &self.nodes {
+                if n.def
+                    .matches
+                    .iter()
+                    .any(|m| matches!(m.kind, ExprKind::Default))
+                {
+                    found = Some((n.def.clone(), "default".into(), None));
+                    break;
+                }
+            }
+        }
+        let Some((def, title, groups)) = found else {
+            return Err(self.plain(
+                format!(
+                    "Could not find node statement with name 'default' or '{}'",
+                    self.opts.node
+                ),
+                None,
+            ));
+        };
+        let main = self.scopes[self.top].resource.unwrap_or(0);
+        let res = self.new_res(
+            "Node",
+            &title,
+            self.top,
+            ResourceKind::Unknown,
+            Span::synthetic(),
+        );
+        self.insert_resource(res);
+        self.catalog_tags.extend(self.resources[res].tags.clone());
+        self.containment.push((main, res));
+        let main_tags = self.resources[main].tags.clone();
+        self.resources[res].tags.extend(main_tags);
+        self.resources[res].evaluated = true;
+        self.class_list.push(title.clone());
+        let mut scope = Scope::new(ScopeKind::Node, Some(self.top), Some(self.top));
+        scope.resource = Some(res);
+        scope.source = format!("node {title}");
+        scope.matches = groups;
+        let sid = self.new_scope(scope);
+        self.node_scope = Some(sid);
+        if let Some(body) = &def.body {
+            let r = self.eval(body, sid);
+            self.check_flow(r)?;
+        }
+        Ok(())
+    }
+
+    // ---- generators ----------------------------------------------------------------------------
+
+    fn evaluate_generators(&mut self) -> Result<(), EvalError> {
+        for _ in 0..1000 {
+            let mut changed = self.evaluate_collections()?;
+            let pending: Vec<usize> = (0..self.resources.len())
+                .filter(|&i| {
+                    let r = &self.resources[i];
+                    r.is_define && !r.evaluated && !r.virtual_ && !r.dropped
+                })
+                .collect();
+            for i in pending {
+                if self.resources[i].evaluated || self.resources[i].virtual_ {
+                    continue;
+                }
+                changed = true;
+                if let Err(e) = self.evaluate_define(i) {
+                    let r = &self.resources[i];
+                    let loc = self.line_location(r.file, r.line);
+                    let inner = match e {
+                        Flow::Err(e) => e.msg,
+                        Flow::Break(_) => "break() from context where this is illegal".into(),
+                        _ => continue,
+                    };
+                    return Err(EvalError {
+                        msg: join_loc(
+                            format!("Evaluation Error: Error while evaluating a Resource Statement, {inner}"),
+                            &loc,
+                        ),
+                        span: Some(r.span),
+                        formatted: true,
+                    });
+                }
+            }
+            if !changed {
+                return Ok(());
+            }
+        }
+        Err(self.plain(
+            "Somehow looped more than 1000 times while evaluating host catalog",
+            None,
+        ))
+    }
+}
+
+pub(super) fn join_loc(msg: String, loc: &str) -> String {
+    if loc.is_empty() {
+        msg
+    } else {
+        format!("{msg} {loc}")
+    }
+}
+
+pub(super) fn qualify(namespace: &str, name: &str) -> String {
+    let name = name.trim_start_matches("::").to_lowercase();
+    if namespace.is_empty() {
+        name
+    } else {
+        format!("{namespace}::{name}")
+    }
+}
+
+/// Puppet's tag syntax.
+pub(super) fn is_valid_tag(t: &str) -> bool {
+    let mut chars = t.chars();
+    match chars.next() {
+        Some(c) if c.is_alphanumeric() || c == '_' => {}
+        _ => return false,
+    }
+    chars.all(|c| c.is_alphanumeric() || matches!(c, '_' | ':' | '.' | '-'))
+}
+
+/// Adds a tag and, for `a::b`, its segments.
+pub(super) fn add_tag(tags: &mut IndexSet<String>, t: &str) {
+    let t = t.to_lowercase();
+    if !is_valid_tag(&t) {
+        return;
+    }
+    if t.contains("::") {
+        for seg in t.split("::") {
+            if !seg.is_empty() {
+                tags.insert(seg.to_string());
+            }
+        }
+    }
+    tags.insert(t);
+}
+
+/// `__node_regexp__` name of a regex node, as Puppet derives it.
+fn regex_node_name(src: &str) -> String {
+    let cleaned: String = src
+        .to_lowercase()
+        .chars()
+        .filter(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | ':' | '.'))
+        .collect();
+    format!("__node_regexp__{}", cleaned.trim_start_matches('.'))
+}
+
+/// What the parser gives back: the tree (if any) and its diagnostics.
+pub(super) struct ParsedSource {
+    pub program: Option<Program>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// The one place the evaluator calls the parser.
+pub(super) fn parse_source(text: &str, file: FileId) -> ParsedSource {
+    let p = crate::parser::parse(text, file);
+    ParsedSource {
+        program: p.program,
+        diagnostics: p.diagnostics,
+    }
+}
+
+/// The one place the evaluator calls the EPP parser.
+pub(super) fn parse_epp_source(text: &str, file: FileId) -> ParsedSource {
+    let p = crate::parser::parse_epp(text, file);
+    ParsedSource {
+        program: p.program,
+        diagnostics: p.diagnostics,
+    }
+}

@@ -1,0 +1,1364 @@
+//! Expression evaluation: literals, variables, operators, control flow and the catalog
+//! expressions (resources, defaults, overrides, collectors, relationships).
+
+use super::catalog_ops::{flatten_values, Override, TypeKind};
+use super::compiler::{Compiler, EvalError, Flow, Operand, Relationship, R};
+use super::scope::{ScopeId, ScopeKind};
+use super::types::{self, PType};
+use super::value::{puppet_eq, Regex, Value};
+use crate::ast::*;
+use crate::catalog::capitalize_type;
+use crate::span::Span;
+use indexmap::IndexMap;
+use std::cmp::Ordering;
+
+impl Compiler<'_> {
+    /// Evaluates the top-level program in the top scope.
+    pub(super) fn eval_top(&mut self, body: &Expr) -> R<Value> {
+        let top = self.top;
+        self.eval(body, top)
+    }
+
+    pub(super) fn eval(&mut self, e: &Expr, scope: ScopeId) -> R<Value> {
+        let label = match &e.kind {
+            ExprKind::Call(c) if c.kind == CallKind::Method => Some("Method call"),
+            ExprKind::Call(_) => Some("Function Call"),
+            ExprKind::Resource(_) => Some("Resource Statement"),
+            ExprKind::ResourceDefaults { .. } => Some("Resource Default Statement"),
+            ExprKind::ResourceOverride { .. } => Some("Resource Override Statement"),
+            ExprKind::Collect { .. } => Some("Collector Statement"),
+            ExprKind::Relationship { .. } => Some("Relationship Statement"),
+            _ => None,
+        };
+        let r = self.eval_inner(e, scope);
+        match (r, label) {
+            (Err(Flow::Err(err)), Some(label)) if !err.formatted => {
+                let err = EvalError {
+                    span: Some(e.span),
+                    ..err
+                };
+                Err(Flow::Err(self.finalize_error(err, label)))
+            }
+            (r, _) => r,
+        }
+    }
+
+    fn eval_inner(&mut self, e: &Expr, scope: ScopeId) -> R<Value> {
+        Ok(match &e.kind {
+            ExprKind::Undef | ExprKind::Nop => Value::Undef,
+            ExprKind::Default => Value::Default,
+            ExprKind::Bool(b) => Value::Bool(*b),
+            ExprKind::Integer { value, .. } => Value::Int(*value),
+            ExprKind::Float(f) => Value::Float(*f),
+            ExprKind::Str(s) => Value::Str(s.clone()),
+            ExprKind::Regex(src) => match Regex::new(src) {
+                Ok(r) => Value::Regex(r),
+                Err(m) => return Err(Flow::Err(self.issue(m, e.span))),
+            },
+            ExprKind::QualifiedName(s) | ExprKind::ReservedWord(s) => Value::Str(s.clone()),
+            ExprKind::QualifiedReference(name) => {
+                Value::Type(Box::new(self.resolve_type_name(name, e.span)?))
+            }
+            ExprKind::ConcatString(parts) => {
+                let mut out = String::new();
+                for p in parts {
+                    let v = self.eval(p, scope)?;
+                    out.push_str(&v.to_display());
+                }
+                Value::Str(out)
+            }
+            ExprKind::Text(inner) => self.eval(inner, scope)?,
+            ExprKind::Heredoc { text, .. } => self.eval(text, scope)?,
+            ExprKind::Array(items) => {
+                let mut out = vec![];
+                for it in items {
+                    if let ExprKind::Unary {
+                        op: UnaryOp::Unfold,
+                        expr,
+                    } = &it.kind
+                    {
+                        match self.eval(expr, scope)? {
+                            Value::Array(a) => out.extend(a),
+                            other => out.push(other),
+                        }
+                    } else {
+                        out.push(self.eval(it, scope)?);
+                    }
+                }
+                Value::Array(out)
+            }
+            ExprKind::Hash(entries) => {
+                let mut h = IndexMap::new();
+                for en in entries {
+                    let k = self.eval(&en.key, scope)?;
+                    let v = self.eval(&en.value, scope)?;
+                    h.insert(k, v);
+                }
+                Value::Hash(h)
+            }
+            ExprKind::Variable(name) => self.lookup_var(name, scope, e.span)?,
+            ExprKind::Access { left, keys } => {
+                let l = self.eval(left, scope)?;
+                let mut ks = vec![];
+                for k in keys {
+                    if let ExprKind::Unary {
+                        op: UnaryOp::Unfold,
+                        expr,
+                    } = &k.kind
+                    {
+                        match self.eval(expr, scope)? {
+                            Value::Array(a) => ks.extend(a),
+                            other => ks.push(other),
+                        }
+                    } else {
+                        ks.push(self.eval(k, scope)?);
+                    }
+                }
+                self.access(l, &ks, e.span)?
+            }
+            ExprKind::NamedAccess { .. } => {
+                return Err(Flow::Err(self.runtime("Illegal use of '.'", e.span)))
+            }
+            ExprKind::Unary { op, expr } => {
+                let v = self.eval(expr, scope)?;
+                match op {
+                    UnaryOp::Not => Value::Bool(!v.truthy()),
+                    UnaryOp::Minus => match v {
+                        Value::Int(i) => Value::Int(-i),
+                        Value::Float(f) => Value::Float(-f),
+                        Value::Str(ref s) => match parse_number(s) {
+                            Some(Value::Int(i)) => Value::Int(-i),
+                            Some(Value::Float(f)) => Value::Float(-f),
+                            _ => {
+                                return Err(Flow::Err(self.issue(
+                                    format!("The value '{s}' cannot be converted to Numeric."),
+                                    e.span,
+                                )))
+                            }
+                        },
+                        other => {
+                            return Err(Flow::Err(self.issue(
+                                format!(
+                                    "The value '{}' cannot be converted to Numeric.",
+                                    other.to_display()
+                                ),
+                                e.span,
+                            )))
+                        }
+                    },
+                    UnaryOp::Unfold => match v {
+                        Value::Array(_) => v,
+                        Value::Hash(h) => Value::Array(
+                            h.into_iter()
+                                .map(|(k, v)| Value::Array(vec![k, v]))
+                                .collect(),
+                        ),
+                        other => Value::Array(vec![other]),
+                    },
+                }
+            }
+            ExprKind::Binary { op, left, right } => {
+                self.eval_binary(*op, left, right, scope, e.span)?
+            }
+            ExprKind::Relationship { .. } => {
+                let ops = self.eval_relationship(e, scope)?;
+                let vals: Vec<Value> = ops
+                    .iter()
+                    .filter_map(|o| match o {
+                        Operand::Ref(t) => Some(Value::Type(Box::new(t.clone()))),
+                        Operand::Collector(_) => None,
+                    })
+                    .collect();
+                Value::Array(vals)
+            }
+            ExprKind::Assignment { op, left, right } => {
+                let v = self.eval(right, scope)?;
+                self.assign(*op, left, v, scope)?
+            }
+            ExprKind::Paren(inner) => self.eval(inner, scope)?,
+            ExprKind::Selector { left, entries } => {
+                let v = self.eval(left, scope)?;
+                let mut default = None;
+                for en in entries {
+                    if matches!(en.matching.kind, ExprKind::Default) {
+                        default = Some(&en.value);
+                        continue;
+                    }
+                    let m = self.eval(&en.matching, scope)?;
+                    if self.case_match(&v, &m, scope, en.matching.span)? {
+                        return self.eval(&en.value, scope);
+                    }
+                }
+                match default {
+                    Some(d) => self.eval(d, scope)?,
+                    None => {
+                        return Err(Flow::Err(self.issue(
+                            format!(
+                                "No matching entry for selector parameter with value '{}'",
+                                v.to_display()
+                            ),
+                            e.span,
+                        )))
+                    }
+                }
+            }
+            ExprKind::Block(items) => {
+                let mut last = Value::Undef;
+                for it in items {
+                    last = self.eval(it, scope)?;
+                }
+                last
+            }
+            ExprKind::If {
+                test,
+                then_expr,
+                else_expr,
+            } => {
+                if self.eval(test, scope)?.truthy() {
+                    self.eval(then_expr, scope)?
+                } else {
+                    self.eval(else_expr, scope)?
+                }
+            }
+            ExprKind::Unless {
+                test,
+                then_expr,
+                else_expr,
+            } => {
+                if !self.eval(test, scope)?.truthy() {
+                    self.eval(then_expr, scope)?
+                } else {
+                    self.eval(else_expr, scope)?
+                }
+            }
+            ExprKind::Case { test, options } => {
+                let v = self.eval(test, scope)?;
+                let mut default = None;
+                for opt in options {
+                    for m in &opt.values {
+                        if matches!(m.kind, ExprKind::Default) {
+                            default = Some(&opt.then_expr);
+                            continue;
+                        }
+                        let candidates = if let ExprKind::Unary {
+                            op: UnaryOp::Unfold,
+                            expr,
+                        } = &m.kind
+                        {
+                            match self.eval(expr, scope)? {
+                                Value::Array(a) => a,
+                                other => vec![other],
+                            }
+                        } else {
+                            vec![self.eval(m, scope)?]
+                        };
+                        for c in candidates {
+                            if self.case_match(&v, &c, scope, m.span)? {
+                                return self.eval(&opt.then_expr, scope);
+                            }
+                        }
+                    }
+                }
+                match default {
+                    Some(d) => self.eval(d, scope)?,
+                    None => Value::Undef,
+                }
+            }
+            ExprKind::Call(call) => self.eval_call(call, scope, e.span)?,
+            ExprKind::Lambda(_) => Value::Undef,
+            ExprKind::Resource(r) => self.eval_resource(r, scope, e.span)?,
+            ExprKind::ResourceDefaults { type_ref, ops, .. } => {
+                let t = self.eval(type_ref, scope)?;
+                let name = match &t {
+                    Value::Type(t) => match &**t {
+                        PType::Resource(Some(n), None) => n.clone(),
+                        PType::Class(None) => "Class".into(),
+                        _ => {
+                            return Err(Flow::Err(
+                                self.runtime("Illegal resource type for defaults", e.span),
+                            ))
+                        }
+                    },
+                    _ => {
+                        return Err(Flow::Err(
+                            self.runtime("Illegal resource type for defaults", e.span),
+                        ))
+                    }
+                };
+                let attrs = self.eval_attribute_ops(ops, scope)?;
+                let target = self.real_scope(scope);
+                let d = self.scopes[target].defaults.entry(name).or_default();
+                for a in attrs {
+                    d.insert(a.name, a.value);
+                }
+                t
+            }
+            ExprKind::ResourceOverride { resources, ops, .. } => {
+                let refs = self.eval(resources, scope)?;
+                let attrs = self.eval_attribute_ops(ops, scope)?;
+                let source = self.scopes[scope].source.clone();
+                for r in flatten_values(&refs) {
+                    let Some((t, title, _)) = super::catalog_ops::ref_parts(&r) else {
+                        return Err(Flow::Err(self.runtime("Illegal override target", e.span)));
+                    };
+                    self.add_override(Override {
+                        type_name: t,
+                        title,
+                        params: attrs.clone(),
+                        source: source.clone(),
+                        span: e.span,
+                        forced: false,
+                    })?;
+                }
+                refs
+            }
+            ExprKind::Collect {
+                type_expr,
+                query,
+                ops,
+            } => {
+                self.make_collector(type_expr, query, ops, scope, e.span)?;
+                Value::Undef
+            }
+            ExprKind::Class(_)
+            | ExprKind::Define(_)
+            | ExprKind::Node(_)
+            | ExprKind::Function(_)
+            | ExprKind::TypeAlias { .. }
+            | ExprKind::TypeDefinition { .. }
+            | ExprKind::TypeMapping { .. } => Value::Undef,
+            ExprKind::Epp { body, .. } => self.eval(body, scope)?,
+            ExprKind::RenderString(s) => {
+                self.render_push(s);
+                Value::Undef
+            }
+            ExprKind::Render(inner) => {
+                let v = self.eval(inner, scope)?;
+                self.render_push(&v.to_display());
+                Value::Undef
+            }
+        })
+    }
+
+    /// The nearest scope that is not a lambda scope (defaults live there).
+    pub(super) fn real_scope(&self, scope: ScopeId) -> ScopeId {
+        let mut s = scope;
+        while self.scopes[s].kind == ScopeKind::Local {
+            match self.scopes[s].lookup_next {
+                Some(n) => s = n,
+                None => break,
+            }
+        }
+        s
+    }
+
+    pub(super) fn resolve_type_name(&mut self, name: &str, span: Span) -> R<PType> {
+        let name = name.trim_start_matches("::");
+        if let Some(t) = types::builtin(name) {
+            return Ok(t);
+        }
+        let key = capitalize_type(name);
+        if let Some(t) = self.resolved_aliases.get(&key) {
+            return Ok(t.clone());
+        }
+        if !self.type_aliases.contains_key(&key) && key.contains("::") {
+            self.autoload(&key, "types");
+        }
+        if let Some(expr) = self.type_aliases.get(&key).cloned() {
+            // Guard against self reference while resolving.
+            self.resolved_aliases.insert(key.clone(), PType::Any);
+            let t = match self.eval(&expr, self.top)? {
+                Value::Type(t) => *t,
+                _ => {
+                    return Err(Flow::Err(
+                        self.runtime(format!("Illegal type alias {key}"), span),
+                    ))
+                }
+            };
+            let t = PType::Alias(key.clone(), Box::new(t));
+            self.resolved_aliases.insert(key, t.clone());
+            return Ok(t);
+        }
+        Ok(PType::Resource(Some(key), None))
+    }
+
+    // ---- variables -------------------------------------------------------------------------
+
+    pub(super) fn lookup_var(&mut self, name: &str, scope: ScopeId, span: Span) -> R<Value> {
+        if !name.is_empty() && name.chars().all(|c| c.is_ascii_digit()) {
+            let n: usize = name.parse().unwrap_or(0);
+            let mut s = Some(scope);
+            while let Some(id) = s {
+                if let Some(m) = &self.scopes[id].matches {
+                    return Ok(m.get(n).cloned().unwrap_or(Value::Undef));
+                }
+                s = self.scopes[id].lookup_next;
+            }
+            return Ok(Value::Undef);
+        }
+        if let Some(rest) = name.strip_prefix("::") {
+            if !rest.contains("::") {
+                if let Some(v) = self.scopes[self.top].vars.get(rest) {
+                    return Ok(v.clone());
+                }
+                return self.unknown_var(name, span);
+            }
+            return self.lookup_qualified(rest, span);
+        }
+        if name.contains("::") {
+            return self.lookup_qualified(name, span);
+        }
+        let mut s = Some(scope);
+        while let Some(id) = s {
+            if let Some(v) = self.scopes[id].vars.get(name) {
+                return Ok(v.clone());
+            }
+            s = self.scopes[id].lookup_next;
+        }
+        self.unknown_var(name, span)
+    }
+
+    fn lookup_qualified(&mut self, name: &str, span: Span) -> R<Value> {
+        let (class, var) = name.rsplit_once("::").unwrap_or(("", name));
+        let class = class.to_lowercase();
+        if class.is_empty() {
+            if let Some(v) = self.scopes[self.top].vars.get(var) {
+                return Ok(v.clone());
+            }
+            return self.unknown_var(name, span);
+        }
+        match self.class_scopes.get(&class) {
+            Some(&sid) => {
+                let mut s = Some(sid);
+                while let Some(id) = s {
+                    if let Some(v) = self.scopes[id].vars.get(var) {
+                        return Ok(v.clone());
+                    }
+                    // Inherited class scopes only, not the top scope.
+                    s = self.scopes[id]
+                        .lookup_next
+                        .filter(|n| self.scopes[*n].kind == ScopeKind::Class);
+                }
+                self.unknown_var(name, span)
+            }
+            None => {
+                let why = if self.find_class(&class).is_some() {
+                    "has not been evaluated"
+                } else {
+                    "could not be found"
+                };
+                self.warn_at(
+                    &format!("Could not look up qualified variable '{name}'; class {class} {why}"),
+                    span,
+                );
+                Ok(Value::Undef)
+            }
+        }
+    }
+
+    fn unknown_var(&mut self, name: &str, span: Span) -> R<Value> {
+        if self.opts.strict_variables {
+            return Err(Flow::Err(
+                self.issue(format!("Unknown variable: '{name}'."), span),
+            ));
+        }
+        self.warn_at(&format!("Unknown variable: '{name}'."), span);
+        Ok(Value::Undef)
+    }
+
+    fn assign(&mut self, op: AssignOp, left: &Expr, v: Value, scope: ScopeId) -> R<Value> {
+        match &left.kind {
+            ExprKind::Variable(name) => {
+                let v = match op {
+                    AssignOp::Assign => v,
+                    AssignOp::Append | AssignOp::Delete => {
+                        let cur = self.lookup_var(name, scope, left.span)?;
+                        let bop = if op == AssignOp::Append {
+                            BinaryOp::Add
+                        } else {
+                            BinaryOp::Sub
+                        };
+                        self.arith(bop, cur, v, left.span)?
+                    }
+                };
+                if name.contains("::") || name.chars().all(|c| c.is_ascii_digit()) {
+                    return Err(Flow::Err(self.issue(
+                        format!("Cannot assign to a variable in another namespace '${name}'"),
+                        left.span,
+                    )));
+                }
+                if self.scopes[scope].vars.contains_key(name) && op == AssignOp::Assign {
+                    return Err(Flow::Err(
+                        self.issue(format!("Cannot reassign variable '${name}'"), left.span),
+                    ));
+                }
+                self.scopes[scope].vars.insert(name.clone(), v.clone());
+                Ok(v)
+            }
+            ExprKind::Array(items) => {
+                match &v {
+                    Value::Array(vals) => {
+                        if vals.len() != items.len() {
+                            return Err(Flow::Err(self.issue(
+                                format!(
+                                    "Mismatched number of assignable entries and values, expected {}, got {}",
+                                    items.len(),
+                                    vals.len()
+                                ),
+                                left.span,
+                            )));
+                        }
+                        for (it, val) in items.iter().zip(vals) {
+                            self.assign(AssignOp::Assign, it, val.clone(), scope)?;
+                        }
+                    }
+                    Value::Hash(h) => {
+                        for it in items {
+                            if let ExprKind::Variable(n) = &it.kind {
+                                let val = h
+                                    .get(&Value::str(n.clone()))
+                                    .cloned()
+                                    .unwrap_or(Value::Undef);
+                                self.assign(AssignOp::Assign, it, val, scope)?;
+                            }
+                        }
+                    }
+                    _ => {
+                        return Err(Flow::Err(self.issue(
+                            "Assignment of non Array/Hash value to an Array of variables",
+                            left.span,
+                        )))
+                    }
+                }
+                Ok(v)
+            }
+            _ => Err(Flow::Err(self.issue(
+                "Illegal attempt to assign to this expression",
+                left.span,
+            ))),
+        }
+    }
+
+    // ---- access ----------------------------------------------------------------------------
+
+    pub(super) fn access(&mut self, l: Value, keys: &[Value], span: Span) -> R<Value> {
+        match l {
+            Value::Array(a) => {
+                let n = a.len() as i64;
+                match keys {
+                    [Value::Int(i)] => {
+                        let i = if *i < 0 { n + i } else { *i };
+                        Ok(a.get(i.max(0) as usize)
+                            .filter(|_| i >= 0)
+                            .cloned()
+                            .unwrap_or(Value::Undef))
+                    }
+                    [Value::Int(start), Value::Int(count)] => {
+                        let s = if *start < 0 {
+                            (n + start).max(0)
+                        } else {
+                            *start
+                        };
+                        let end = if *count < 0 { n + count + 1 } else { s + count };
+                        let (s, end) = (s.min(n) as usize, end.clamp(0, n) as usize);
+                        Ok(Value::Array(if s < end {
+                            a[s..end].to_vec()
+                        } else {
+                            vec![]
+                        }))
+                    }
+                    _ => Err(Flow::Err(
+                        self.issue("Array access expects Integer index", span),
+                    )),
+                }
+            }
+            Value::Hash(h) => {
+                if keys.len() == 1 {
+                    Ok(h.get(&keys[0]).cloned().unwrap_or(Value::Undef))
+                } else {
+                    Ok(Value::Array(
+                        keys.iter().filter_map(|k| h.get(k).cloned()).collect(),
+                    ))
+                }
+            }
+            Value::Str(s) => {
+                let chars: Vec<char> = s.chars().collect();
+                let n = chars.len() as i64;
+                match keys {
+                    [Value::Int(i)] => {
+                        let i = if *i < 0 { n + i } else { *i };
+                        Ok(if i >= 0 && i < n {
+                            Value::Str(chars[i as usize].to_string())
+                        } else {
+                            Value::Undef
+                        })
+                    }
+                    [Value::Int(start), Value::Int(count)] => {
+                        let st = if *start < 0 {
+                            (n + start).max(0)
+                        } else {
+                            *start
+                        };
+                        let end = if *count < 0 {
+                            n + count + 1
+                        } else {
+                            st + count
+                        };
+                        let (st, end) = (st.min(n) as usize, end.clamp(0, n) as usize);
+                        Ok(Value::Str(if st < end {
+                            chars[st..end].iter().collect()
+                        } else {
+                            String::new()
+                        }))
+                    }
+                    _ => Err(Flow::Err(
+                        self.issue("String access expects Integer index", span),
+                    )),
+                }
+            }
+            Value::Type(t) => {
+                // Resource references with several titles produce several references.
+                match &*t {
+                    PType::Resource(Some(_), None) if keys.len() > 1 => {
+                        let mut out = vec![];
+                        for k in keys {
+                            for k in flatten_values(k) {
+                                out.push(Value::Type(Box::new(
+                                    t.parameterize(&[k])
+                                        .map_err(|m| Flow::Err(self.issue(m, span)))?,
+                                )));
+                            }
+                        }
+                        return Ok(Value::Array(out));
+                    }
+                    PType::Resource(Some(_), None)
+                        if matches!(keys.first(), Some(Value::Array(_))) =>
+                    {
+                        let mut out = vec![];
+                        for k in flatten_values(&keys[0]) {
+                            out.push(Value::Type(Box::new(
+                                t.parameterize(&[k])
+                                    .map_err(|m| Flow::Err(self.issue(m, span)))?,
+                            )));
+                        }
+                        return Ok(Value::Array(out));
+                    }
+                    PType::Class(None) if keys.len() > 1 => {
+                        let mut out = vec![];
+                        for k in keys {
+                            out.push(Value::Type(Box::new(
+                                t.parameterize(std::slice::from_ref(k))
+                                    .map_err(|m| Flow::Err(self.issue(m, span)))?,
+                            )));
+                        }
+                        return Ok(Value::Array(out));
+                    }
+                    _ => {}
+                }
+                let p = t
+                    .parameterize(keys)
+                    .map_err(|m| Flow::Err(self.issue(m, span)))?;
+                Ok(Value::Type(Box::new(p)))
+            }
+            Value::Undef => Err(Flow::Err(
+                self.issue("Operator '[]' is not applicable to an Undef Value.", span),
+            )),
+            other => Err(Flow::Err(self.issue(
+                format!(
+                    "Operator '[]' is not applicable to {}.",
+                    a_an(&other.type_name())
+                ),
+                span,
+            ))),
+        }
+    }
+
+    // ---- operators ---------------------------------------------------------------------------
+
+    fn eval_binary(
+        &mut self,
+        op: BinaryOp,
+        left: &Expr,
+        right: &Expr,
+        scope: ScopeId,
+        span: Span,
+    ) -> R<Value> {
+        match op {
+            BinaryOp::And => {
+                let l = self.eval(left, scope)?;
+                if !l.truthy() {
+                    return Ok(Value::Bool(false));
+                }
+                return Ok(Value::Bool(self.eval(right, scope)?.truthy()));
+            }
+            BinaryOp::Or => {
+                let l = self.eval(left, scope)?;
+                if l.truthy() {
+                    return Ok(Value::Bool(true));
+                }
+                return Ok(Value::Bool(self.eval(right, scope)?.truthy()));
+            }
+            _ => {}
+        }
+        let l = self.eval(left, scope)?;
+        let r = self.eval(right, scope)?;
+        match op {
+            BinaryOp::Eq => Ok(Value::Bool(puppet_eq(&l, &r))),
+            BinaryOp::Ne => Ok(Value::Bool(!puppet_eq(&l, &r))),
+            BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge => {
+                let ord = self.compare(&l, &r, op, span)?;
+                Ok(Value::Bool(match op {
+                    BinaryOp::Lt => ord == Ordering::Less,
+                    BinaryOp::Le => ord != Ordering::Greater,
+                    BinaryOp::Gt => ord == Ordering::Greater,
+                    _ => ord != Ordering::Less,
+                }))
+            }
+            BinaryOp::Match | BinaryOp::NotMatch => {
+                let m = self.match_op(&l, &r, scope, span)?;
+                Ok(Value::Bool(if op == BinaryOp::Match { m } else { !m }))
+            }
+            BinaryOp::In => Ok(Value::Bool(self.in_op(&l, &r, scope, span)?)),
+            _ => self.arith(op, l, r, span),
+        }
+    }
+
+    pub(super) fn compare(&self, l: &Value, r: &Value, op: BinaryOp, span: Span) -> R<Ordering> {
+        let fail = |why: &str| {
+            Flow::Err(self.issue(
+                format!(
+                    "Comparison of: {} {} {}, is not possible. Caused by '{}'.",
+                    simple_type_name(l),
+                    op.as_str(),
+                    simple_type_name(r),
+                    why
+                ),
+                span,
+            ))
+        };
+        match (l, r) {
+            (Value::Int(a), Value::Int(b)) => Ok(a.cmp(b)),
+            (Value::Int(_) | Value::Float(_), Value::Int(_) | Value::Float(_)) => {
+                let a = num_f64(l);
+                let b = num_f64(r);
+                Ok(a.partial_cmp(&b).unwrap_or(Ordering::Equal))
+            }
+            (Value::Str(a), Value::Str(b)) => Ok(a.to_lowercase().cmp(&b.to_lowercase())),
+            (Value::Str(_), _) => Err(fail("A String is not comparable to a non String")),
+            (Value::Int(_) | Value::Float(_), _) => {
+                Err(fail("A Numeric is not comparable to non Numeric"))
+            }
+            (Value::Type(a), Value::Type(b)) => Ok(if a.normalized_eq(b) {
+                Ordering::Equal
+            } else if b.is_assignable(a) {
+                Ordering::Less
+            } else if a.is_assignable(b) {
+                Ordering::Greater
+            } else {
+                return Err(fail("Types are not comparable"));
+            }),
+            _ => Err(fail(
+                "Only Strings, Numbers, Timespans, Timestamps, and Versions are comparable",
+            )),
+        }
+    }
+
+    fn match_op(&mut self, l: &Value, r: &Value, scope: ScopeId, span: Span) -> R<bool> {
+        match r {
+            Value::Type(t) => Ok(t.is_instance(l)),
+            Value::Regex(re) => {
+                let Value::Str(s) = l else {
+                    return Ok(false);
+                };
+                Ok(self.regex_match(re, s, scope))
+            }
+            Value::Str(src) => {
+                let re = Regex::new(src).map_err(|m| Flow::Err(self.issue(m, span)))?;
+                let Value::Str(s) = l else {
+                    return Err(Flow::Err(self.issue(
+                        format!("Left operand of =~ must be a String, got {}", l.type_name()),
+                        span,
+                    )));
+                };
+                Ok(self.regex_match(&re, s, scope))
+            }
+            other => Err(Flow::Err(self.issue(
+                format!(
+                    "Right operand of =~ must be a Regexp, String or Type, got {}",
+                    other.type_name()
+                ),
+                span,
+            ))),
+        }
+    }
+
+    /// Matches and, on success, sets `$0`..`$n` in the scope.
+    pub(super) fn regex_match(&mut self, re: &Regex, s: &str, scope: ScopeId) -> bool {
+        match re.re.captures(s) {
+            Some(caps) => {
+                let groups = caps
+                    .iter()
+                    .map(|g| g.map_or(Value::Undef, |g| Value::str(g.as_str())))
+                    .collect();
+                self.scopes[scope].matches = Some(groups);
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn in_op(&mut self, l: &Value, r: &Value, scope: ScopeId, _span: Span) -> R<bool> {
+        Ok(match r {
+            Value::Str(hay) => match l {
+                Value::Str(needle) => hay.to_lowercase().contains(&needle.to_lowercase()),
+                Value::Regex(re) => self.regex_match(re, &hay.clone(), scope),
+                _ => false,
+            },
+            Value::Array(items) => match l {
+                Value::Regex(re) => {
+                    let strs: Vec<String> = items
+                        .iter()
+                        .filter_map(|v| v.as_str().map(String::from))
+                        .collect();
+                    strs.iter().any(|s| self.regex_match(re, s, scope))
+                }
+                Value::Type(t) => items.iter().any(|v| t.is_instance(v)),
+                _ => items.iter().any(|v| puppet_eq(l, v)),
+            },
+            Value::Hash(h) => match l {
+                Value::Regex(re) => {
+                    let strs: Vec<String> = h
+                        .keys()
+                        .filter_map(|v| v.as_str().map(String::from))
+                        .collect();
+                    strs.iter().any(|s| self.regex_match(re, s, scope))
+                }
+                _ => h.keys().any(|k| puppet_eq(l, k)),
+            },
+            _ => false,
+        })
+    }
+
+    pub(super) fn arith(&mut self, op: BinaryOp, l: Value, r: Value, span: Span) -> R<Value> {
+        match (op, &l, &r) {
+            (BinaryOp::Add, Value::Array(a), Value::Array(b)) => {
+                let mut out = a.clone();
+                out.extend(b.iter().cloned());
+                return Ok(Value::Array(out));
+            }
+            (BinaryOp::Add, Value::Array(a), Value::Hash(h)) => {
+                let mut out = a.clone();
+                out.extend(
+                    h.iter()
+                        .map(|(k, v)| Value::Array(vec![k.clone(), v.clone()])),
+                );
+                return Ok(Value::Array(out));
+            }
+            (BinaryOp::Add, Value::Array(a), other) => {
+                let mut out = a.clone();
+                out.push(other.clone());
+                return Ok(Value::Array(out));
+            }
+            (BinaryOp::Add, Value::Hash(a), Value::Hash(b)) => {
+                let mut out = a.clone();
+                for (k, v) in b {
+                    out.insert(k.clone(), v.clone());
+                }
+                return Ok(Value::Hash(out));
+            }
+            (BinaryOp::Add, Value::Hash(a), Value::Array(b)) => {
+                let mut out = a.clone();
+                let pairs: Vec<Value> = if b.len() == 2 && !matches!(b[0], Value::Array(_)) {
+                    vec![Value::Array(b.clone())]
+                } else {
+                    b.clone()
+                };
+                for p in pairs {
+                    if let Value::Array(kv) = p {
+                        if kv.len() == 2 {
+                            out.insert(kv[0].clone(), kv[1].clone());
+                        }
+                    }
+                }
+                return Ok(Value::Hash(out));
+            }
+            (BinaryOp::Sub, Value::Array(a), Value::Array(b)) => {
+                return Ok(Value::Array(
+                    a.iter().filter(|x| !b.contains(x)).cloned().collect(),
+                ));
+            }
+            (BinaryOp::Sub, Value::Array(a), other) => {
+                return Ok(Value::Array(
+                    a.iter().filter(|x| *x != other).cloned().collect(),
+                ));
+            }
+            (BinaryOp::Sub, Value::Hash(a), Value::Hash(b)) => {
+                return Ok(Value::Hash(
+                    a.iter()
+                        .filter(|(k, _)| !b.contains_key(*k))
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .collect(),
+                ));
+            }
+            (BinaryOp::Sub, Value::Hash(a), Value::Array(b)) => {
+                return Ok(Value::Hash(
+                    a.iter()
+                        .filter(|(k, _)| !b.contains(k))
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .collect(),
+                ));
+            }
+            (BinaryOp::Sub, Value::Hash(a), other) => {
+                return Ok(Value::Hash(
+                    a.iter()
+                        .filter(|(k, _)| *k != other)
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .collect(),
+                ));
+            }
+            (BinaryOp::Shl, Value::Array(a), other) => {
+                let mut out = a.clone();
+                out.push(other.clone());
+                return Ok(Value::Array(out));
+            }
+            _ => {}
+        }
+        let a = self.coerce_number(&l, op, span)?;
+        let b = self.coerce_number(&r, op, span)?;
+        match (a, b) {
+            (Value::Int(x), Value::Int(y)) => {
+                let v = match op {
+                    BinaryOp::Add => x.checked_add(y),
+                    BinaryOp::Sub => x.checked_sub(y),
+                    BinaryOp::Mul => x.checked_mul(y),
+                    BinaryOp::Div | BinaryOp::Mod if y == 0 => {
+                        return Err(Flow::Err(self.issue("Division by 0", span)))
+                    }
+                    BinaryOp::Div => Some(floor_div(x, y)),
+                    BinaryOp::Mod => Some(x - y * floor_div(x, y)),
+                    BinaryOp::Shl => Some(if y >= 0 {
+                        x.wrapping_shl(y as u32)
+                    } else {
+                        x >> (-y)
+                    }),
+                    BinaryOp::Shr => Some(if y >= 0 {
+                        x >> y.min(63)
+                    } else {
+                        x.wrapping_shl((-y) as u32)
+                    }),
+                    _ => None,
+                };
+                v.map(Value::Int).ok_or_else(|| {
+                    Flow::Err(self.issue(
+                        format!("integer overflow in operator {}", op.as_str()),
+                        span,
+                    ))
+                })
+            }
+            (x, y) => {
+                let (x, y) = (num_f64(&x), num_f64(&y));
+                Ok(Value::Float(match op {
+                    BinaryOp::Add => x + y,
+                    BinaryOp::Sub => x - y,
+                    BinaryOp::Mul => x * y,
+                    BinaryOp::Div => {
+                        if y == 0.0 {
+                            return Err(Flow::Err(self.issue("Division by 0", span)));
+                        }
+                        x / y
+                    }
+                    BinaryOp::Mod => {
+                        return Err(Flow::Err(
+                            self.issue("Operator '%' is not applicable to a Float.", span),
+                        ))
+                    }
+                    _ => {
+                        return Err(Flow::Err(self.issue(
+                            format!("Operator '{}' is not applicable to a Float.", op.as_str()),
+                            span,
+                        )))
+                    }
+                }))
+            }
+        }
+    }
+
+    fn coerce_number(&mut self, v: &Value, op: BinaryOp, span: Span) -> R<Value> {
+        match v {
+            Value::Int(_) | Value::Float(_) => Ok(v.clone()),
+            Value::Str(s) => match parse_number(s) {
+                Some(n) => {
+                    self.warn_at(
+                        &format!(
+                            "The string '{s}' was automatically coerced to the numerical value {}",
+                            n.to_display()
+                        ),
+                        span,
+                    );
+                    Ok(n)
+                }
+                None => Err(Flow::Err(self.issue(
+                    format!("The value '{s}' cannot be converted to Numeric."),
+                    span,
+                ))),
+            },
+            Value::Undef => Err(Flow::Err(self.issue(
+                format!(
+                    "Operator '{}' is not applicable to an Undef Value.",
+                    op.as_str()
+                ),
+                span,
+            ))),
+            other => Err(Flow::Err(self.issue(
+                format!(
+                    "The value '{}' cannot be converted to Numeric.",
+                    other.to_display()
+                ),
+                span,
+            ))),
+        }
+    }
+
+    /// Case/selector matching: regexes match (setting `$n`), types test instances, arrays
+    /// and hashes compare element-wise, strings ignore case.
+    pub(super) fn case_match(
+        &mut self,
+        v: &Value,
+        m: &Value,
+        scope: ScopeId,
+        _span: Span,
+    ) -> R<bool> {
+        Ok(match m {
+            Value::Regex(re) => match v {
+                Value::Str(s) => self.regex_match(re, &s.clone(), scope),
+                _ => false,
+            },
+            Value::Type(t) => match v {
+                Value::Type(vt) => t.normalized_eq(vt) || t.is_instance(v),
+                _ => t.is_instance(v),
+            },
+            Value::Array(ms) => match v {
+                Value::Array(vs) => {
+                    if ms.len() != vs.len() {
+                        return Ok(false);
+                    }
+                    for (a, b) in vs.iter().zip(ms) {
+                        if !self.case_match(a, b, scope, _span)? {
+                            return Ok(false);
+                        }
+                    }
+                    true
+                }
+                _ => false,
+            },
+            _ => puppet_eq(v, m),
+        })
+    }
+
+    // ---- relationships -----------------------------------------------------------------------
+
+    /// Evaluates `a -> b` (recording the relationship) and returns the right side's operands
+    /// (or the left's when the right is empty).
+    fn eval_relationship(&mut self, e: &Expr, scope: ScopeId) -> R<Vec<Operand>> {
+        let ExprKind::Relationship { op, left, right } = &e.kind else {
+            return self.rel_operands(e, scope);
+        };
+        let l = self.rel_operand_expr(left, scope)?;
+        let r = self.rel_operand_expr(right, scope)?;
+        let (source, target) = match op {
+            RelOp::Before | RelOp::Notify => (l.clone(), r.clone()),
+            RelOp::Require | RelOp::Subscribe => (r.clone(), l.clone()),
+        };
+        self.relationships.push(Relationship {
+            source,
+            target,
+            notify: matches!(op, RelOp::Notify | RelOp::Subscribe),
+        });
+        if r.is_empty() {
+            return Ok(l);
+        }
+        if let [Operand::Collector(ci)] = r.as_slice() {
+            self.collectors[*ci].empty_alternative = Some(l);
+        }
+        Ok(r)
+    }
+
+    fn rel_operand_expr(&mut self, e: &Expr, scope: ScopeId) -> R<Vec<Operand>> {
+        match &e.kind {
+            ExprKind::Relationship { .. } => {
+                let r = self.eval_relationship(e, scope);
+                match r {
+                    Err(Flow::Err(err)) if !err.formatted => Err(Flow::Err(
+                        self.finalize_error(err, "Relationship Statement"),
+                    )),
+                    other => other,
+                }
+            }
+            ExprKind::Paren(inner) => self.rel_operand_expr(inner, scope),
+            ExprKind::Collect {
+                type_expr,
+                query,
+                ops,
+            } => match self.make_collector(type_expr, query, ops, scope, e.span)? {
+                Some(ci) => Ok(vec![Operand::Collector(ci)]),
+                None => Ok(vec![]),
+            },
+            _ => self.rel_operands(e, scope),
+        }
+    }
+
+    fn rel_operands(&mut self, e: &Expr, scope: ScopeId) -> R<Vec<Operand>> {
+        let v = self.eval(e, scope)?;
+        let mut out: Vec<Operand> = vec![];
+        for item in flatten_values(&v) {
+            let t = match item {
+                Value::Type(t) => match *t {
+                    PType::Resource(Some(_), Some(_)) | PType::Class(Some(_)) => *t,
+                    other => {
+                        return Err(Flow::Err(self.issue(
+                            format!("Illegal relationship operand, can not form a relationship with {}. A Catalog type is required.", a_an(&other.to_string())),
+                            e.span,
+                        )))
+                    }
+                },
+                Value::Str(s) => match crate::catalog::ResourceRef::parse(&s) {
+                    Some(r) if r.type_name == "Class" => PType::Class(Some(r.title.to_lowercase())),
+                    Some(r) => PType::Resource(Some(r.type_name), Some(r.title)),
+                    None => {
+                        return Err(Flow::Err(self.issue(
+                            "Illegal relationship operand, can not form a relationship with a String. A Catalog type is required.",
+                            e.span,
+                        )))
+                    }
+                },
+                other => {
+                    return Err(Flow::Err(self.issue(
+                        format!(
+                            "Illegal relationship operand, can not form a relationship with {}. A Catalog type is required.",
+                            a_an(&other.type_name())
+                        ),
+                        e.span,
+                    )))
+                }
+            };
+            if !out.iter().any(|o| matches!(o, Operand::Ref(x) if *x == t)) {
+                out.push(Operand::Ref(t));
+            }
+        }
+        Ok(out)
+    }
+
+    // ---- resources -------------------------------------------------------------------------
+
+    fn eval_resource(&mut self, r: &ResourceExpr, scope: ScopeId, span: Span) -> R<Value> {
+        let type_name = match &r.type_name.kind {
+            ExprKind::QualifiedName(n) | ExprKind::QualifiedReference(n) => n.trim_start_matches("::").to_lowercase(),
+            _ => match self.eval(&r.type_name, scope)? {
+                Value::Type(t) => match *t {
+                    PType::Resource(Some(n), None) => n.to_lowercase(),
+                    PType::Class(None) => "class".into(),
+                    other => {
+                        return Err(Flow::Err(self.runtime(
+                            format!("Illegal Resource Type expression, expected result to be a type name, or reference to a type, got {other}"),
+                            r.type_name.span,
+                        )))
+                    }
+                },
+                Value::Str(s) => s.to_lowercase(),
+                other => {
+                    return Err(Flow::Err(self.runtime(
+                        format!("Illegal Resource Type expression, got {}", other.type_name()),
+                        r.type_name.span,
+                    )))
+                }
+            },
+        };
+        let exported = r.form == ResourceForm::Exported;
+        let virtual_ = r.form == ResourceForm::Virtual;
+        if exported {
+            self.warn_at(
+                "You cannot collect exported resources without storeconfigs being set; the export is ignored",
+                span,
+            );
+        }
+        // Titles first, then attribute operations, as Puppet does.
+        let mut bodies: Vec<(Vec<String>, Vec<super::catalog_ops::AttrValue>)> = vec![];
+        let mut default_attrs: Vec<super::catalog_ops::AttrValue> = vec![];
+        let mut seen: Vec<String> = vec![];
+        for body in &r.bodies {
+            let tv = self.eval(&body.title, scope)?;
+            if tv.is_undef() {
+                return Err(Flow::Err(self.issue(
+                    "Missing title. The title expression resulted in undef",
+                    body.title.span,
+                )));
+            }
+            let items = match tv {
+                Value::Array(a) => a
+                    .into_iter()
+                    .flat_map(|v| {
+                        flatten_values(&v).into_iter().chain(if v.is_undef() {
+                            Some(Value::Undef)
+                        } else {
+                            None
+                        })
+                    })
+                    .collect::<Vec<_>>(),
+                other => vec![other],
+            };
+            let mut titles = vec![];
+            let mut is_default = false;
+            for (i, t) in items.iter().enumerate() {
+                match t {
+                    Value::Str(s) if s.is_empty() => {
+                        return Err(Flow::Err(self.issue(
+                            format!("Empty string title at {i}. Title strings must have a length greater than zero."),
+                            body.title.span,
+                        )))
+                    }
+                    Value::Str(s) => {
+                        if seen.contains(s) {
+                            return Err(Flow::Err(self.issue(
+                                format!("The title '{s}' has already been used in this resource expression"),
+                                span,
+                            )));
+                        }
+                        seen.push(s.clone());
+                        titles.push(s.clone());
+                    }
+                    Value::Default => is_default = true,
+                    Value::Undef => {
+                        return Err(Flow::Err(self.issue(
+                            format!("Missing title at index {i}. The title expression resulted in an undef title"),
+                            body.title.span,
+                        )))
+                    }
+                    other => {
+                        return Err(Flow::Err(self.issue(
+                            format!("Illegal title type at index {i}. Expected String, got {}", other.type_name()),
+                            body.title.span,
+                        )))
+                    }
+                }
+            }
+            let attrs = self.eval_attribute_ops(&body.ops, scope)?;
+            if is_default {
+                default_attrs = attrs.clone();
+            }
+            bodies.push((titles, attrs));
+        }
+        let mut out = vec![];
+        if type_name == "class" {
+            for (titles, attrs) in bodies {
+                let attrs = merge_attrs(&default_attrs, attrs);
+                for t in titles {
+                    let idx = self.declare_class(&t, &attrs, scope, span)?;
+                    out.push(Value::Type(Box::new(PType::Class(Some(
+                        self.resources[idx].title.clone(),
+                    )))));
+                }
+            }
+            return Ok(Value::Array(out));
+        }
+        let Some(kind) = self.resolve_resource_type(&type_name) else {
+            return Err(Flow::Err(
+                self.runtime(format!("Unknown resource type: '{type_name}'"), span),
+            ));
+        };
+        if matches!(kind, TypeKind::Class) {
+            return Ok(Value::Array(out));
+        }
+        for (titles, attrs) in bodies {
+            let attrs = merge_attrs(&default_attrs, attrs);
+            for t in titles {
+                let idx = self.declare_resource(
+                    &type_name, &kind, &t, &attrs, scope, span, virtual_, exported,
+                )?;
+                let r = &self.resources[idx];
+                out.push(Value::Type(Box::new(PType::Resource(
+                    Some(r.type_name.clone()),
+                    Some(r.title.clone()),
+                ))));
+            }
+        }
+        Ok(Value::Array(out))
+    }
+}
+
+fn merge_attrs(
+    defaults: &[super::catalog_ops::AttrValue],
+    attrs: Vec<super::catalog_ops::AttrValue>,
+) -> Vec<super::catalog_ops::AttrValue> {
+    let mut out: Vec<_> = defaults
+        .iter()
+        .filter(|d| !attrs.iter().any(|a| a.name == d.name))
+        .cloned()
+        .collect();
+    out.extend(attrs);
+    out
+}
+
+fn floor_div(x: i64, y: i64) -> i64 {
+    let q = x / y;
+    if (x % y != 0) && ((x < 0) != (y < 0)) {
+        q - 1
+    } else {
+        q
+    }
+}
+
+pub(super) fn num_f64(v: &Value) -> f64 {
+    match v {
+        Value::Int(i) => *i as f64,
+        Value::Float(f) => *f,
+        _ => 0.0,
+    }
+}
+
+/// Puppet's numeric string syntax: decimal, `0x` hex, `0` octal, floats.
+pub(super) fn parse_number(s: &str) -> Option<Value> {
+    let t = s.trim();
+    let (neg, body) = match t.strip_prefix('-') {
+        Some(b) => (true, b),
+        None => (false, t.strip_prefix('+').unwrap_or(t)),
+    };
+    let int = if let Some(h) = body.strip_prefix("0x").or_else(|| body.strip_prefix("0X")) {
+        i64::from_str_radix(h, 16).ok()
+    } else if body.len() > 1 && body.starts_with('0') && body.chars().all(|c| c.is_ascii_digit()) {
+        i64::from_str_radix(&body[1..], 8).ok()
+    } else if !body.is_empty() && body.chars().all(|c| c.is_ascii_digit()) {
+        body.parse().ok()
+    } else {
+        None
+    };
+    if let Some(i) = int {
+        return Some(Value::Int(if neg { -i } else { i }));
+    }
+    if body.chars().next().is_some_and(|c| c.is_ascii_digit())
+        && body
+            .chars()
+            .all(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '-' | '+'))
+    {
+        if let Ok(f) = body.parse::<f64>() {
+            return Some(Value::Float(if neg { -f } else { f }));
+        }
+    }
+    None
+}
+
+pub(super) fn a_an(word: &str) -> String {
+    if word.starts_with(['A', 'E', 'I', 'O', 'U']) {
+        format!("an {word}")
+    } else {
+        format!("a {word}")
+    }
+}
+
+/// The type name used in operator messages: collections by their base name.
+fn simple_type_name(v: &Value) -> String {
+    match v {
+        Value::Array(_) => "Array".into(),
+        Value::Hash(_) => "Hash".into(),
+        other => other.type_name(),
+    }
+}

@@ -1,0 +1,1874 @@
+//! Function calls: the built-in function registry, Puppet-language functions and lambdas.
+
+use super::catalog_ops::{flatten_values, ref_parts, res_type};
+use super::compiler::{Compiler, Flow, R};
+use super::expr::{num_f64, parse_number};
+use super::scope::{Scope, ScopeId, ScopeKind};
+use super::strings;
+use super::types::{self, PType};
+use super::value::{puppet_eq, Regex, Value};
+use super::LogLevel;
+use crate::ast::{Call, CallKind, Expr, ExprKind, Lambda, Parameter};
+use crate::span::Span;
+use indexmap::IndexMap;
+use std::cmp::Ordering;
+
+/// A built-in function: evaluated arguments, an optional lambda, the calling scope.
+pub type Builtin = fn(&mut Compiler<'_>, &mut Args) -> R<Value>;
+
+pub struct Args<'x> {
+    pub name: String,
+    pub values: Vec<Value>,
+    pub lambda: Option<&'x Lambda>,
+    pub scope: ScopeId,
+    pub span: Span,
+}
+
+/// Functions that Puppet only has when stdlib (or another module) ships them: available
+/// when the loader reports a Ruby function of that name.
+const STDLIB: &[&str] = &[
+    "merge",
+    "concat",
+    "delete",
+    "member",
+    "has_key",
+    "is_string",
+    "pick",
+    "pick_default",
+    "str2bool",
+    "any2array",
+    "range",
+    "sum",
+    "hash",
+    "zip",
+];
+
+/// The registry: name -> implementation. Add new functions here.
+pub fn builtin(name: &str) -> Option<Builtin> {
+    Some(match name {
+        "include" => f_include,
+        "require" => f_require,
+        "contain" => f_contain,
+        "realize" => f_realize,
+        "tag" => f_tag,
+        "tagged" => f_tagged,
+        "defined" => f_defined,
+        "fail" => f_fail,
+        "notice" | "warning" | "err" | "info" | "debug" | "alert" | "crit" | "emerg" => f_log,
+        "each" => f_each,
+        "map" => f_map,
+        "filter" => f_filter,
+        "reduce" => f_reduce,
+        "slice" => f_slice,
+        "with" => f_with,
+        "then" => f_then,
+        "lest" => f_lest,
+        "assert_type" => f_assert_type,
+        "type" => f_type,
+        "new" => f_new,
+        "split" => f_split,
+        "join" => f_join,
+        "sprintf" => f_sprintf,
+        "versioncmp" => f_versioncmp,
+        "regsubst" => f_regsubst,
+        "match" => f_match,
+        "size" | "length" => f_size,
+        "keys" => f_keys,
+        "values" => f_values,
+        "flatten" => f_flatten,
+        "unique" => f_unique,
+        "sort" => f_sort,
+        "reverse_each" => f_reverse_each,
+        "upcase" | "downcase" | "capitalize" | "strip" | "lstrip" | "rstrip" | "chomp" | "chop" => {
+            f_string_op
+        }
+        "min" => f_min,
+        "max" => f_max,
+        "abs" => f_abs,
+        "round" => f_round,
+        "floor" => f_floor,
+        "ceiling" => f_ceiling,
+        "empty" => f_empty,
+        "create_resources" => f_create_resources,
+        "inline_epp" => f_inline_epp,
+        "epp" => f_epp,
+        "lookup" => f_lookup,
+        "any" => f_any,
+        "all" => f_all,
+        "index" => f_index,
+        "step" => f_step,
+        "dig" => f_dig,
+        "get" => f_get,
+        "sha1" | "md5" | "sha256" => f_digest,
+        "base64" => f_base64,
+        "return" => f_return,
+        "next" => f_next,
+        "break" => f_break,
+        "get_module_path" | "template" => f_unsupported,
+        "delete" => f_delete,
+        "merge" => f_merge,
+        "concat" => f_concat,
+        "member" => f_member,
+        "has_key" => f_has_key,
+        "is_string" => f_is_string,
+        "pick" => f_pick,
+        "pick_default" => f_pick_default,
+        "str2bool" => f_str2bool,
+        "any2array" => f_any2array,
+        "range" => f_range,
+        "sum" => f_sum,
+        "hash" => f_hash,
+        "zip" => f_zip,
+        "convert_to" => f_convert_to,
+        "unwrap" => f_unwrap,
+        "strftime" => f_unsupported,
+        _ => return None,
+    })
+}
+
+impl Compiler<'_> {
+    pub(super) fn eval_call(&mut self, call: &Call, scope: ScopeId, span: Span) -> R<Value> {
+        let lambda = match &call.lambda {
+            Some(Expr {
+                kind: ExprKind::Lambda(l),
+                ..
+            }) => Some(&**l),
+            _ => None,
+        };
+        let (name, mut values) = match (&call.kind, &call.functor.kind) {
+            (CallKind::Method, ExprKind::NamedAccess { left, right }) => {
+                let recv = self.eval(left, scope)?;
+                let name = match &right.kind {
+                    ExprKind::QualifiedName(n) | ExprKind::QualifiedReference(n) => n.clone(),
+                    _ => return Err(Flow::Err(self.runtime("Illegal method name", right.span))),
+                };
+                // `Type.new(...)`
+                if let (Value::Type(_), "new") = (&recv, name.as_str()) {
+                    (name, vec![recv])
+                } else {
+                    (name, vec![recv])
+                }
+            }
+            (_, ExprKind::QualifiedReference(_)) | (_, ExprKind::Access { .. }) => {
+                let t = self.eval(&call.functor, scope)?;
+                ("new".to_string(), vec![t])
+            }
+            (_, ExprKind::QualifiedName(n)) => (n.clone(), vec![]),
+            _ => return Err(Flow::Err(self.runtime("Illegal function call", span))),
+        };
+        for a in &call.args {
+            if let ExprKind::Unary {
+                op: crate::ast::UnaryOp::Unfold,
+                expr,
+            } = &a.kind
+            {
+                match self.eval(expr, scope)? {
+                    Value::Array(items) => values.extend(items),
+                    other => values.push(other),
+                }
+            } else {
+                values.push(self.eval(a, scope)?);
+            }
+        }
+        self.call_function(&name, values, lambda, scope, span)
+    }
+
+    pub(super) fn call_function(
+        &mut self,
+        name: &str,
+        values: Vec<Value>,
+        lambda: Option<&Lambda>,
+        scope: ScopeId,
+        span: Span,
+    ) -> R<Value> {
+        let lname = name.trim_start_matches("::").to_string();
+        if let Some(def) = self.find_function(&lname) {
+            return self.call_puppet_function(&def, values, span);
+        }
+        let f = builtin(&lname)
+            .filter(|_| !STDLIB.contains(&lname.as_str()) || self.loader.has_ruby_function(&lname));
+        let Some(f) = f else {
+            return Err(Flow::Err(
+                self.issue(format!("Unknown function: '{lname}'."), span),
+            ));
+        };
+        let mut args = Args {
+            name: lname,
+            values,
+            lambda,
+            scope,
+            span,
+        };
+        f(self, &mut args)
+    }
+
+    fn call_puppet_function(
+        &mut self,
+        def: &crate::ast::FunctionDef,
+        values: Vec<Value>,
+        span: Span,
+    ) -> R<Value> {
+        let mut s = Scope::new(ScopeKind::Local, Some(self.top), Some(self.top));
+        s.is_function = true;
+        s.resource = self.scopes[self.top].resource;
+        let sid = self.new_scope(s);
+        self.bind_call_params(&def.params, values, sid, &format!("{}()", def.name), span)?;
+        let v = match &def.body {
+            Some(b) => match self.eval(b, sid) {
+                Ok(v) => v,
+                Err(Flow::Return(v)) => v,
+                Err(e) => return Err(e),
+            },
+            None => Value::Undef,
+        };
+        if let Some(rt) = &def.return_type {
+            let t = self.eval_type(rt, sid)?;
+            if !t.is_instance(&v) {
+                return Err(Flow::Err(self.runtime(
+                    format!(
+                        "{}() {}",
+                        def.name,
+                        types::mismatch(&t, &v).replace("expects", "expected to return")
+                    ),
+                    span,
+                )));
+            }
+        }
+        Ok(v)
+    }
+
+    fn bind_call_params(
+        &mut self,
+        params: &[Parameter],
+        values: Vec<Value>,
+        sid: ScopeId,
+        label: &str,
+        span: Span,
+    ) -> R<()> {
+        let mut values = values.into_iter();
+        for p in params {
+            let v = if p.captures_rest {
+                Value::Array(values.by_ref().collect())
+            } else {
+                match values.next() {
+                    Some(v) => v,
+                    None => match &p.value {
+                        Some(d) => self.eval(d, sid)?,
+                        None => {
+                            return Err(Flow::Err(self.runtime(
+                                format!("{label} expects {} arguments, got fewer", params.len()),
+                                span,
+                            )))
+                        }
+                    },
+                }
+            };
+            if let Some(te) = &p.type_expr {
+                let t = self.eval_type(te, sid)?;
+                let ok = if p.captures_rest {
+                    match &v {
+                        Value::Array(items) => items.iter().all(|x| t.is_instance(x)),
+                        _ => false,
+                    }
+                } else {
+                    t.is_instance(&v)
+                };
+                if !ok {
+                    return Err(Flow::Err(self.runtime(
+                        format!("{label} parameter '{}' {}", p.name, types::mismatch(&t, &v)),
+                        span,
+                    )));
+                }
+            }
+            self.scopes[sid].vars.insert(p.name.clone(), v);
+        }
+        Ok(())
+    }
+
+    /// Calls a lambda with arguments; `next` gives the lambda's value.
+    pub(super) fn call_lambda(
+        &mut self,
+        l: &Lambda,
+        values: Vec<Value>,
+        scope: ScopeId,
+        span: Span,
+    ) -> R<Value> {
+        let mut s = Scope::new(ScopeKind::Local, Some(scope), Some(scope));
+        s.resource = None;
+        s.source = self.scopes[scope].source.clone();
+        let sid = self.new_scope(s);
+        self.bind_call_params(&l.params, values, sid, "lambda", span)?;
+        match &l.body {
+            Some(b) => match self.eval(b, sid) {
+                Ok(v) => Ok(v),
+                Err(Flow::Next(v)) => Ok(v),
+                Err(e) => Err(e),
+            },
+            None => Ok(Value::Undef),
+        }
+    }
+
+    pub(super) fn render_push(&mut self, s: &str) {
+        if let Some(buf) = self.render_stack.last_mut() {
+            buf.push_str(s);
+        }
+    }
+}
+
+// ---- helpers -------------------------------------------------------------------------------------
+
+fn arg_err(c: &Compiler<'_>, a: &Args, msg: impl std::fmt::Display) -> Flow {
+    Flow::Err(c.runtime(format!("{}(): {}", a.name, msg), a.span))
+}
+
+fn need_lambda<'x>(c: &Compiler<'_>, a: &Args<'x>) -> R<&'x Lambda> {
+    let l = a.lambda.ok_or_else(|| arg_err(c, a, "expects a block"))?;
+    let (min, max) = match a.name.as_str() {
+        "each" | "map" | "filter" | "any" | "all" | "reverse_each" => (1, 2),
+        "reduce" => (2, 2),
+        "then" => (1, 1),
+        "lest" => (0, 0),
+        _ => return Ok(l),
+    };
+    let n = l.params.len();
+    if l.params.iter().any(|p| p.captures_rest) || (min..=max).contains(&n) {
+        return Ok(l);
+    }
+    let expects = if min == max {
+        format!("{min} argument{}", if min == 1 { "" } else { "s" })
+    } else {
+        format!("between {min} and {max} arguments")
+    };
+    Err(Flow::Err(c.runtime(
+        format!("'{}' block expects {expects}, got {n}", a.name),
+        a.span,
+    )))
+}
+
+/// Iterates a value as Puppet's iteration functions do: arrays by element, hashes by
+/// [key, value] pairs, integers as 0..n, strings by character.
+fn iteration_items(v: &Value) -> Option<Vec<(Value, Value)>> {
+    Some(match v {
+        Value::Array(a) => a
+            .iter()
+            .enumerate()
+            .map(|(i, x)| (Value::Int(i as i64), x.clone()))
+            .collect(),
+        Value::Hash(h) => h.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+        Value::Int(n) => (0..*n).map(|i| (Value::Int(i), Value::Int(i))).collect(),
+        Value::Str(s) => s
+            .chars()
+            .enumerate()
+            .map(|(i, c)| (Value::Int(i as i64), Value::str(c.to_string())))
+            .collect(),
+        Value::Type(t) => match &**t {
+            PType::Integer(a, b) if *b != i64::MAX && *a != i64::MIN => (*a..=*b)
+                .enumerate()
+                .map(|(i, x)| (Value::Int(i as i64), Value::Int(x)))
+                .collect(),
+            PType::Enum(names) => names
+                .iter()
+                .enumerate()
+                .map(|(i, x)| (Value::Int(i as i64), Value::str(x.clone())))
+                .collect(),
+            _ => return None,
+        },
+        _ => return None,
+    })
+}
+
+/// Arguments for one lambda call: `|$v|`, `|$k, $v|` / `|$i, $v|`.
+fn lambda_args(l: &Lambda, is_hash: bool, k: &Value, v: &Value) -> Vec<Value> {
+    if l.params.len() >= 2 {
+        vec![k.clone(), v.clone()]
+    } else if is_hash {
+        vec![Value::Array(vec![k.clone(), v.clone()])]
+    } else {
+        vec![v.clone()]
+    }
+}
+
+fn first_arg(a: &Args) -> Value {
+    a.values.first().cloned().unwrap_or(Value::Undef)
+}
+
+fn class_names(c: &Compiler<'_>, a: &Args) -> R<Vec<String>> {
+    let mut out = vec![];
+    for x in &a.values {
+        if x.is_undef() {
+            return Err(Flow::Err(
+                c.runtime("Cannot use undef as a class name", a.span),
+            ));
+        }
+        for item in flatten_values(x) {
+            match item {
+                Value::Str(s) if s.is_empty() => {
+                    return Err(Flow::Err(
+                        c.runtime("Cannot use empty string as a class name", a.span),
+                    ))
+                }
+                Value::Str(s) => out.push(s),
+                Value::Type(t) => match *t {
+                    PType::Class(Some(n)) => out.push(n),
+                    PType::Resource(Some(ref ty), Some(ref title)) if ty == "Class" => {
+                        out.push(title.clone())
+                    }
+                    PType::Resource(Some(n), None) => out.push(n.to_lowercase()),
+                    _ => {}
+                },
+                _ => {}
+            }
+        }
+    }
+    Ok(out)
+}
+
+// ---- catalog functions ---------------------------------------------------------------------------
+
+fn f_include(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let mut out = vec![];
+    for n in class_names(c, a)? {
+        let idx = c.include_class(&n, a.scope, a.span)?;
+        out.push(Value::Type(Box::new(res_type(&c.resources[idx]))));
+    }
+    Ok(Value::Array(out))
+}
+
+fn f_require(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let mut out = vec![];
+    for n in class_names(c, a)? {
+        let idx = c.include_class(&n, a.scope, a.span)?;
+        let t = res_type(&c.resources[idx]);
+        let container = c.scope_resource(a.scope);
+        let r = &mut c.resources[container];
+        let mut items = match r.params.get("require") {
+            None => vec![],
+            Some(Value::Array(x)) => x.clone(),
+            Some(v) => vec![v.clone()],
+        };
+        items.push(Value::Type(Box::new(t.clone())));
+        let v = if items.len() == 1 {
+            items.pop().unwrap_or(Value::Undef)
+        } else {
+            Value::Array(items)
+        };
+        r.params.insert("require".into(), v);
+        out.push(Value::Type(Box::new(t)));
+    }
+    Ok(Value::Array(out))
+}
+
+fn f_contain(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let mut out = vec![];
+    for n in class_names(c, a)? {
+        let idx = c.include_class(&n, a.scope, a.span)?;
+        let container = c.scope_resource(a.scope);
+        if container != idx && !c.containment.contains(&(container, idx)) {
+            c.containment.push((container, idx));
+        }
+        out.push(Value::Type(Box::new(res_type(&c.resources[idx]))));
+    }
+    Ok(Value::Array(out))
+}
+
+fn f_realize(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let mut refs = vec![];
+    for v in &a.values {
+        for item in flatten_values(v) {
+            match ref_parts(&item) {
+                Some((t, title, _)) => refs.push((t, title)),
+                None => {
+                    return Err(arg_err(
+                        c,
+                        a,
+                        format!("expects a resource reference, got {}", item.type_name()),
+                    ))
+                }
+            }
+        }
+    }
+    c.add_realize(refs, a.scope, a.span);
+    Ok(Value::Undef)
+}
+
+fn f_tag(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let container = c.scope_resource(a.scope);
+    for v in &a.values {
+        for t in flatten_values(v) {
+            super::compiler::add_tag(&mut c.resources[container].tags, &t.to_display());
+        }
+    }
+    Ok(Value::Undef)
+}
+
+fn f_tagged(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let container = c.scope_resource(a.scope);
+    let all = a
+        .values
+        .iter()
+        .flat_map(flatten_values)
+        .all(|t| c.resource_tagged(container, &t.to_display().to_lowercase()));
+    Ok(Value::Bool(all))
+}
+
+fn f_defined(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    for v in a.values.clone() {
+        let found = match &v {
+            Value::Str(s) if s.starts_with('$') => {
+                let name = &s[1..];
+                let mut sc = Some(a.scope);
+                let mut found = false;
+                if let Some(rest) = name.strip_prefix("::") {
+                    found = c.scopes[c.top].vars.contains_key(rest);
+                } else {
+                    while let Some(id) = sc {
+                        if c.scopes[id].vars.contains_key(name) {
+                            found = true;
+                            break;
+                        }
+                        sc = c.scopes[id].lookup_next;
+                    }
+                }
+                found
+            }
+            Value::Str(s) => {
+                let n = s.trim_start_matches("::").to_lowercase();
+                c.find_class(&n).is_some()
+                    || c.resolve_resource_type(&n).is_some()
+                    || c.find_function(&n).is_some()
+                    || builtin(&n).is_some()
+            }
+            Value::Type(t) => match &**t {
+                PType::Resource(Some(ty), Some(title)) => c
+                    .find_resource(ty, title)
+                    .is_some_and(|i| !c.resources[i].dropped),
+                PType::Class(Some(n)) => c.find_resource("Class", n).is_some(),
+                PType::Resource(Some(ty), None) => c.resolve_resource_type(ty).is_some(),
+                PType::Class(None) | PType::Resource(None, None) => true,
+                _ => true,
+            },
+            _ => false,
+        };
+        if found {
+            return Ok(Value::Bool(true));
+        }
+    }
+    Ok(Value::Bool(false))
+}
+
+fn f_fail(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let msg: Vec<String> = a.values.iter().map(|v| v.to_display()).collect();
+    Err(Flow::Err(c.runtime(msg.join(" "), a.span)))
+}
+
+fn scope_label(c: &Compiler<'_>, scope: ScopeId) -> String {
+    let r = c.scope_resource(scope);
+    let res = &c.resources[r];
+    if res.type_name == "Class" {
+        if res.title == "main" {
+            "Class[main]".into()
+        } else {
+            format!("Class[{}]", crate::catalog::capitalize_type(&res.title))
+        }
+    } else {
+        format!("{}[{}]", res.type_name, res.title)
+    }
+}
+
+fn f_log(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let level = match a.name.as_str() {
+        "notice" => LogLevel::Notice,
+        "warning" => LogLevel::Warning,
+        "err" => LogLevel::Err,
+        "info" => LogLevel::Info,
+        "debug" => LogLevel::Debug,
+        "alert" => LogLevel::Alert,
+        "crit" => LogLevel::Crit,
+        _ => LogLevel::Emerg,
+    };
+    let msg: Vec<String> = a.values.iter().map(|v| v.to_display()).collect();
+    let label = scope_label(c, a.scope);
+    c.log(level, format!("Scope({label}): {}", msg.join(" ")));
+    Ok(Value::Undef)
+}
+
+// ---- iteration -------------------------------------------------------------------------------------
+
+fn f_each(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let l = need_lambda(c, a)?;
+    let v = first_arg(a);
+    let items = iteration_items(&v).ok_or_else(|| {
+        arg_err(
+            c,
+            a,
+            format!("expects an Iterable value, got {}", v.type_name()),
+        )
+    })?;
+    let is_hash = matches!(v, Value::Hash(_));
+    for (k, x) in items {
+        match c.call_lambda(l, lambda_args(l, is_hash, &k, &x), a.scope, a.span) {
+            Ok(_) => {}
+            Err(Flow::Break(_)) => break,
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(v)
+}
+
+fn f_reverse_each(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let v = first_arg(a);
+    let mut items = iteration_items(&v).unwrap_or_default();
+    items.reverse();
+    match a.lambda {
+        Some(l) => {
+            for (k, x) in items {
+                match c.call_lambda(l, lambda_args(l, false, &k, &x), a.scope, a.span) {
+                    Ok(_) => {}
+                    Err(Flow::Break(_)) => break,
+                    Err(e) => return Err(e),
+                }
+            }
+            Ok(v)
+        }
+        None => Ok(Value::Array(items.into_iter().map(|(_, x)| x).collect())),
+    }
+}
+
+fn f_map(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let l = need_lambda(c, a)?;
+    let v = first_arg(a);
+    let items = iteration_items(&v).ok_or_else(|| {
+        arg_err(
+            c,
+            a,
+            format!("expects an Iterable value, got {}", v.type_name()),
+        )
+    })?;
+    let is_hash = matches!(v, Value::Hash(_));
+    let mut out = vec![];
+    for (k, x) in items {
+        match c.call_lambda(l, lambda_args(l, is_hash, &k, &x), a.scope, a.span) {
+            Ok(r) => out.push(r),
+            Err(Flow::Break(_)) => break,
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(Value::Array(out))
+}
+
+fn f_filter(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let l = need_lambda(c, a)?;
+    let v = first_arg(a);
+    let items = iteration_items(&v).ok_or_else(|| {
+        arg_err(
+            c,
+            a,
+            format!("expects an Iterable value, got {}", v.type_name()),
+        )
+    })?;
+    let is_hash = matches!(v, Value::Hash(_));
+    let mut keep = vec![];
+    for (k, x) in items {
+        match c.call_lambda(l, lambda_args(l, is_hash, &k, &x), a.scope, a.span) {
+            Ok(r) => {
+                if r.truthy() {
+                    keep.push((k, x))
+                }
+            }
+            Err(Flow::Break(_)) => break,
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(if is_hash {
+        Value::Hash(keep.into_iter().collect())
+    } else {
+        Value::Array(keep.into_iter().map(|(_, x)| x).collect())
+    })
+}
+
+fn f_reduce(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let l = need_lambda(c, a)?;
+    let v = first_arg(a);
+    let items = iteration_items(&v).ok_or_else(|| {
+        arg_err(
+            c,
+            a,
+            format!("expects an Iterable value, got {}", v.type_name()),
+        )
+    })?;
+    let is_hash = matches!(v, Value::Hash(_));
+    let elems: Vec<Value> = items
+        .into_iter()
+        .map(|(k, x)| if is_hash { Value::Array(vec![k, x]) } else { x })
+        .collect();
+    let (mut acc, rest) = match a.values.get(1) {
+        Some(init) => (init.clone(), &elems[..]),
+        None => match elems.split_first() {
+            Some((f, r)) => (f.clone(), r),
+            None => return Ok(Value::Undef),
+        },
+    };
+    for x in rest {
+        match c.call_lambda(l, vec![acc.clone(), x.clone()], a.scope, a.span) {
+            Ok(r) => acc = r,
+            Err(Flow::Break(_)) => break,
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(acc)
+}
+
+fn f_slice(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let v = first_arg(a);
+    let n = match a.values.get(1) {
+        Some(Value::Int(n)) if *n > 0 => *n as usize,
+        _ => return Err(arg_err(c, a, "expects a positive slice size")),
+    };
+    let is_hash = matches!(v, Value::Hash(_));
+    let elems: Vec<Value> = iteration_items(&v)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(k, x)| if is_hash { Value::Array(vec![k, x]) } else { x })
+        .collect();
+    let chunks: Vec<Value> = elems
+        .chunks(n)
+        .map(|ch| Value::Array(ch.to_vec()))
+        .collect();
+    match a.lambda {
+        Some(l) => {
+            for ch in chunks {
+                let args = if l.params.len() > 1 {
+                    match ch {
+                        Value::Array(items) => items,
+                        other => vec![other],
+                    }
+                } else {
+                    vec![ch]
+                };
+                match c.call_lambda(l, args, a.scope, a.span) {
+                    Ok(_) => {}
+                    Err(Flow::Break(_)) => break,
+                    Err(e) => return Err(e),
+                }
+            }
+            Ok(v)
+        }
+        None => Ok(Value::Array(chunks)),
+    }
+}
+
+fn f_with(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let l = need_lambda(c, a)?;
+    c.call_lambda(l, a.values.clone(), a.scope, a.span)
+}
+
+fn f_then(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let l = need_lambda(c, a)?;
+    let v = first_arg(a);
+    if v.is_undef() {
+        return Ok(Value::Undef);
+    }
+    c.call_lambda(l, vec![v], a.scope, a.span)
+}
+
+fn f_lest(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let l = need_lambda(c, a)?;
+    let v = first_arg(a);
+    if !v.is_undef() {
+        return Ok(v);
+    }
+    c.call_lambda(l, vec![], a.scope, a.span)
+}
+
+fn f_any(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let l = need_lambda(c, a)?;
+    let v = first_arg(a);
+    let is_hash = matches!(v, Value::Hash(_));
+    for (k, x) in iteration_items(&v).unwrap_or_default() {
+        if c.call_lambda(l, lambda_args(l, is_hash, &k, &x), a.scope, a.span)?
+            .truthy()
+        {
+            return Ok(Value::Bool(true));
+        }
+    }
+    Ok(Value::Bool(false))
+}
+
+fn f_all(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let l = need_lambda(c, a)?;
+    let v = first_arg(a);
+    let is_hash = matches!(v, Value::Hash(_));
+    for (k, x) in iteration_items(&v).unwrap_or_default() {
+        if !c
+            .call_lambda(l, lambda_args(l, is_hash, &k, &x), a.scope, a.span)?
+            .truthy()
+        {
+            return Ok(Value::Bool(false));
+        }
+    }
+    Ok(Value::Bool(true))
+}
+
+fn f_index(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let v = first_arg(a);
+    let is_hash = matches!(v, Value::Hash(_));
+    for (k, x) in iteration_items(&v).unwrap_or_default() {
+        let hit = match (a.lambda, a.values.get(1)) {
+            (Some(l), _) => c
+                .call_lambda(l, lambda_args(l, is_hash, &k, &x), a.scope, a.span)?
+                .truthy(),
+            (None, Some(want)) => puppet_eq(&x, want),
+            _ => false,
+        };
+        if hit {
+            return Ok(k);
+        }
+    }
+    Ok(Value::Undef)
+}
+
+fn f_step(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let v = first_arg(a);
+    let n = match a.values.get(1) {
+        Some(Value::Int(n)) if *n > 0 => *n as usize,
+        _ => return Err(arg_err(c, a, "expects a positive step")),
+    };
+    let items: Vec<Value> = iteration_items(&v)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(_, x)| x)
+        .step_by(n)
+        .collect();
+    Ok(Value::Array(items))
+}
+
+fn f_return(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    Err(Flow::Return(first_arg(a)))
+}
+
+fn f_next(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    Err(Flow::Next(first_arg(a)))
+}
+
+fn f_break(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    Err(Flow::Break(a.span))
+}
+
+// ---- types ---------------------------------------------------------------------------------------
+
+fn f_assert_type(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let t = match a.values.first() {
+        Some(Value::Type(t)) => (**t).clone(),
+        Some(Value::Str(s)) => c.resolve_type_name(s, a.span)?,
+        _ => return Err(arg_err(c, a, "expects a Type")),
+    };
+    let v = a.values.get(1).cloned().unwrap_or(Value::Undef);
+    if t.is_instance(&v) {
+        return Ok(v);
+    }
+    if let Some(l) = a.lambda {
+        let actual = Value::Type(Box::new(types::infer(&v)));
+        return c.call_lambda(l, vec![Value::Type(Box::new(t)), actual], a.scope, a.span);
+    }
+    Err(arg_err(c, a, types::mismatch(&t, &v)))
+}
+
+fn f_type(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let v = first_arg(a);
+    let t = types::infer(&v);
+    let t = match a.values.get(1) {
+        Some(Value::Str(m)) if m == "generalized" => t.generalize_deep(),
+        _ => t,
+    };
+    Ok(Value::Type(Box::new(t)))
+}
+
+fn f_new(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let Some(Value::Type(t)) = a.values.first().cloned() else {
+        return Err(arg_err(c, a, "expects a Type"));
+    };
+    let args: Vec<Value> = a.values[1..].to_vec();
+    let v = args.first().cloned().unwrap_or(Value::Undef);
+    let t = match *t {
+        PType::Alias(_, inner) => *inner,
+        other => other,
+    };
+    let res = match &t {
+        PType::Integer(..) => match &v {
+            Value::Int(i) => Some(Value::Int(*i)),
+            Value::Float(f) => Some(Value::Int(f.trunc() as i64)),
+            Value::Bool(b) => Some(Value::Int(*b as i64)),
+            Value::Str(s) => {
+                let radix = args.get(1).and_then(|r| {
+                    if let Value::Int(r) = r {
+                        Some(*r as u32)
+                    } else {
+                        None
+                    }
+                });
+                match radix {
+                    Some(r) => i64::from_str_radix(s.trim(), r).ok().map(Value::Int),
+                    None => match parse_number(s) {
+                        Some(Value::Int(i)) => Some(Value::Int(i)),
+                        _ => None,
+                    },
+                }
+            }
+            _ => None,
+        },
+        PType::Float(..) => match &v {
+            Value::Int(i) => Some(Value::Float(*i as f64)),
+            Value::Float(f) => Some(Value::Float(*f)),
+            Value::Bool(b) => Some(Value::Float(*b as i64 as f64)),
+            Value::Str(s) => parse_number(s).map(|n| Value::Float(num_f64(&n))),
+            _ => None,
+        },
+        PType::Numeric => match &v {
+            Value::Int(_) | Value::Float(_) => Some(v.clone()),
+            Value::Bool(b) => Some(Value::Int(*b as i64)),
+            Value::Str(s) => parse_number(s),
+            _ => None,
+        },
+        PType::String(..) => Some(Value::Str(match args.get(1) {
+            Some(Value::Str(fmt)) => strings::format_value(&v, fmt),
+            _ => strings::to_string_conversion(&v),
+        })),
+        PType::Boolean(_) => match &v {
+            Value::Bool(b) => Some(Value::Bool(*b)),
+            Value::Int(i) => Some(Value::Bool(*i != 0)),
+            Value::Float(f) => Some(Value::Bool(*f != 0.0)),
+            Value::Str(s) => match s.to_lowercase().as_str() {
+                "true" | "yes" | "y" => Some(Value::Bool(true)),
+                "false" | "no" | "n" | "" => Some(Value::Bool(false)),
+                _ => None,
+            },
+            _ => None,
+        },
+        PType::Array(..) | PType::Tuple(..) => Some(match &v {
+            Value::Array(x) => Value::Array(x.clone()),
+            Value::Hash(h) => Value::Array(
+                h.iter()
+                    .map(|(k, x)| Value::Array(vec![k.clone(), x.clone()]))
+                    .collect(),
+            ),
+            Value::Str(s) if args.get(1) != Some(&Value::Bool(true)) => {
+                Value::Array(s.chars().map(|ch| Value::str(ch.to_string())).collect())
+            }
+            Value::Int(_) | Value::Type(_) if args.get(1) != Some(&Value::Bool(true)) => {
+                Value::Array(
+                    iteration_items(&v)
+                        .unwrap_or_default()
+                        .into_iter()
+                        .map(|(_, x)| x)
+                        .collect(),
+                )
+            }
+            other => Value::Array(vec![other.clone()]),
+        }),
+        PType::Hash(..) | PType::Struct(_) => match &v {
+            Value::Hash(h) => Some(Value::Hash(h.clone())),
+            Value::Array(items) => {
+                let mut h = IndexMap::new();
+                if items
+                    .iter()
+                    .all(|x| matches!(x, Value::Array(p) if p.len() == 2))
+                {
+                    for x in items {
+                        if let Value::Array(p) = x {
+                            h.insert(p[0].clone(), p[1].clone());
+                        }
+                    }
+                } else {
+                    for ch in items.chunks(2) {
+                        h.insert(ch[0].clone(), ch.get(1).cloned().unwrap_or(Value::Undef));
+                    }
+                }
+                Some(Value::Hash(h))
+            }
+            _ => None,
+        },
+        PType::Sensitive(_) => Some(Value::Sensitive(Box::new(v.clone()))),
+        PType::Regexp(_) => match &v {
+            Value::Str(s) => Regex::new(s).ok().map(Value::Regex),
+            Value::Regex(_) => Some(v.clone()),
+            _ => None,
+        },
+        PType::Optional(Some(inner)) | PType::NotUndef(Some(inner)) => {
+            let mut a2 = Args {
+                name: a.name.clone(),
+                values: std::iter::once(Value::Type(inner.clone()))
+                    .chain(args.iter().cloned())
+                    .collect(),
+                lambda: None,
+                scope: a.scope,
+                span: a.span,
+            };
+            return f_new(c, &mut a2);
+        }
+        PType::Variant(ts) => {
+            for inner in ts {
+                let mut a2 = Args {
+                    name: a.name.clone(),
+                    values: std::iter::once(Value::Type(Box::new(inner.clone())))
+                        .chain(args.iter().cloned())
+                        .collect(),
+                    lambda: None,
+                    scope: a.scope,
+                    span: a.span,
+                };
+                if let Ok(v) = f_new(c, &mut a2) {
+                    return Ok(v);
+                }
+            }
+            None
+        }
+        _ => None,
+    };
+    match res {
+        Some(r) => {
+            if !t.is_instance(&r) && !matches!(t, PType::Sensitive(_)) {
+                return Err(arg_err(
+                    c,
+                    a,
+                    format!(
+                        "Converted value from {}.new() has wrong type, {}",
+                        t,
+                        types::mismatch(&t, &r)
+                    ),
+                ));
+            }
+            Ok(r)
+        }
+        None if matches!(v, Value::Str(_))
+            && matches!(
+                t,
+                PType::Integer(..) | PType::Float(..) | PType::Numeric | PType::Boolean(_)
+            ) =>
+        {
+            Err(Flow::Err(c.runtime(
+                format!(
+                    "'new' The string '{}' cannot be converted to {}",
+                    v.to_display(),
+                    t.generalize()
+                ),
+                a.span,
+            )))
+        }
+        None => Err(Flow::Err(c.runtime(
+            format!(
+                "Converted value from {}.new() has wrong type, {}",
+                t.generalize(),
+                types::mismatch(&t.generalize(), &v)
+            ),
+            a.span,
+        ))),
+    }
+}
+
+// ---- strings -------------------------------------------------------------------------------------
+
+fn str_arg(c: &Compiler<'_>, a: &Args, i: usize) -> R<String> {
+    match a.values.get(i) {
+        Some(Value::Str(s)) => Ok(s.clone()),
+        Some(other) => Err(arg_err(
+            c,
+            a,
+            format!(
+                "parameter {} expects a String value, got {}",
+                i + 1,
+                other.type_name()
+            ),
+        )),
+        None => Err(arg_err(c, a, "expects more arguments")),
+    }
+}
+
+fn f_split(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let s = str_arg(c, a, 0)?;
+    let re = match a.values.get(1) {
+        Some(Value::Str(p)) => Regex::new(&regex::escape(p)).ok(),
+        Some(Value::Regex(r)) => Some(r.clone()),
+        Some(Value::Type(t)) => match &**t {
+            PType::Regexp(Some(p)) => Regex::new(p).ok(),
+            _ => None,
+        },
+        _ => None,
+    };
+    let Some(re) = re else {
+        return Err(arg_err(c, a, "expects a String or Regexp separator"));
+    };
+    let mut parts: Vec<Value> = if re.source.is_empty() {
+        s.chars().map(|ch| Value::str(ch.to_string())).collect()
+    } else {
+        re.re.split(&s).map(Value::str).collect()
+    };
+    // Ruby's split drops trailing empty strings.
+    while matches!(parts.last(), Some(Value::Str(x)) if x.is_empty()) {
+        parts.pop();
+    }
+    Ok(Value::Array(parts))
+}
+
+fn f_join(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let sep = a.values.get(1).map(|v| v.to_display()).unwrap_or_default();
+    match first_arg(a) {
+        Value::Array(items) => Ok(Value::Str(
+            items
+                .iter()
+                .map(|v| v.to_display())
+                .collect::<Vec<_>>()
+                .join(&sep),
+        )),
+        other => Ok(Value::Str(other.to_display())),
+    }
+}
+
+fn f_sprintf(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let fmt = str_arg(c, a, 0)?;
+    strings::sprintf(&fmt, &a.values[1..])
+        .map(Value::Str)
+        .map_err(|m| Flow::Err(c.runtime(m, a.span)))
+}
+
+fn f_versioncmp(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let x = str_arg(c, a, 0)?;
+    let y = str_arg(c, a, 1)?;
+    Ok(Value::Int(match strings::versioncmp(&x, &y) {
+        Ordering::Less => -1,
+        Ordering::Equal => 0,
+        Ordering::Greater => 1,
+    }))
+}
+
+fn f_regsubst(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let target = first_arg(a);
+    let pattern = match a.values.get(1) {
+        Some(Value::Str(p)) => p.clone(),
+        Some(Value::Regex(r)) => r.source.clone(),
+        _ => return Err(arg_err(c, a, "expects a pattern")),
+    };
+    let repl = a.values.get(2).map(|v| v.to_display()).unwrap_or_default();
+    let flags = a.values.get(3).map(|v| v.to_display()).unwrap_or_default();
+    let mut src = pattern;
+    if flags.contains('I') {
+        src = format!("(?i){src}");
+    }
+    if flags.contains('M') {
+        src = format!("(?s){src}");
+    }
+    if flags.contains('E') {
+        src = format!("(?x){src}");
+    }
+    let re = Regex::new(&src).map_err(|m| arg_err(c, a, m))?;
+    let global = flags.contains('G');
+    let rust_repl = strings::ruby_replacement(&repl);
+    let sub = |s: &str| -> String {
+        if global {
+            re.re.replace_all(s, rust_repl.as_str()).into_owned()
+        } else {
+            re.re.replace(s, rust_repl.as_str()).into_owned()
+        }
+    };
+    Ok(match target {
+        Value::Array(items) => Value::Array(
+            items
+                .iter()
+                .map(|v| Value::Str(sub(&v.to_display())))
+                .collect(),
+        ),
+        other => Value::Str(sub(&other.to_display())),
+    })
+}
+
+fn f_match(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let re = match a.values.get(1) {
+        Some(Value::Str(p)) => Regex::new(p).map_err(|m| arg_err(c, a, m))?,
+        Some(Value::Regex(r)) => r.clone(),
+        Some(Value::Type(t)) => match &**t {
+            PType::Regexp(Some(p)) => Regex::new(p).map_err(|m| arg_err(c, a, m))?,
+            PType::Pattern(ps) if !ps.is_empty() => {
+                Regex::new(&ps[0]).map_err(|m| arg_err(c, a, m))?
+            }
+            _ => return Err(arg_err(c, a, "expects a pattern")),
+        },
+        _ => return Err(arg_err(c, a, "expects a pattern")),
+    };
+    let one = |s: &str| -> Value {
+        match re.re.captures(s) {
+            Some(caps) => Value::Array(
+                caps.iter()
+                    .map(|g| g.map_or(Value::Undef, |g| Value::str(g.as_str())))
+                    .collect(),
+            ),
+            None => Value::Undef,
+        }
+    };
+    Ok(match first_arg(a) {
+        Value::Array(items) => Value::Array(items.iter().map(|v| one(&v.to_display())).collect()),
+        other => one(&other.to_display()),
+    })
+}
+
+fn f_string_op(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let name = a.name.clone();
+    fn apply(name: &str, v: &Value) -> Value {
+        match v {
+            Value::Str(s) => Value::Str(match name {
+                "upcase" => s.to_uppercase(),
+                "downcase" => s.to_lowercase(),
+                "capitalize" => {
+                    let mut ch = s.chars();
+                    match ch.next() {
+                        Some(f) => {
+                            f.to_uppercase().collect::<String>() + &ch.as_str().to_lowercase()
+                        }
+                        None => String::new(),
+                    }
+                }
+                "strip" => s.trim().to_string(),
+                "lstrip" => s.trim_start().to_string(),
+                "rstrip" => s.trim_end().to_string(),
+                "chomp" => s
+                    .strip_suffix("\r\n")
+                    .or_else(|| s.strip_suffix('\n'))
+                    .or_else(|| s.strip_suffix('\r'))
+                    .unwrap_or(s)
+                    .to_string(),
+                "chop" => {
+                    let mut t = s.clone();
+                    if t.ends_with("\r\n") {
+                        t.truncate(t.len() - 2);
+                    } else {
+                        t.pop();
+                    }
+                    t
+                }
+                _ => s.clone(),
+            }),
+            Value::Array(items) => Value::Array(items.iter().map(|x| apply(name, x)).collect()),
+            Value::Hash(h) if name == "upcase" || name == "downcase" => Value::Hash(
+                h.iter()
+                    .map(|(k, x)| (apply(name, k), apply(name, x)))
+                    .collect(),
+            ),
+            other => other.clone(),
+        }
+    }
+    Ok(apply(&name, &first_arg(a)))
+}
+
+// ---- collections ---------------------------------------------------------------------------------
+
+fn f_size(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    Ok(Value::Int(match first_arg(a) {
+        Value::Array(x) => x.len() as i64,
+        Value::Hash(h) => h.len() as i64,
+        Value::Str(s) => s.chars().count() as i64,
+        Value::Sensitive(_) => return Err(arg_err(c, a, "expects a Collection or String")),
+        other => {
+            return Err(arg_err(
+                c,
+                a,
+                format!(
+                    "expects a value of type Collection or String, got {}",
+                    other.type_name()
+                ),
+            ))
+        }
+    }))
+}
+
+fn f_keys(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    Ok(match first_arg(a) {
+        Value::Hash(h) => Value::Array(h.keys().cloned().collect()),
+        _ => Value::Array(vec![]),
+    })
+}
+
+fn f_values(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    Ok(match first_arg(a) {
+        Value::Hash(h) => Value::Array(h.values().cloned().collect()),
+        _ => Value::Array(vec![]),
+    })
+}
+
+fn flatten_all(v: &Value, out: &mut Vec<Value>) {
+    match v {
+        Value::Array(items) => items.iter().for_each(|x| flatten_all(x, out)),
+        other => out.push(other.clone()),
+    }
+}
+
+fn f_flatten(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let mut out = vec![];
+    for v in &a.values {
+        flatten_all(v, &mut out);
+    }
+    Ok(Value::Array(out))
+}
+
+fn f_unique(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    Ok(match first_arg(a) {
+        Value::Array(items) => {
+            let mut out: Vec<Value> = vec![];
+            for x in items {
+                if !out.contains(&x) {
+                    out.push(x);
+                }
+            }
+            Value::Array(out)
+        }
+        Value::Str(s) => {
+            let mut seen = String::new();
+            for ch in s.chars() {
+                if !seen.contains(ch) {
+                    seen.push(ch);
+                }
+            }
+            Value::Str(seen)
+        }
+        other => other,
+    })
+}
+
+fn natural_cmp(a: &Value, b: &Value) -> Ordering {
+    match (a, b) {
+        (Value::Int(_) | Value::Float(_), Value::Int(_) | Value::Float(_)) => num_f64(a)
+            .partial_cmp(&num_f64(b))
+            .unwrap_or(Ordering::Equal),
+        (Value::Str(x), Value::Str(y)) => x.cmp(y),
+        _ => a.to_display().cmp(&b.to_display()),
+    }
+}
+
+fn f_sort(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let v = first_arg(a);
+    let Value::Array(mut items) = v else {
+        if let Value::Str(s) = v {
+            let mut chars: Vec<char> = s.chars().collect();
+            chars.sort();
+            return Ok(Value::Str(chars.into_iter().collect()));
+        }
+        return Err(arg_err(c, a, "expects an Array"));
+    };
+    match a.lambda {
+        Some(l) => {
+            let mut err = None;
+            let mut keyed: Vec<Value> = items.clone();
+            // A simple insertion sort so that lambda errors can be reported.
+            let mut sorted: Vec<Value> = vec![];
+            for x in keyed.drain(..) {
+                let mut pos = sorted.len();
+                for (i, y) in sorted.iter().enumerate() {
+                    match c.call_lambda(l, vec![x.clone(), y.clone()], a.scope, a.span) {
+                        Ok(Value::Int(n)) if n < 0 => {
+                            pos = i;
+                            break;
+                        }
+                        Ok(_) => {}
+                        Err(e) => {
+                            err = Some(e);
+                            break;
+                        }
+                    }
+                }
+                if let Some(e) = err.take() {
+                    return Err(e);
+                }
+                sorted.insert(pos, x);
+            }
+            Ok(Value::Array(sorted))
+        }
+        None => {
+            items.sort_by(natural_cmp);
+            Ok(Value::Array(items))
+        }
+    }
+}
+
+fn f_min(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let items: Vec<Value> = match a.values.as_slice() {
+        [Value::Array(x)] => x.clone(),
+        other => other.to_vec(),
+    };
+    Ok(items
+        .into_iter()
+        .min_by(natural_cmp)
+        .unwrap_or(Value::Undef))
+}
+
+fn f_max(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let items: Vec<Value> = match a.values.as_slice() {
+        [Value::Array(x)] => x.clone(),
+        other => other.to_vec(),
+    };
+    Ok(items
+        .into_iter()
+        .max_by(natural_cmp)
+        .unwrap_or(Value::Undef))
+}
+
+fn numeric_arg(c: &Compiler<'_>, a: &Args) -> R<Value> {
+    match first_arg(a) {
+        v @ (Value::Int(_) | Value::Float(_)) => Ok(v),
+        Value::Str(s) => parse_number(&s).ok_or_else(|| arg_err(c, a, "expects a Numeric value")),
+        other => Err(arg_err(
+            c,
+            a,
+            format!("expects a Numeric value, got {}", other.type_name()),
+        )),
+    }
+}
+
+fn f_abs(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    Ok(match numeric_arg(c, a)? {
+        Value::Int(i) => Value::Int(i.abs()),
+        Value::Float(f) => Value::Float(f.abs()),
+        v => v,
+    })
+}
+
+fn f_round(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    Ok(match numeric_arg(c, a)? {
+        Value::Float(f) => Value::Int(f.round() as i64),
+        v => v,
+    })
+}
+
+fn f_floor(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    Ok(match numeric_arg(c, a)? {
+        Value::Float(f) => Value::Int(f.floor() as i64),
+        v => v,
+    })
+}
+
+fn f_ceiling(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    Ok(match numeric_arg(c, a)? {
+        Value::Float(f) => Value::Int(f.ceil() as i64),
+        v => v,
+    })
+}
+
+fn f_empty(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    Ok(Value::Bool(match first_arg(a) {
+        Value::Array(x) => x.is_empty(),
+        Value::Hash(h) => h.is_empty(),
+        Value::Str(s) => s.is_empty(),
+        Value::Undef => true,
+        _ => false,
+    }))
+}
+
+fn f_dig(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let mut cur = first_arg(a);
+    for k in &a.values[1.min(a.values.len())..] {
+        cur = match (&cur, k) {
+            (Value::Hash(h), k) => h.get(k).cloned().unwrap_or(Value::Undef),
+            (Value::Array(x), Value::Int(i)) => x.get(*i as usize).cloned().unwrap_or(Value::Undef),
+            _ => return Ok(Value::Undef),
+        };
+    }
+    Ok(cur)
+}
+
+fn f_get(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let path = a.values.get(1).map(|v| v.to_display()).unwrap_or_default();
+    let mut cur = first_arg(a);
+    if !path.is_empty() {
+        for seg in path.split('.') {
+            cur = match &cur {
+                Value::Hash(h) => h.get(&Value::str(seg)).cloned().unwrap_or(Value::Undef),
+                Value::Array(x) => seg
+                    .parse::<usize>()
+                    .ok()
+                    .and_then(|i| x.get(i).cloned())
+                    .unwrap_or(Value::Undef),
+                _ => Value::Undef,
+            };
+        }
+    }
+    if cur.is_undef() {
+        if let Some(d) = a.values.get(2) {
+            return Ok(d.clone());
+        }
+        if let Some(l) = a.lambda {
+            return c.call_lambda(l, vec![], a.scope, a.span);
+        }
+    }
+    Ok(cur)
+}
+
+fn f_delete(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let what = a.values.get(1).cloned().unwrap_or(Value::Undef);
+    let drop = flatten_values(&what);
+    Ok(match first_arg(a) {
+        Value::Array(x) => Value::Array(x.into_iter().filter(|v| !drop.contains(v)).collect()),
+        Value::Hash(h) => Value::Hash(h.into_iter().filter(|(k, _)| !drop.contains(k)).collect()),
+        Value::Str(s) => Value::Str(
+            drop.iter()
+                .fold(s, |acc, d| acc.replace(&d.to_display(), "")),
+        ),
+        other => other,
+    })
+}
+
+fn f_merge(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let mut out = IndexMap::new();
+    for v in &a.values {
+        if let Value::Hash(h) = v {
+            for (k, x) in h {
+                out.insert(k.clone(), x.clone());
+            }
+        }
+    }
+    Ok(Value::Hash(out))
+}
+
+fn f_concat(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let mut out = vec![];
+    for v in &a.values {
+        match v {
+            Value::Array(x) => out.extend(x.iter().cloned()),
+            other => out.push(other.clone()),
+        }
+    }
+    Ok(Value::Array(out))
+}
+
+fn f_member(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let hay = first_arg(a);
+    let needle = a.values.get(1).cloned().unwrap_or(Value::Undef);
+    Ok(Value::Bool(match (&hay, &needle) {
+        (Value::Array(x), Value::Array(n)) => n.iter().all(|v| x.contains(v)),
+        (Value::Array(x), n) => x.contains(n),
+        _ => false,
+    }))
+}
+
+fn f_has_key(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    Ok(Value::Bool(match (first_arg(a), a.values.get(1)) {
+        (Value::Hash(h), Some(k)) => h.contains_key(k),
+        _ => false,
+    }))
+}
+
+fn f_is_string(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    Ok(Value::Bool(matches!(first_arg(a), Value::Str(_))))
+}
+
+fn f_pick(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    a.values
+        .iter()
+        .find(|v| !v.is_undef() && !matches!(v, Value::Str(s) if s.is_empty()))
+        .cloned()
+        .ok_or_else(|| arg_err(c, a, "must receive at least one non empty value"))
+}
+
+fn f_pick_default(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    Ok(a.values
+        .iter()
+        .find(|v| !v.is_undef() && !matches!(v, Value::Str(s) if s.is_empty()))
+        .cloned()
+        .or_else(|| a.values.last().cloned())
+        .unwrap_or(Value::Undef))
+}
+
+fn f_str2bool(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    Ok(match first_arg(a) {
+        Value::Bool(b) => Value::Bool(b),
+        v => Value::Bool(matches!(
+            v.to_display().to_lowercase().as_str(),
+            "1" | "t" | "y" | "true" | "yes"
+        )),
+    })
+}
+
+fn f_any2array(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    Ok(match a.values.as_slice() {
+        [] => Value::Array(vec![]),
+        [Value::Array(x)] => Value::Array(x.clone()),
+        [Value::Hash(h)] => {
+            Value::Array(h.iter().flat_map(|(k, v)| [k.clone(), v.clone()]).collect())
+        }
+        other => Value::Array(other.to_vec()),
+    })
+}
+
+fn f_range(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let (x, y) = (
+        first_arg(a),
+        a.values.get(1).cloned().unwrap_or(Value::Undef),
+    );
+    let n = |v: &Value| match v {
+        Value::Int(i) => Some(*i),
+        Value::Str(s) => s.parse().ok(),
+        _ => None,
+    };
+    Ok(match (n(&x), n(&y)) {
+        (Some(a1), Some(b1)) => Value::Array((a1..=b1).map(Value::Int).collect()),
+        _ => Value::Array(vec![]),
+    })
+}
+
+fn f_sum(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let mut acc = Value::Int(0);
+    if let Value::Array(items) = first_arg(a) {
+        for x in items {
+            acc = match (&acc, &x) {
+                (Value::Int(p), Value::Int(q)) => Value::Int(p + q),
+                _ => Value::Float(num_f64(&acc) + num_f64(&x)),
+            };
+        }
+    }
+    Ok(acc)
+}
+
+fn f_hash(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let mut h = IndexMap::new();
+    if let Value::Array(items) = first_arg(a) {
+        for ch in items.chunks(2) {
+            h.insert(ch[0].clone(), ch.get(1).cloned().unwrap_or(Value::Undef));
+        }
+    }
+    Ok(Value::Hash(h))
+}
+
+fn f_zip(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    Ok(match (first_arg(a), a.values.get(1)) {
+        (Value::Array(x), Some(Value::Array(y))) => Value::Array(
+            x.iter()
+                .enumerate()
+                .map(|(i, v)| {
+                    Value::Array(vec![v.clone(), y.get(i).cloned().unwrap_or(Value::Undef)])
+                })
+                .collect(),
+        ),
+        _ => Value::Array(vec![]),
+    })
+}
+
+fn f_convert_to(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let v = first_arg(a);
+    let t = a.values.get(1).cloned().unwrap_or(Value::Undef);
+    let mut a2 = Args {
+        name: "new".into(),
+        values: vec![t, v],
+        lambda: None,
+        scope: a.scope,
+        span: a.span,
+    };
+    f_new(c, &mut a2)
+}
+
+// ---- resources -----------------------------------------------------------------------------------
+
+fn f_create_resources(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let type_name = match first_arg(a) {
+        Value::Str(s) => s.trim_start_matches("::").to_lowercase(),
+        Value::Type(t) => match *t {
+            PType::Resource(Some(n), None) => n.to_lowercase(),
+            _ => return Err(arg_err(c, a, "expects a resource type")),
+        },
+        _ => return Err(arg_err(c, a, "expects a resource type")),
+    };
+    let Some(Value::Hash(instances)) = a.values.get(1).cloned() else {
+        return Err(arg_err(c, a, "expects a Hash"));
+    };
+    let defaults = match a.values.get(2) {
+        Some(Value::Hash(h)) => h.clone(),
+        _ => IndexMap::new(),
+    };
+    let to_attrs = |h: &IndexMap<Value, Value>, span: Span| -> Vec<super::catalog_ops::AttrValue> {
+        let mut out: Vec<super::catalog_ops::AttrValue> = defaults
+            .iter()
+            .filter(|(k, _)| !h.contains_key(*k))
+            .map(|(k, v)| super::catalog_ops::AttrValue {
+                name: k.to_display(),
+                value: v.clone(),
+                append: false,
+                span,
+            })
+            .collect();
+        out.extend(h.iter().map(|(k, v)| super::catalog_ops::AttrValue {
+            name: k.to_display(),
+            value: v.clone(),
+            append: false,
+            span,
+        }));
+        out
+    };
+    if type_name == "class" {
+        for (title, params) in &instances {
+            let empty = IndexMap::new();
+            let p = match params {
+                Value::Hash(h) => h,
+                _ => &empty,
+            };
+            c.declare_class(&title.to_display(), &to_attrs(p, a.span), a.scope, a.span)?;
+        }
+        return Ok(Value::Undef);
+    }
+    let Some(kind) = c.resolve_resource_type(&type_name) else {
+        return Err(Flow::Err(
+            c.runtime(format!("Unknown resource type: '{type_name}'"), a.span),
+        ));
+    };
+    for (title, params) in &instances {
+        let empty = IndexMap::new();
+        let p = match params {
+            Value::Hash(h) => h,
+            _ => &empty,
+        };
+        let attrs = to_attrs(p, a.span);
+        c.declare_resource(
+            &type_name,
+            &kind,
+            &title.to_display(),
+            &attrs,
+            a.scope,
+            a.span,
+            false,
+            false,
+        )?;
+    }
+    Ok(Value::Undef)
+}
+
+// ---- templates and data ----------------------------------------------------------------------------
+
+fn f_inline_epp(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let text = str_arg(c, a, 0)?;
+    let params = a.values.get(1).cloned();
+    c.render_epp("inline_epp", &text, params, a.span)
+}
+
+fn f_epp(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let path = str_arg(c, a, 0)?;
+    let (module, rest) = path.split_once('/').unwrap_or((&path, ""));
+    let Some((_, text)) = c.loader.load(module, &format!("templates/{rest}")) else {
+        return Err(arg_err(c, a, format!("Could not find template '{path}'")));
+    };
+    let params = a.values.get(1).cloned();
+    c.render_epp(&path, &text, params, a.span)
+}
+
+fn f_lookup(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let name = a.values.first().map(|v| v.to_display()).unwrap_or_default();
+    // Options hash form: lookup(name, { default_value => ... }).
+    if let Some(Value::Hash(opts)) = a.values.get(1) {
+        if let Some(d) = opts.get(&Value::str("default_value")) {
+            return Ok(d.clone());
+        }
+    }
+    if a.values.len() >= 4 {
+        return Ok(a.values[3].clone());
+    }
+    if let Some(l) = a.lambda {
+        return c.call_lambda(l, vec![Value::str(name)], a.scope, a.span);
+    }
+    Err(Flow::Err(c.runtime(
+        format!("Function lookup() did not find a value for the name '{name}'"),
+        a.span,
+    )))
+}
+
+fn f_digest(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let s = str_arg(c, a, 0)?;
+    Ok(Value::Str(match a.name.as_str() {
+        "md5" => strings::md5_hex(s.as_bytes()),
+        "sha1" => strings::sha1_hex(s.as_bytes()),
+        _ => strings::sha256_hex(s.as_bytes()),
+    }))
+}
+
+fn f_base64(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let mode = str_arg(c, a, 0)?;
+    let s = str_arg(c, a, 1)?;
+    match mode.as_str() {
+        "encode" => Ok(Value::Str(strings::base64_encode(s.as_bytes()))),
+        "decode" => strings::base64_decode(&s)
+            .map(|b| Value::Str(String::from_utf8_lossy(&b).into_owned()))
+            .ok_or_else(|| arg_err(c, a, "invalid base64")),
+        _ => Err(arg_err(
+            c,
+            a,
+            "the first argument must be 'encode' or 'decode'",
+        )),
+    }
+}
+
+fn f_unsupported(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    Err(arg_err(c, a, "is not supported by Ordo yet"))
+}
+
+impl Compiler<'_> {
+    /// Renders an EPP template with its own scope (parameters from the hash).
+    pub(super) fn render_epp(
+        &mut self,
+        name: &str,
+        text: &str,
+        params: Option<Value>,
+        span: Span,
+    ) -> R<Value> {
+        let file = self.sources.add(name, text);
+        let parsed = super::compiler::parse_epp_source(text, file);
+        let Some(program) = parsed.program else {
+            let msg = parsed
+                .diagnostics
+                .first()
+                .map(|d| d.message.clone())
+                .unwrap_or_default();
+            return Err(Flow::Err(
+                self.runtime(format!("Syntax error in template {name}: {msg}"), span),
+            ));
+        };
+        let mut s = Scope::new(ScopeKind::Local, Some(self.top), Some(self.top));
+        s.resource = self.scopes[self.top].resource;
+        let sid = self.new_scope(s);
+        let given = match params {
+            Some(Value::Hash(h)) => h,
+            _ => IndexMap::new(),
+        };
+        if let ExprKind::Epp {
+            params: Some(ps), ..
+        } = &program.body.kind
+        {
+            for p in ps {
+                let v = match given.get(&Value::str(p.name.clone())) {
+                    Some(v) => v.clone(),
+                    None => match &p.value {
+                        Some(d) => self.eval(d, sid)?,
+                        None => {
+                            return Err(Flow::Err(self.runtime(
+                                format!("{name}: expects a value for parameter '{}'", p.name),
+                                span,
+                            )))
+                        }
+                    },
+                };
+                self.scopes[sid].vars.insert(p.name.clone(), v);
+            }
+        } else {
+            for (k, v) in given {
+                self.scopes[sid].vars.insert(k.to_display(), v);
+            }
+        }
+        self.render_stack.push(String::new());
+        let r = self.eval(&program.body, sid);
+        let out = self.render_stack.pop().unwrap_or_default();
+        match r {
+            Ok(_) | Err(Flow::Return(_)) => Ok(Value::Str(out)),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+fn f_unwrap(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    match first_arg(a) {
+        Value::Sensitive(v) => match a.lambda {
+            Some(l) => c.call_lambda(l, vec![*v], a.scope, a.span),
+            None => Ok(*v),
+        },
+        other => Ok(other),
+    }
+}

@@ -1,0 +1,137 @@
+//! Turning the compiled resources into the catalog data model.
+
+use super::catalog_ops::{flatten_values, RELATIONSHIP_PARAMS};
+use super::compiler::Compiler;
+use super::value::Value;
+use crate::catalog::{capitalize_type, Catalog, Edge, Resource};
+use indexmap::IndexMap;
+use serde_json::Value as Json;
+
+impl Compiler<'_> {
+    fn included(&self, idx: usize) -> bool {
+        let r = &self.resources[idx];
+        !r.virtual_ && !r.dropped && !r.exported
+    }
+
+    /// The namevar attribute of a resource's type (`name` for defined types).
+    fn namevar_of(&self, r: &super::compiler::Res) -> Option<&'static str> {
+        if r.type_name == "Class" || (r.type_name == "Stage" && r.title == "main") {
+            return None;
+        }
+        match super::builtin_types::find(&r.type_name.to_lowercase()) {
+            Some(b) => b.namevars.first().copied(),
+            None => Some("name"),
+        }
+    }
+
+    pub(super) fn build_catalog(&mut self) -> Catalog {
+        let mut warnings = vec![];
+        let mut cat = Catalog::new(self.opts.node.clone());
+        for (idx, r) in self.resources.iter().enumerate() {
+            if !self.included(idx) {
+                continue;
+            }
+            let mut params: IndexMap<String, Json> = IndexMap::new();
+            let mut sensitive = vec![];
+            for (k, v) in &r.params {
+                let v = match v {
+                    Value::Sensitive(inner) => {
+                        sensitive.push(k.clone());
+                        (**inner).clone()
+                    }
+                    other => other.clone(),
+                };
+                let j = if RELATIONSHIP_PARAMS.contains(&k.as_str()) {
+                    let items: Vec<Json> = flatten_values(&v).iter().map(Value::to_json).collect();
+                    match (&v, items.len()) {
+                        (Value::Array(_), _) => Json::Array(items),
+                        (_, 1) => items.into_iter().next().unwrap_or(Json::Null),
+                        _ => Json::Array(items),
+                    }
+                } else {
+                    rich_data_warnings(
+                        &v,
+                        &format!("{}['{k}']", r.reference_shown()),
+                        &mut warnings,
+                    );
+                    v.to_json()
+                };
+                // Puppet does not repeat the title as the namevar.
+                if self.namevar_of(r) == Some(k.as_str()) && j.as_str() == Some(r.title.as_str()) {
+                    continue;
+                }
+                if !j.is_null() {
+                    params.insert(k.clone(), j);
+                }
+            }
+            let title = if r.type_name == "Class" {
+                capitalize_type(&r.title)
+            } else {
+                r.title.clone()
+            };
+            let mut tags: Vec<String> = r.tags.iter().cloned().collect();
+            tags.sort();
+            cat.resources.push(Resource {
+                type_name: r.type_name.clone(),
+                title,
+                tags,
+                file: r
+                    .file
+                    .and_then(|f| self.sources.get(f))
+                    .map(|f| f.name.clone()),
+                line: r.line,
+                exported: r.exported,
+                kind: Some(r.kind),
+                parameters: params,
+                sensitive_parameters: sensitive,
+            });
+        }
+        let mut seen = std::collections::HashSet::new();
+        for &(s, t) in &self.containment {
+            if !self.included(s) || !self.included(t) || !seen.insert((s, t)) {
+                continue;
+            }
+            cat.edges.push(Edge {
+                source: self.resources[s].reference(),
+                target: self.resources[t].reference(),
+            });
+        }
+        for w in warnings {
+            self.log(super::LogLevel::Warning, w);
+        }
+        cat.classes = self.class_list.clone();
+        cat.tags = self.catalog_tags.iter().cloned().collect();
+        cat
+    }
+}
+
+/// Puppet warns when a catalog parameter holds a value that JSON cannot carry as is.
+fn rich_data_warnings(v: &Value, path: &str, out: &mut Vec<String>) {
+    match v {
+        Value::Array(items) => {
+            for (i, x) in items.iter().enumerate() {
+                rich_data_warnings(x, &format!("{path}[{i}]"), out);
+            }
+        }
+        Value::Hash(h) => {
+            for (k, x) in h {
+                rich_data_warnings(x, &format!("{path}['{}']", k.to_display()), out);
+            }
+        }
+        Value::Type(t)
+            if !matches!(
+                **t,
+                super::types::PType::Resource(Some(_), Some(_))
+                    | super::types::PType::Class(Some(_))
+            ) =>
+        {
+            let full = t.generalize().to_string();
+            let name = full.split('[').next().unwrap_or(&full).to_string();
+            out.push(format!(
+                "{path} contains {} value. It will be converted to the String '{t}'",
+                super::expr::a_an(&format!("{name}-Type"))
+            ));
+        }
+        _ => {}
+    }
+}

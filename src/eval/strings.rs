@@ -1,0 +1,519 @@
+//! String helpers: `sprintf`, `String.new` formats, `versioncmp`, replacements, digests and
+//! base64 (small enough to keep here rather than adding crates).
+
+use super::value::{format_float, Value};
+use std::cmp::Ordering;
+
+/// `String(v)`: strings as is, containers with quoted strings inside.
+pub fn to_string_conversion(v: &Value) -> String {
+    match v {
+        Value::Str(s) => s.clone(),
+        Value::Undef => String::new(),
+        Value::Float(f) => format!("{f:.6}"),
+        other => other.to_string_repr(),
+    }
+}
+
+/// `String(v, '%x')` and friends: one format applied to a value.
+pub fn format_value(v: &Value, fmt: &str) -> String {
+    sprintf(fmt, std::slice::from_ref(v)).unwrap_or_else(|_| to_string_conversion(v))
+}
+
+/// Ruby-style `sprintf` for the common directives: `%s %d %i %f %x %X %o %b %e %g %p %%`,
+/// with flags, width and precision.
+pub fn sprintf(fmt: &str, args: &[Value]) -> Result<String, String> {
+    let mut out = String::new();
+    let mut chars = fmt.chars().peekable();
+    let mut next_arg = args.iter();
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        let mut flags = String::new();
+        while let Some(&f) = chars.peek() {
+            if "-+ 0#".contains(f) {
+                flags.push(f);
+                chars.next();
+            } else {
+                break;
+            }
+        }
+        let mut width = String::new();
+        while let Some(&d) = chars.peek() {
+            if d.is_ascii_digit() {
+                width.push(d);
+                chars.next();
+            } else {
+                break;
+            }
+        }
+        let mut precision: Option<usize> = None;
+        if chars.peek() == Some(&'.') {
+            chars.next();
+            let mut p = String::new();
+            while let Some(&d) = chars.peek() {
+                if d.is_ascii_digit() {
+                    p.push(d);
+                    chars.next();
+                } else {
+                    break;
+                }
+            }
+            precision = Some(p.parse().unwrap_or(0));
+        }
+        let Some(conv) = chars.next() else {
+            return Err("incomplete format specifier".into());
+        };
+        if conv == '%' {
+            out.push('%');
+            continue;
+        }
+        let arg = next_arg.next().cloned().unwrap_or(Value::Undef);
+        let body = match conv {
+            's' => {
+                let s = arg.to_display();
+                match precision {
+                    Some(p) => s.chars().take(p).collect(),
+                    None => s,
+                }
+            }
+            'p' => arg.to_string_repr(),
+            'd' | 'i' | 'u' => {
+                let n = to_int(&arg)?;
+                let s = n.abs().to_string();
+                sign(n < 0, &flags) + &s
+            }
+            'x' | 'X' | 'o' | 'b' | 'B' => {
+                let n = to_int(&arg)?;
+                let s = match conv {
+                    'x' => format!("{:x}", n.abs()),
+                    'X' => format!("{:X}", n.abs()),
+                    'o' => format!("{:o}", n.abs()),
+                    _ => format!("{:b}", n.abs()),
+                };
+                let prefix = if flags.contains('#') {
+                    match conv {
+                        'x' => "0x",
+                        'X' => "0X",
+                        'o' => "0",
+                        'b' => "0b",
+                        _ => "0B",
+                    }
+                } else {
+                    ""
+                };
+                sign(n < 0, &flags) + prefix + &s
+            }
+            'f' | 'e' | 'E' | 'g' | 'G' => {
+                let f = to_float(&arg)?;
+                let p = precision.unwrap_or(6);
+                let s = match conv {
+                    'f' => format!("{:.*}", p, f.abs()),
+                    'e' | 'E' => {
+                        let s = format!("{:.*e}", p, f.abs());
+                        let (m, e) = s.split_once('e').unwrap_or((&s, "0"));
+                        let e: i32 = e.parse().unwrap_or(0);
+                        let r = format!("{m}e{}{:02}", if e < 0 { '-' } else { '+' }, e.abs());
+                        if conv == 'E' {
+                            r.to_uppercase()
+                        } else {
+                            r
+                        }
+                    }
+                    _ => format_float(f.abs()),
+                };
+                sign(f < 0.0, &flags) + &s
+            }
+            'c' => match &arg {
+                Value::Int(i) => char::from_u32(*i as u32)
+                    .map(|c| c.to_string())
+                    .unwrap_or_default(),
+                other => other.to_display().chars().take(1).collect(),
+            },
+            other => return Err(format!("malformed format string - %{other}")),
+        };
+        let w: usize = width.parse().unwrap_or(0);
+        let len = body.chars().count();
+        if len < w {
+            let pad = w - len;
+            if flags.contains('-') {
+                out.push_str(&body);
+                out.push_str(&" ".repeat(pad));
+            } else if flags.contains('0') && !matches!(conv, 's' | 'p' | 'c') {
+                let (sgn, digits) = if body.starts_with(['-', '+', ' ']) {
+                    body.split_at(1)
+                } else {
+                    ("", body.as_str())
+                };
+                out.push_str(sgn);
+                out.push_str(&"0".repeat(pad));
+                out.push_str(digits);
+            } else {
+                out.push_str(&" ".repeat(pad));
+                out.push_str(&body);
+            }
+        } else {
+            out.push_str(&body);
+        }
+    }
+    Ok(out)
+}
+
+fn sign(neg: bool, flags: &str) -> String {
+    if neg {
+        "-".into()
+    } else if flags.contains('+') {
+        "+".into()
+    } else if flags.contains(' ') {
+        " ".into()
+    } else {
+        String::new()
+    }
+}
+
+fn to_int(v: &Value) -> Result<i64, String> {
+    match v {
+        Value::Int(i) => Ok(*i),
+        Value::Float(f) => Ok(f.floor() as i64),
+        Value::Str(s) => match super::expr::parse_number(s) {
+            Some(Value::Int(i)) => Ok(i),
+            Some(Value::Float(f)) => Ok(f as i64),
+            _ => Err(format!("invalid value for Integer(): \"{s}\"")),
+        },
+        other => Err(format!("can't convert {} into Integer", other.type_name())),
+    }
+}
+
+fn to_float(v: &Value) -> Result<f64, String> {
+    match v {
+        Value::Int(i) => Ok(*i as f64),
+        Value::Float(f) => Ok(*f),
+        Value::Str(s) => s
+            .trim()
+            .parse()
+            .map_err(|_| format!("invalid value for Float(): \"{s}\"")),
+        other => Err(format!("can't convert {} into Float", other.type_name())),
+    }
+}
+
+/// Puppet's `versioncmp`: compares dotted/dashed version strings segment by segment,
+/// numbers numerically.
+pub fn versioncmp(a: &str, b: &str) -> Ordering {
+    fn parts(s: &str) -> Vec<String> {
+        let mut out = vec![];
+        let mut cur = String::new();
+        let mut digit = None;
+        for c in s.chars() {
+            if c == '.' || c == '-' {
+                if !cur.is_empty() {
+                    out.push(std::mem::take(&mut cur));
+                }
+                out.push(c.to_string());
+                digit = None;
+                continue;
+            }
+            let d = c.is_ascii_digit();
+            if digit.is_some_and(|x| x != d) && !cur.is_empty() {
+                out.push(std::mem::take(&mut cur));
+            }
+            digit = Some(d);
+            cur.push(c);
+        }
+        if !cur.is_empty() {
+            out.push(cur);
+        }
+        out
+    }
+    if a == b {
+        return Ordering::Equal;
+    }
+    let (pa, pb) = (parts(a), parts(b));
+    for (x, y) in pa.iter().zip(pb.iter()) {
+        if x == y {
+            continue;
+        }
+        if x == "-" && y != "-" {
+            return Ordering::Less;
+        }
+        if y == "-" && x != "-" {
+            return Ordering::Greater;
+        }
+        if x == "." {
+            return Ordering::Greater;
+        }
+        if y == "." {
+            return Ordering::Less;
+        }
+        let (nx, ny) = (x.parse::<u128>(), y.parse::<u128>());
+        let ord = match (nx, ny) {
+            (Ok(i), Ok(j)) => i.cmp(&j),
+            _ => x.to_uppercase().cmp(&y.to_uppercase()),
+        };
+        if ord != Ordering::Equal {
+            return ord;
+        }
+    }
+    pa.len().cmp(&pb.len())
+}
+
+/// Ruby replacement text (`\1`, `\0`, `\\`) to the regex crate's (`${1}`, `$$`).
+pub fn ruby_replacement(r: &str) -> String {
+    let mut out = String::new();
+    let mut chars = r.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.peek() {
+                Some(d) if d.is_ascii_digit() => {
+                    out.push_str(&format!("${{{d}}}"));
+                    chars.next();
+                }
+                Some('\\') => {
+                    out.push('\\');
+                    chars.next();
+                }
+                _ => out.push('\\'),
+            },
+            '$' => out.push_str("$$"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+// ---- digests -------------------------------------------------------------------------------------
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn md_pad(msg: &[u8], big_endian: bool) -> Vec<u8> {
+    let mut m = msg.to_vec();
+    let bits = (msg.len() as u64).wrapping_mul(8);
+    m.push(0x80);
+    while m.len() % 64 != 56 {
+        m.push(0);
+    }
+    if big_endian {
+        m.extend_from_slice(&bits.to_be_bytes());
+    } else {
+        m.extend_from_slice(&bits.to_le_bytes());
+    }
+    m
+}
+
+pub fn md5_hex(msg: &[u8]) -> String {
+    const S: [u32; 64] = [
+        7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22, 5, 9, 14, 20, 5, 9, 14, 20, 5,
+        9, 14, 20, 5, 9, 14, 20, 4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23, 6, 10,
+        15, 21, 6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21,
+    ];
+    let k: Vec<u32> = (0..64)
+        .map(|i| ((i as f64 + 1.0).sin().abs() * 4294967296.0) as u32)
+        .collect();
+    let (mut a0, mut b0, mut c0, mut d0) =
+        (0x67452301u32, 0xefcdab89u32, 0x98badcfeu32, 0x10325476u32);
+    for chunk in md_pad(msg, false).chunks(64) {
+        let m: Vec<u32> = chunk
+            .chunks(4)
+            .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
+            .collect();
+        let (mut a, mut b, mut c, mut d) = (a0, b0, c0, d0);
+        for i in 0..64 {
+            let (f, g) = match i / 16 {
+                0 => ((b & c) | (!b & d), i),
+                1 => ((d & b) | (!d & c), (5 * i + 1) % 16),
+                2 => (b ^ c ^ d, (3 * i + 5) % 16),
+                _ => (c ^ (b | !d), (7 * i) % 16),
+            };
+            let f2 = f.wrapping_add(a).wrapping_add(k[i]).wrapping_add(m[g]);
+            a = d;
+            d = c;
+            c = b;
+            b = b.wrapping_add(f2.rotate_left(S[i]));
+        }
+        a0 = a0.wrapping_add(a);
+        b0 = b0.wrapping_add(b);
+        c0 = c0.wrapping_add(c);
+        d0 = d0.wrapping_add(d);
+    }
+    let mut out = vec![];
+    for x in [a0, b0, c0, d0] {
+        out.extend_from_slice(&x.to_le_bytes());
+    }
+    hex(&out)
+}
+
+pub fn sha1_hex(msg: &[u8]) -> String {
+    let mut h: [u32; 5] = [0x67452301, 0xEFCDAB89, 0x98BADCFE, 0x10325476, 0xC3D2E1F0];
+    for chunk in md_pad(msg, true).chunks(64) {
+        let mut w = [0u32; 80];
+        for i in 0..16 {
+            w[i] = u32::from_be_bytes([
+                chunk[4 * i],
+                chunk[4 * i + 1],
+                chunk[4 * i + 2],
+                chunk[4 * i + 3],
+            ]);
+        }
+        for i in 16..80 {
+            w[i] = (w[i - 3] ^ w[i - 8] ^ w[i - 14] ^ w[i - 16]).rotate_left(1);
+        }
+        let (mut a, mut b, mut c, mut d, mut e) = (h[0], h[1], h[2], h[3], h[4]);
+        for (i, wi) in w.iter().enumerate() {
+            let (f, k) = match i / 20 {
+                0 => ((b & c) | (!b & d), 0x5A827999),
+                1 => (b ^ c ^ d, 0x6ED9EBA1),
+                2 => ((b & c) | (b & d) | (c & d), 0x8F1BBCDC),
+                _ => (b ^ c ^ d, 0xCA62C1D6u32),
+            };
+            let t = a
+                .rotate_left(5)
+                .wrapping_add(f)
+                .wrapping_add(e)
+                .wrapping_add(k)
+                .wrapping_add(*wi);
+            e = d;
+            d = c;
+            c = b.rotate_left(30);
+            b = a;
+            a = t;
+        }
+        for (x, y) in h.iter_mut().zip([a, b, c, d, e]) {
+            *x = x.wrapping_add(y);
+        }
+    }
+    hex(&h.iter().flat_map(|x| x.to_be_bytes()).collect::<Vec<u8>>())
+}
+
+pub fn sha256_hex(msg: &[u8]) -> String {
+    const K: [u32; 64] = [
+        0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4,
+        0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe,
+        0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f,
+        0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7,
+        0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc,
+        0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b,
+        0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116,
+        0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+        0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7,
+        0xc67178f2,
+    ];
+    let mut h: [u32; 8] = [
+        0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab,
+        0x5be0cd19,
+    ];
+    for chunk in md_pad(msg, true).chunks(64) {
+        let mut w = [0u32; 64];
+        for i in 0..16 {
+            w[i] = u32::from_be_bytes([
+                chunk[4 * i],
+                chunk[4 * i + 1],
+                chunk[4 * i + 2],
+                chunk[4 * i + 3],
+            ]);
+        }
+        for i in 16..64 {
+            let s0 = w[i - 15].rotate_right(7) ^ w[i - 15].rotate_right(18) ^ (w[i - 15] >> 3);
+            let s1 = w[i - 2].rotate_right(17) ^ w[i - 2].rotate_right(19) ^ (w[i - 2] >> 10);
+            w[i] = w[i - 16]
+                .wrapping_add(s0)
+                .wrapping_add(w[i - 7])
+                .wrapping_add(s1);
+        }
+        let mut v = h;
+        for i in 0..64 {
+            let s1 = v[4].rotate_right(6) ^ v[4].rotate_right(11) ^ v[4].rotate_right(25);
+            let ch = (v[4] & v[5]) ^ (!v[4] & v[6]);
+            let t1 = v[7]
+                .wrapping_add(s1)
+                .wrapping_add(ch)
+                .wrapping_add(K[i])
+                .wrapping_add(w[i]);
+            let s0 = v[0].rotate_right(2) ^ v[0].rotate_right(13) ^ v[0].rotate_right(22);
+            let maj = (v[0] & v[1]) ^ (v[0] & v[2]) ^ (v[1] & v[2]);
+            let t2 = s0.wrapping_add(maj);
+            v = [
+                t1.wrapping_add(t2),
+                v[0],
+                v[1],
+                v[2],
+                v[3].wrapping_add(t1),
+                v[4],
+                v[5],
+                v[6],
+            ];
+        }
+        for (x, y) in h.iter_mut().zip(v) {
+            *x = x.wrapping_add(y);
+        }
+    }
+    hex(&h.iter().flat_map(|x| x.to_be_bytes()).collect::<Vec<u8>>())
+}
+
+const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/// Base64 as Ruby's `Base64.strict_encode64`.
+pub fn base64_encode(data: &[u8]) -> String {
+    let mut out = String::new();
+    for ch in data.chunks(3) {
+        let b = [ch[0], *ch.get(1).unwrap_or(&0), *ch.get(2).unwrap_or(&0)];
+        let n = ((b[0] as u32) << 16) | ((b[1] as u32) << 8) | b[2] as u32;
+        for i in 0..4 {
+            if i <= ch.len() {
+                out.push(B64[((n >> (18 - 6 * i)) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+pub fn base64_decode(s: &str) -> Option<Vec<u8>> {
+    let mut out = vec![];
+    let mut buf = 0u32;
+    let mut bits = 0;
+    for c in s.bytes().filter(|c| !c.is_ascii_whitespace() && *c != b'=') {
+        let v = B64.iter().position(|x| *x == c)? as u32;
+        buf = (buf << 6) | v;
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((buf >> bits) as u8);
+            buf &= (1 << bits) - 1;
+        }
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn digests_match_known_values() {
+        assert_eq!(md5_hex(b"abc"), "900150983cd24fb0d6963f7d28e17f72");
+        assert_eq!(sha1_hex(b"abc"), "a9993e364706816aba3e25717850c26c9cd0d89d");
+        assert_eq!(
+            sha256_hex(b"abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+        assert_eq!(base64_encode(b"hello"), "aGVsbG8=");
+        assert_eq!(base64_decode("aGVsbG8=").unwrap(), b"hello");
+    }
+
+    #[test]
+    fn sprintf_and_versioncmp() {
+        assert_eq!(
+            sprintf(
+                "%05.1f|%-3s|%x",
+                &[Value::Float(2.5), Value::str("a"), Value::Int(255)]
+            )
+            .unwrap(),
+            "002.5|a  |ff"
+        );
+        assert_eq!(versioncmp("1.10", "1.9"), Ordering::Greater);
+        assert_eq!(versioncmp("1.0", "1.0.1"), Ordering::Less);
+    }
+}

@@ -1,0 +1,958 @@
+//! Puppet's type system: the types, how they print, instance checks, and the mismatch
+//! messages Puppet gives for typed parameters.
+
+use super::value::{format_float, quote_string, Regex, Value};
+use crate::catalog::capitalize_type;
+use std::fmt;
+
+const MIN: i64 = i64::MIN;
+const MAX: i64 = i64::MAX;
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum PType {
+    Any,
+    Undef,
+    Default,
+    Boolean(Option<bool>),
+    Scalar,
+    ScalarData,
+    Data,
+    RichData,
+    Numeric,
+    Integer(i64, i64),
+    Float(f64, f64),
+    String(i64, i64, Option<String>),
+    Enum(Vec<String>),
+    Pattern(Vec<String>),
+    Regexp(Option<String>),
+    Array(Box<PType>, i64, i64),
+    Hash(Box<PType>, Box<PType>, i64, i64),
+    Tuple(Vec<PType>, i64, i64),
+    /// Entries: key, optional key, value type.
+    Struct(Vec<(String, bool, PType)>),
+    Variant(Vec<PType>),
+    Optional(Option<Box<PType>>),
+    NotUndef(Option<Box<PType>>),
+    Collection(i64, i64),
+    Iterable,
+    Iterator,
+    Callable,
+    Type(Option<Box<PType>>),
+    /// `Resource`, `Resource[notify]` (printed `Notify`), `Notify['x']`.
+    Resource(Option<String>, Option<String>),
+    Class(Option<String>),
+    Sensitive(Option<Box<PType>>),
+    CatalogEntry,
+    Runtime,
+    SemVer,
+    Timespan,
+    Timestamp,
+    Init,
+    Object,
+    /// A named alias, resolved.
+    Alias(String, Box<PType>),
+}
+
+/// The type named by a bare capitalised word, when it is one of Puppet's own.
+pub fn builtin(name: &str) -> Option<PType> {
+    Some(match name {
+        "Any" => PType::Any,
+        "Undef" => PType::Undef,
+        "Default" => PType::Default,
+        "Boolean" => PType::Boolean(None),
+        "Scalar" => PType::Scalar,
+        "ScalarData" => PType::ScalarData,
+        "Data" => PType::Data,
+        "RichData" => PType::RichData,
+        "Numeric" => PType::Numeric,
+        "Integer" => PType::Integer(MIN, MAX),
+        "Float" => PType::Float(f64::NEG_INFINITY, f64::INFINITY),
+        "String" => PType::String(0, MAX, None),
+        "Enum" => PType::Enum(vec![]),
+        "Pattern" => PType::Pattern(vec![]),
+        "Regexp" => PType::Regexp(None),
+        "Array" => PType::Array(Box::new(PType::Any), 0, MAX),
+        "Hash" => PType::Hash(Box::new(PType::Any), Box::new(PType::Any), 0, MAX),
+        "Tuple" => PType::Tuple(vec![], 0, MAX),
+        "Struct" => PType::Struct(vec![]),
+        "Variant" => PType::Variant(vec![]),
+        "Optional" => PType::Optional(None),
+        "NotUndef" => PType::NotUndef(None),
+        "Collection" => PType::Collection(0, MAX),
+        "Iterable" => PType::Iterable,
+        "Iterator" => PType::Iterator,
+        "Callable" => PType::Callable,
+        "Type" => PType::Type(None),
+        "Resource" => PType::Resource(None, None),
+        "Class" => PType::Class(None),
+        "Sensitive" => PType::Sensitive(None),
+        "CatalogEntry" => PType::CatalogEntry,
+        "Runtime" => PType::Runtime,
+        "SemVer" => PType::SemVer,
+        "Timespan" => PType::Timespan,
+        "Timestamp" => PType::Timestamp,
+        "Init" => PType::Init,
+        "Object" => PType::Object,
+        _ => return None,
+    })
+}
+
+fn int_arg(v: &Value, default: i64) -> Result<i64, String> {
+    match v {
+        Value::Int(i) => Ok(*i),
+        Value::Default => Ok(default),
+        Value::Float(f) => Ok(*f as i64),
+        other => Err(format!("expected Integer, got {}", other.type_name())),
+    }
+}
+
+fn type_arg(v: &Value) -> Result<PType, String> {
+    match v {
+        Value::Type(t) => Ok((**t).clone()),
+        Value::Str(s) => Ok(PType::Enum(vec![s.clone()])),
+        other => Err(format!(
+            "parameter expects a Type value, got {}",
+            other.type_name()
+        )),
+    }
+}
+
+fn size_args(args: &[Value]) -> Result<(i64, i64), String> {
+    let min = args.first().map_or(Ok(0), |v| int_arg(v, 0))?;
+    let max = args.get(1).map_or(Ok(MAX), |v| int_arg(v, MAX))?;
+    Ok((min, max))
+}
+
+impl PType {
+    /// `Base[args]`: parameterizes a type with the evaluated arguments.
+    pub fn parameterize(&self, args: &[Value]) -> Result<PType, String> {
+        use PType::*;
+        Ok(match self {
+            Integer(..) => {
+                let min = args.first().map_or(Ok(MIN), |v| int_arg(v, MIN))?;
+                let max = args.get(1).map_or(Ok(MAX), |v| int_arg(v, MAX))?;
+                Integer(min, max)
+            }
+            Float(..) => {
+                let f = |v: Option<&Value>, d: f64| match v {
+                    Some(Value::Int(i)) => *i as f64,
+                    Some(Value::Float(x)) => *x,
+                    _ => d,
+                };
+                Float(
+                    f(args.first(), f64::NEG_INFINITY),
+                    f(args.get(1), f64::INFINITY),
+                )
+            }
+            String(..) => {
+                let (min, max) = size_args(args)?;
+                String(min, max, None)
+            }
+            Boolean(_) => Boolean(match args.first() {
+                Some(Value::Bool(b)) => Some(*b),
+                _ => None,
+            }),
+            Enum(_) => {
+                let mut out = vec![];
+                for a in args {
+                    match a {
+                        Value::Str(s) => out.push(s.clone()),
+                        Value::Array(items) => {
+                            out.extend(items.iter().filter_map(|v| v.as_str().map(str::to_string)))
+                        }
+                        _ => {}
+                    }
+                }
+                Enum(out)
+            }
+            Pattern(_) => {
+                let mut out = vec![];
+                for a in args {
+                    match a {
+                        Value::Str(s) => out.push(s.clone()),
+                        Value::Regex(r) => out.push(r.source.clone()),
+                        Value::Type(t) => {
+                            if let Regexp(Some(s)) = &**t {
+                                out.push(s.clone())
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                Pattern(out)
+            }
+            Regexp(_) => Regexp(match args.first() {
+                Some(Value::Str(s)) => Some(s.clone()),
+                Some(Value::Regex(r)) => Some(r.source.clone()),
+                _ => None,
+            }),
+            Array(..) => {
+                let elem = args.first().map_or(Ok(Any), type_arg)?;
+                let (min, max) = size_args(args.get(1..).unwrap_or(&[]))?;
+                Array(Box::new(elem), min, max)
+            }
+            Hash(..) => {
+                if args.len() == 1 {
+                    return Err("Hash requires a key and a value type".into());
+                }
+                let k = args.first().map_or(Ok(Any), type_arg)?;
+                let v = args.get(1).map_or(Ok(Any), type_arg)?;
+                let (min, max) = size_args(args.get(2..).unwrap_or(&[]))?;
+                Hash(Box::new(k), Box::new(v), min, max)
+            }
+            Tuple(..) => {
+                let mut types = vec![];
+                let mut sizes = vec![];
+                for a in args {
+                    match a {
+                        Value::Type(t) => types.push((**t).clone()),
+                        other => sizes.push(other.clone()),
+                    }
+                }
+                let n = types.len() as i64;
+                let min = sizes.first().map_or(Ok(n), |v| int_arg(v, n))?;
+                let max = sizes
+                    .get(1)
+                    .map_or(Ok(if sizes.is_empty() { n } else { MAX }), |v| {
+                        int_arg(v, MAX)
+                    })?;
+                Tuple(types, min, max)
+            }
+            Struct(_) => {
+                let Some(Value::Hash(h)) = args.first() else {
+                    return Err("Struct expects a Hash".into());
+                };
+                let mut entries = vec![];
+                for (k, v) in h {
+                    let vt = type_arg(v)?;
+                    match k {
+                        Value::Str(s) => entries.push((s.clone(), false, vt)),
+                        Value::Type(t) => match &**t {
+                            Optional(Some(inner)) => match &**inner {
+                                Enum(names) if names.len() == 1 => {
+                                    entries.push((names[0].clone(), true, vt))
+                                }
+                                _ => return Err("Struct key must be a String".into()),
+                            },
+                            NotUndef(Some(inner)) => match &**inner {
+                                Enum(names) if names.len() == 1 => {
+                                    entries.push((names[0].clone(), false, vt))
+                                }
+                                _ => return Err("Struct key must be a String".into()),
+                            },
+                            Enum(names) if names.len() == 1 => {
+                                entries.push((names[0].clone(), false, vt))
+                            }
+                            _ => return Err("Struct key must be a String".into()),
+                        },
+                        _ => return Err("Struct key must be a String".into()),
+                    }
+                }
+                Struct(entries)
+            }
+            Variant(_) => Variant(args.iter().map(type_arg).collect::<Result<_, _>>()?),
+            Optional(_) => Optional(args.first().map(type_arg).transpose()?.map(Box::new)),
+            NotUndef(_) => NotUndef(args.first().map(type_arg).transpose()?.map(Box::new)),
+            Sensitive(_) => Sensitive(args.first().map(type_arg).transpose()?.map(Box::new)),
+            Type(_) => Type(args.first().map(type_arg).transpose()?.map(Box::new)),
+            Collection(..) => {
+                let (min, max) = size_args(args)?;
+                Collection(min, max)
+            }
+            Resource(None, _) => {
+                let name = match args.first() {
+                    Some(Value::Str(s)) => capitalize_type(s),
+                    Some(Value::Type(t)) => match &**t {
+                        Resource(Some(n), None) => n.clone(),
+                        Class(None) => "Class".into(),
+                        _ => return Err("Resource[] expects a type name".into()),
+                    },
+                    _ => return Err("Resource[] expects a type name".into()),
+                };
+                if name.eq_ignore_ascii_case("class") {
+                    return PType::Class(None).parameterize(args.get(1..).unwrap_or(&[]));
+                }
+                let base = Resource(Some(name), None);
+                if args.len() > 1 {
+                    return base.parameterize(&args[1..]);
+                }
+                base
+            }
+            Resource(Some(t), None) => {
+                let title = match args.first() {
+                    Some(Value::Str(s)) => s.clone(),
+                    Some(other) => other.to_display(),
+                    None => return Ok(self.clone()),
+                };
+                Resource(Some(t.clone()), Some(title))
+            }
+            Class(None) => match args.first() {
+                Some(Value::Str(s)) => Class(Some(s.trim_start_matches("::").to_lowercase())),
+                Some(Value::Type(t)) => match &**t {
+                    Resource(Some(n), None) => Class(Some(n.to_lowercase())),
+                    _ => return Err("Class[] expects a class name".into()),
+                },
+                _ => return Err("Class[] expects a class name".into()),
+            },
+            Alias(_, t) => t.parameterize(args)?,
+            other => return Err(format!("{} is not a parameterized type", other)),
+        })
+    }
+
+    /// Whether `v` is an instance of this type.
+    pub fn is_instance(&self, v: &Value) -> bool {
+        use PType::*;
+        match self {
+            Any => true,
+            Undef => v.is_undef(),
+            Default => matches!(v, Value::Default),
+            Boolean(b) => matches!(v, Value::Bool(x) if b.is_none_or(|b| b == *x)),
+            Scalar => matches!(
+                v,
+                Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::Str(_) | Value::Regex(_)
+            ),
+            ScalarData => matches!(
+                v,
+                Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::Str(_)
+            ),
+            Data => match v {
+                Value::Undef | Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::Str(_) => {
+                    true
+                }
+                Value::Array(a) => a.iter().all(|x| Data.is_instance(x)),
+                Value::Hash(h) => h
+                    .iter()
+                    .all(|(k, x)| matches!(k, Value::Str(_)) && Data.is_instance(x)),
+                _ => false,
+            },
+            RichData => true,
+            Numeric => matches!(v, Value::Int(_) | Value::Float(_)),
+            Integer(min, max) => matches!(v, Value::Int(i) if i >= min && i <= max),
+            Float(min, max) => matches!(v, Value::Float(f) if f >= min && f <= max),
+            String(min, max, _) => match v {
+                Value::Str(s) => {
+                    let n = s.chars().count() as i64;
+                    n >= *min && n <= *max
+                }
+                _ => false,
+            },
+            Enum(names) => match v {
+                Value::Str(s) => names.is_empty() || names.iter().any(|n| n == s),
+                _ => false,
+            },
+            Pattern(pats) => match v {
+                Value::Str(s) => {
+                    pats.is_empty()
+                        || pats
+                            .iter()
+                            .any(|p| Regex::new(p).is_ok_and(|r| r.re.is_match(s)))
+                }
+                _ => false,
+            },
+            Regexp(src) => match v {
+                Value::Regex(r) => src.as_ref().is_none_or(|s| *s == r.source),
+                _ => false,
+            },
+            Array(elem, min, max) => match v {
+                Value::Array(a) => {
+                    let n = a.len() as i64;
+                    n >= *min && n <= *max && a.iter().all(|x| elem.is_instance(x))
+                }
+                _ => false,
+            },
+            Hash(kt, vt, min, max) => match v {
+                Value::Hash(h) => {
+                    let n = h.len() as i64;
+                    n >= *min
+                        && n <= *max
+                        && h.iter()
+                            .all(|(k, x)| kt.is_instance(k) && vt.is_instance(x))
+                }
+                _ => false,
+            },
+            Tuple(types, min, max) => match v {
+                Value::Array(a) => {
+                    let n = a.len() as i64;
+                    n >= *min
+                        && n <= *max
+                        && a.iter().enumerate().all(|(i, x)| {
+                            types
+                                .get(i)
+                                .or(types.last())
+                                .is_none_or(|t| t.is_instance(x))
+                        })
+                }
+                _ => false,
+            },
+            Struct(entries) => match v {
+                Value::Hash(h) => {
+                    h.keys().all(|k| {
+                        k.as_str()
+                            .is_some_and(|k| entries.iter().any(|(n, _, _)| n == k))
+                    }) && entries.iter().all(|(name, optional, t)| {
+                        match h.get(&Value::Str(name.clone())) {
+                            Some(x) => t.is_instance(x),
+                            None => *optional || t.is_instance(&Value::Undef),
+                        }
+                    })
+                }
+                _ => false,
+            },
+            Variant(types) => types.iter().any(|t| t.is_instance(v)),
+            Optional(t) => v.is_undef() || t.as_ref().is_none_or(|t| t.is_instance(v)),
+            NotUndef(t) => !v.is_undef() && t.as_ref().is_none_or(|t| t.is_instance(v)),
+            Collection(min, max) => {
+                let n = match v {
+                    Value::Array(a) => a.len(),
+                    Value::Hash(h) => h.len(),
+                    _ => return false,
+                } as i64;
+                n >= *min && n <= *max
+            }
+            Iterable | Iterator => {
+                matches!(
+                    v,
+                    Value::Array(_) | Value::Hash(_) | Value::Str(_) | Value::Int(_)
+                ) || matches!(v, Value::Type(t) if matches!(**t, Integer(..) | Enum(_)))
+            }
+            Callable => false,
+            Type(inner) => match v {
+                Value::Type(t) => inner.as_ref().is_none_or(|i| i.is_assignable(t)),
+                _ => false,
+            },
+            Resource(t, title) => match v {
+                Value::Type(rt) => match &**rt {
+                    Resource(Some(vt), vtitle) => {
+                        t.as_ref().is_none_or(|t| t.eq_ignore_ascii_case(vt))
+                            && title.as_ref().is_none_or(|x| vtitle.as_ref() == Some(x))
+                    }
+                    Class(_) => t.is_none(),
+                    _ => false,
+                },
+                _ => false,
+            },
+            Class(name) => match v {
+                Value::Type(rt) => match &**rt {
+                    Class(Some(n)) => name.as_ref().is_none_or(|x| x == n),
+                    _ => false,
+                },
+                _ => false,
+            },
+            Sensitive(t) => match v {
+                Value::Sensitive(inner) => t.as_ref().is_none_or(|t| t.is_instance(inner)),
+                _ => false,
+            },
+            CatalogEntry => matches!(v, Value::Type(t) if matches!(**t, Resource(..) | Class(_))),
+            Alias(_, t) => t.is_instance(v),
+            Runtime | SemVer | Timespan | Timestamp | Init | Object => false,
+        }
+    }
+
+    /// Whether every instance of `other` is an instance of this type (an approximation
+    /// that covers the forms manifests use).
+    pub fn is_assignable(&self, other: &PType) -> bool {
+        use PType::*;
+        if self == other {
+            return true;
+        }
+        match (self, other) {
+            (Any, _) => true,
+            (Alias(_, t), o) => t.is_assignable(o),
+            (s, Alias(_, t)) => s.is_assignable(t),
+            (Variant(ts), o) => ts.iter().any(|t| t.is_assignable(o)),
+            (s, Variant(ts)) => !ts.is_empty() && ts.iter().all(|t| s.is_assignable(t)),
+            (Optional(t), Undef) => {
+                let _ = t;
+                true
+            }
+            (Optional(t), o) => t.as_ref().is_none_or(|t| t.is_assignable(o)),
+            (NotUndef(t), o) => {
+                !matches!(o, Undef) && t.as_ref().is_none_or(|t| t.is_assignable(o))
+            }
+            (Numeric, Integer(..) | Float(..)) => true,
+            (
+                Scalar,
+                Integer(..) | Float(..) | String(..) | Boolean(_) | Regexp(_) | Enum(_)
+                | Pattern(_) | Numeric | ScalarData,
+            ) => true,
+            (
+                ScalarData,
+                Integer(..) | Float(..) | String(..) | Boolean(_) | Enum(_) | Pattern(_) | Numeric,
+            ) => true,
+            (
+                Data | RichData,
+                Integer(..) | Float(..) | String(..) | Boolean(_) | Enum(_) | Pattern(_) | Numeric
+                | Undef | ScalarData | Scalar,
+            ) => true,
+            (Data | RichData, Array(e, ..)) => self.is_assignable(e),
+            (Data | RichData, Hash(k, v, ..)) => {
+                String(0, MAX, None).is_assignable(k) && self.is_assignable(v)
+            }
+            (Data | RichData, Tuple(ts, ..)) => ts.iter().all(|t| self.is_assignable(t)),
+            (Integer(a, b), Integer(c, d)) => a <= c && d <= b,
+            (Float(a, b), Float(c, d)) => a <= c && d <= b,
+            (String(a, b, _), String(c, d, _)) => a <= c && d <= b,
+            (String(..), Enum(_) | Pattern(_)) => true,
+            (Enum(a), Enum(b)) => a.is_empty() || b.iter().all(|x| a.contains(x)),
+            (Boolean(None), Boolean(_)) => true,
+            (Array(e, ..), Array(f, ..)) => e.is_assignable(f),
+            (Array(e, ..), Tuple(ts, ..)) => ts.iter().all(|t| e.is_assignable(t)),
+            (Hash(k, v, ..), Hash(k2, v2, ..)) => k.is_assignable(k2) && v.is_assignable(v2),
+            (Hash(_, v, ..), Struct(es)) => es.iter().all(|(_, _, t)| v.is_assignable(t)),
+            (Collection(..), Array(..) | Hash(..) | Tuple(..) | Struct(_)) => true,
+            (
+                Iterable,
+                Array(..) | Hash(..) | Tuple(..) | Struct(_) | String(..) | Enum(_) | Integer(..),
+            ) => true,
+            (Type(None), Type(_)) => true,
+            (Type(Some(a)), Type(Some(b))) => a.is_assignable(b),
+            (Resource(None, None), Resource(..) | Class(_)) => true,
+            (Resource(Some(a), None), Resource(Some(b), _)) => a.eq_ignore_ascii_case(b),
+            (Class(None), Class(_)) => true,
+            (CatalogEntry, Resource(..) | Class(_)) => true,
+            (Sensitive(None), Sensitive(_)) => true,
+            _ => false,
+        }
+    }
+
+    /// Type equality for `==` (aliases resolved, class names case-insensitive).
+    pub fn normalized_eq(&self, other: &PType) -> bool {
+        match (self, other) {
+            (PType::Alias(_, a), b) => a.normalized_eq(b),
+            (a, PType::Alias(_, b)) => a.normalized_eq(b),
+            (PType::Class(Some(a)), PType::Class(Some(b))) => a.eq_ignore_ascii_case(b),
+            (PType::Resource(Some(a), t1), PType::Resource(Some(b), t2)) => {
+                a.eq_ignore_ascii_case(b) && t1 == t2
+            }
+            _ => self == other,
+        }
+    }
+
+    /// The type without value-specific parameters (`Integer[1, 1]` -> `Integer`).
+    pub fn generalize(&self) -> PType {
+        use PType::*;
+        match self {
+            Integer(..) => Integer(MIN, MAX),
+            Float(..) => Float(f64::NEG_INFINITY, f64::INFINITY),
+            String(..) => String(0, MAX, None),
+            Boolean(_) => Boolean(None),
+            Regexp(_) => Regexp(None),
+            Tuple(..) => Tuple(vec![], 0, MAX),
+            Struct(_) => Struct(vec![]),
+            Array(..) => Array(Box::new(Any), 0, MAX),
+            Hash(..) => Hash(Box::new(Any), Box::new(Any), 0, MAX),
+            Type(_) => Type(None),
+            Sensitive(_) => Sensitive(None),
+            Enum(_) => String(0, MAX, None),
+            other => other.clone(),
+        }
+    }
+
+    /// `type(x, 'generalized')`: like [`generalize`](Self::generalize) but keeping element
+    /// types (`Tuple[Integer[1, 1]]` -> `Array[Integer]`).
+    pub fn generalize_deep(&self) -> PType {
+        use PType::*;
+        match self {
+            Tuple(ts, ..) => Array(
+                Box::new(common_type(
+                    ts.iter().map(|t| t.generalize_deep()).collect(),
+                )),
+                0,
+                MAX,
+            ),
+            Struct(es) => Hash(
+                Box::new(String(0, MAX, None)),
+                Box::new(common_type(
+                    es.iter().map(|(_, _, t)| t.generalize_deep()).collect(),
+                )),
+                0,
+                MAX,
+            ),
+            Array(e, ..) => Array(Box::new(e.generalize_deep()), 0, MAX),
+            Hash(k, v, ..) => Hash(
+                Box::new(k.generalize_deep()),
+                Box::new(v.generalize_deep()),
+                0,
+                MAX,
+            ),
+            other => other.generalize(),
+        }
+    }
+
+    /// How a type value is stored as a catalog parameter (`Notify[x]`, `Class[Foo]`).
+    pub fn catalog_string(&self) -> String {
+        match self {
+            PType::Resource(Some(t), Some(title)) => format!("{t}[{title}]"),
+            PType::Class(Some(n)) => format!("Class[{}]", capitalize_type(n)),
+            other => other.to_string(),
+        }
+    }
+
+    /// The label used in "expects a/an X value".
+    fn article_label(&self) -> String {
+        let s = self.to_string();
+        let article = if s.starts_with(['A', 'E', 'I', 'O', 'U']) {
+            "an"
+        } else {
+            "a"
+        };
+        format!("{article} {s} value")
+    }
+}
+
+/// The narrowest type of several generalized types, as far as manifests need it.
+fn common_type(ts: Vec<PType>) -> PType {
+    let Some(first) = ts.first().cloned() else {
+        return PType::Any;
+    };
+    if ts.iter().all(|t| *t == first) {
+        return first;
+    }
+    if ts
+        .iter()
+        .all(|t| matches!(t, PType::Integer(..) | PType::Float(..) | PType::Numeric))
+    {
+        return PType::Numeric;
+    }
+    if ts.iter().all(|t| {
+        matches!(
+            t,
+            PType::Integer(..)
+                | PType::Float(..)
+                | PType::Numeric
+                | PType::String(..)
+                | PType::Boolean(_)
+                | PType::ScalarData
+        )
+    }) {
+        return PType::ScalarData;
+    }
+    PType::Any
+}
+
+/// The inferred type of a value, as `type()` reports it.
+pub fn infer(v: &Value) -> PType {
+    match v {
+        Value::Undef => PType::Undef,
+        Value::Default => PType::Default,
+        Value::Bool(b) => PType::Boolean(Some(*b)),
+        Value::Int(i) => PType::Integer(*i, *i),
+        Value::Float(f) => PType::Float(*f, *f),
+        Value::Str(_) => PType::String(0, MAX, None),
+        Value::Regex(r) => PType::Regexp(Some(r.source.clone())),
+        Value::Array(a) => {
+            let n = a.len() as i64;
+            PType::Tuple(a.iter().map(infer).collect(), n, n)
+        }
+        Value::Hash(h) => {
+            if h.keys().all(|k| matches!(k, Value::Str(_))) {
+                PType::Struct(
+                    h.iter()
+                        .map(|(k, x)| (k.as_str().unwrap_or("").to_string(), false, infer(x)))
+                        .collect(),
+                )
+            } else {
+                PType::Hash(Box::new(PType::Any), Box::new(PType::Any), 0, MAX)
+            }
+        }
+        Value::Type(t) => PType::Type(Some(t.clone())),
+        Value::Sensitive(x) => PType::Sensitive(Some(Box::new(infer(x)))),
+    }
+}
+
+/// Puppet's description of why `v` does not match `t`, without the leading subject
+/// (e.g. `expects an Integer value, got String`).
+pub fn mismatch(t: &PType, v: &Value) -> String {
+    use PType::*;
+    let got = || infer(v).generalize().to_string();
+    match t {
+        Alias(_, inner) => mismatch(inner, v),
+        Optional(Some(inner)) => {
+            let mut names = vec!["Undef".to_string()];
+            names.extend(variant_names(inner));
+            if names.len() == 2 && !matches!(**inner, Variant(_)) {
+                if let Some(m) = nested_mismatch(inner, v) {
+                    return m;
+                }
+            }
+            format!("expects a value of type {}, got {}", join_or(&names), got())
+        }
+        Variant(ts) => {
+            let names: Vec<std::string::String> = ts.iter().map(|t| t.to_string()).collect();
+            format!("expects a value of type {}, got {}", join_or(&names), got())
+        }
+        Enum(_) | Pattern(_) => match v {
+            Value::Str(s) => format!("expects a match for {}, got {}", t, quote_string(s)),
+            _ => format!("expects a match for {}, got {}", t, got()),
+        },
+        Integer(..) | Float(..) if matches!(v, Value::Int(_) | Value::Float(_)) => {
+            format!("expects {}, got {}", t.article_label(), infer(v))
+        }
+        _ => nested_mismatch(t, v)
+            .unwrap_or_else(|| format!("expects {}, got {}", t.generalize_label(v), got())),
+    }
+}
+
+impl PType {
+    fn generalize_label(&self, v: &Value) -> String {
+        // A size-constrained container that got the right kind of value names the full
+        // type; otherwise only the base type is named.
+        let same_kind = std::mem::discriminant(&infer(v).generalize())
+            == std::mem::discriminant(&self.generalize());
+        if same_kind {
+            self.article_label()
+        } else {
+            self.generalize().article_label()
+        }
+    }
+}
+
+fn nested_mismatch(t: &PType, v: &Value) -> Option<String> {
+    use PType::*;
+    match (t, v) {
+        (Array(e, ..), Value::Array(a)) => a.iter().enumerate().find_map(|(i, x)| {
+            (!e.is_instance(x)).then(|| format!("index {i} {}", mismatch(e, x)))
+        }),
+        (Tuple(ts, ..), Value::Array(a)) => a.iter().enumerate().find_map(|(i, x)| {
+            let et = ts.get(i).or(ts.last())?;
+            (!et.is_instance(x)).then(|| format!("index {i} {}", mismatch(et, x)))
+        }),
+        (Hash(_, vt, ..), Value::Hash(h)) => h.iter().find_map(|(k, x)| {
+            (!vt.is_instance(x)).then(|| format!("entry '{}' {}", k.to_display(), mismatch(vt, x)))
+        }),
+        (Struct(es), Value::Hash(h)) => {
+            for (name, optional, et) in es {
+                match h.get(&Value::Str(name.clone())) {
+                    Some(x) if !et.is_instance(x) => {
+                        return Some(format!("entry '{name}' {}", mismatch(et, x)))
+                    }
+                    None if !optional && !et.is_instance(&Value::Undef) => {
+                        return Some(format!("expects a value for key '{name}'"))
+                    }
+                    _ => {}
+                }
+            }
+            h.keys().find_map(|k| {
+                let ks = k.to_display();
+                (!es.iter().any(|(n, _, _)| *n == ks)).then(|| format!("unrecognized key '{ks}'"))
+            })
+        }
+        _ => None,
+    }
+}
+
+fn variant_names(t: &PType) -> Vec<String> {
+    match t {
+        PType::Variant(ts) => ts.iter().map(|t| t.to_string()).collect(),
+        other => vec![other.to_string()],
+    }
+}
+
+fn join_or(names: &[String]) -> String {
+    match names.len() {
+        0 => String::new(),
+        1 => names[0].clone(),
+        n => format!("{} or {}", names[..n - 1].join(", "), names[n - 1]),
+    }
+}
+
+fn fmt_range(f: &mut fmt::Formatter<'_>, name: &str, min: i64, max: i64, dmin: i64) -> fmt::Result {
+    if min == dmin && max == MAX {
+        return write!(f, "{name}");
+    }
+    let lo = if min == MIN {
+        "default".to_string()
+    } else {
+        min.to_string()
+    };
+    if max == MAX {
+        write!(f, "{name}[{lo}]")
+    } else {
+        write!(f, "{name}[{lo}, {max}]")
+    }
+}
+
+fn join_types(ts: &[PType]) -> String {
+    ts.iter()
+        .map(|t| t.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+impl fmt::Display for PType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use PType::*;
+        match self {
+            Any => write!(f, "Any"),
+            Undef => write!(f, "Undef"),
+            Default => write!(f, "Default"),
+            Boolean(None) => write!(f, "Boolean"),
+            Boolean(Some(b)) => write!(f, "Boolean[{b}]"),
+            Scalar => write!(f, "Scalar"),
+            ScalarData => write!(f, "ScalarData"),
+            Data => write!(f, "Data"),
+            RichData => write!(f, "RichData"),
+            Numeric => write!(f, "Numeric"),
+            Integer(min, max) => fmt_range(f, "Integer", *min, *max, MIN),
+            Float(min, max) => {
+                if min.is_infinite() && max.is_infinite() {
+                    write!(f, "Float")
+                } else {
+                    let lo = if min.is_infinite() {
+                        "default".into()
+                    } else {
+                        format_float(*min)
+                    };
+                    if max.is_infinite() {
+                        write!(f, "Float[{lo}]")
+                    } else {
+                        write!(f, "Float[{lo}, {}]", format_float(*max))
+                    }
+                }
+            }
+            String(min, max, _) => fmt_range(f, "String", *min, *max, 0),
+            Enum(names) if names.is_empty() => write!(f, "Enum"),
+            Enum(names) => write!(
+                f,
+                "Enum[{}]",
+                names
+                    .iter()
+                    .map(|n| quote_string(n))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            Pattern(p) if p.is_empty() => write!(f, "Pattern"),
+            Pattern(p) => write!(
+                f,
+                "Pattern[{}]",
+                p.iter()
+                    .map(|s| format!("/{s}/"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            Regexp(None) => write!(f, "Regexp"),
+            Regexp(Some(s)) => write!(f, "Regexp[/{s}/]"),
+            Array(e, min, max) => {
+                if **e == Any && *min == 0 && *max == MAX {
+                    return write!(f, "Array");
+                }
+                write!(f, "Array[{e}")?;
+                if *min != 0 || *max != MAX {
+                    write!(f, ", {min}")?;
+                    if *max != MAX {
+                        write!(f, ", {max}")?;
+                    }
+                }
+                write!(f, "]")
+            }
+            Hash(k, v, min, max) => {
+                if **k == Any && **v == Any && *min == 0 && *max == MAX {
+                    return write!(f, "Hash");
+                }
+                write!(f, "Hash[{k}, {v}")?;
+                if *min != 0 || *max != MAX {
+                    write!(f, ", {min}")?;
+                    if *max != MAX {
+                        write!(f, ", {max}")?;
+                    }
+                }
+                write!(f, "]")
+            }
+            Tuple(ts, _, _) if ts.is_empty() => write!(f, "Tuple"),
+            Tuple(ts, min, max) => {
+                write!(f, "Tuple[{}", join_types(ts))?;
+                let n = ts.len() as i64;
+                if *min != n || *max != n {
+                    write!(f, ", {min}")?;
+                    if *max != MAX {
+                        write!(f, ", {max}")?;
+                    }
+                }
+                write!(f, "]")
+            }
+            Struct(es) if es.is_empty() => write!(f, "Struct"),
+            Struct(es) => {
+                let parts: Vec<std::string::String> = es
+                    .iter()
+                    .map(|(k, opt, t)| {
+                        if *opt {
+                            format!("Optional[{}] => {t}", quote_string(k))
+                        } else {
+                            format!("{} => {t}", quote_string(k))
+                        }
+                    })
+                    .collect();
+                write!(f, "Struct[{{{}}}]", parts.join(", "))
+            }
+            Variant(ts) if ts.is_empty() => write!(f, "Variant"),
+            Variant(ts) => write!(f, "Variant[{}]", join_types(ts)),
+            Optional(None) => write!(f, "Optional"),
+            Optional(Some(t)) => write!(f, "Optional[{t}]"),
+            NotUndef(None) => write!(f, "NotUndef"),
+            NotUndef(Some(t)) => write!(f, "NotUndef[{t}]"),
+            Collection(min, max) => fmt_range(f, "Collection", *min, *max, 0),
+            Iterable => write!(f, "Iterable"),
+            Iterator => write!(f, "Iterator"),
+            Callable => write!(f, "Callable"),
+            Type(None) => write!(f, "Type"),
+            Type(Some(t)) => write!(f, "Type[{t}]"),
+            Resource(None, _) => write!(f, "Resource"),
+            Resource(Some(t), None) => write!(f, "{t}"),
+            Resource(Some(t), Some(title)) => write!(f, "{t}[{}]", quote_string(title)),
+            Class(None) => write!(f, "Class"),
+            Class(Some(n)) => write!(f, "Class[{n}]"),
+            Sensitive(None) => write!(f, "Sensitive"),
+            Sensitive(Some(t)) => write!(f, "Sensitive[{t}]"),
+            CatalogEntry => write!(f, "CatalogEntry"),
+            Runtime => write!(f, "Runtime"),
+            SemVer => write!(f, "SemVer"),
+            Timespan => write!(f, "Timespan"),
+            Timestamp => write!(f, "Timestamp"),
+            Init => write!(f, "Init"),
+            Object => write!(f, "Object"),
+            Alias(name, _) => write!(f, "{name}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn types_print_like_puppet() {
+        assert_eq!(infer(&Value::Int(1)).to_string(), "Integer[1, 1]");
+        let t = PType::Integer(MIN, 5);
+        assert_eq!(t.to_string(), "Integer[default, 5]");
+        let arr = Value::Array(vec![Value::Int(1), Value::str("a")]);
+        assert_eq!(infer(&arr).to_string(), "Tuple[Integer[1, 1], String]");
+    }
+
+    #[test]
+    fn mismatch_messages_follow_puppet() {
+        let int = PType::Integer(MIN, MAX);
+        assert_eq!(
+            mismatch(&int, &Value::str("a")),
+            "expects an Integer value, got String"
+        );
+        let opt = PType::Optional(Some(Box::new(int.clone())));
+        assert_eq!(
+            mismatch(&opt, &Value::str("a")),
+            "expects a value of type Undef or Integer, got String"
+        );
+        let range = PType::Integer(1, 5);
+        assert_eq!(
+            mismatch(&range, &Value::Int(7)),
+            "expects an Integer[1, 5] value, got Integer[7, 7]"
+        );
+        let arr = PType::Array(Box::new(int), 0, MAX);
+        assert_eq!(
+            mismatch(&arr, &Value::Array(vec![Value::str("a")])),
+            "index 0 expects an Integer value, got String"
+        );
+        assert_eq!(
+            mismatch(&arr, &Value::str("a")),
+            "expects an Array value, got String"
+        );
+    }
+}

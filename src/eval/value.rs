@@ -1,0 +1,314 @@
+//! Runtime values of the Puppet language and how Puppet prints them.
+
+use super::types::PType;
+use indexmap::IndexMap;
+use serde_json::Value as Json;
+use std::hash::{Hash, Hasher};
+use std::rc::Rc;
+
+/// A compiled regular expression with the source Puppet shows (`/^a$/`).
+#[derive(Clone, Debug)]
+pub struct Regex {
+    pub source: String,
+    pub re: Rc<regex::Regex>,
+}
+
+impl Regex {
+    /// Compiles a Ruby-flavoured pattern; the error text is the regex crate's.
+    pub fn new(source: &str) -> Result<Regex, String> {
+        let translated = translate_ruby_regex(source);
+        regex::Regex::new(&translated)
+            .map(|re| Regex {
+                source: source.to_string(),
+                re: Rc::new(re),
+            })
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// Ruby spells a few things differently from the regex crate: `\A`/`\z` work in both, `\Z`
+/// and `\h` do not.
+fn translate_ruby_regex(src: &str) -> String {
+    src.replace("\\Z", "\\z")
+        .replace("\\h", "[0-9a-fA-F]")
+        .replace("\\0", "\\x00")
+}
+
+#[derive(Clone, Debug)]
+pub enum Value {
+    Undef,
+    Default,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(String),
+    Regex(Regex),
+    Array(Vec<Value>),
+    Hash(IndexMap<Value, Value>),
+    Type(Box<PType>),
+    Sensitive(Box<Value>),
+}
+
+impl PartialEq for Value {
+    /// Strict structural equality (hash keys, `unique`); the `==` operator is [`puppet_eq`].
+    fn eq(&self, other: &Value) -> bool {
+        use Value::*;
+        match (self, other) {
+            (Undef, Undef) | (Default, Default) => true,
+            (Bool(a), Bool(b)) => a == b,
+            (Int(a), Int(b)) => a == b,
+            (Float(a), Float(b)) => a.to_bits() == b.to_bits(),
+            (Str(a), Str(b)) => a == b,
+            (Regex(a), Regex(b)) => a.source == b.source,
+            (Array(a), Array(b)) => a == b,
+            (Hash(a), Hash(b)) => a.len() == b.len() && a.iter().zip(b.iter()).all(|(x, y)| x == y),
+            (Type(a), Type(b)) => a == b,
+            (Sensitive(a), Sensitive(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
+impl Eq for Value {}
+
+impl Hash for Value {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        std::mem::discriminant(self).hash(state);
+        match self {
+            Value::Bool(b) => b.hash(state),
+            Value::Int(i) => i.hash(state),
+            Value::Float(f) => f.to_bits().hash(state),
+            Value::Str(s) => s.hash(state),
+            Value::Regex(r) => r.source.hash(state),
+            Value::Array(a) => a.hash(state),
+            Value::Hash(h) => {
+                for (k, v) in h {
+                    k.hash(state);
+                    v.hash(state);
+                }
+            }
+            Value::Type(t) => t.to_string().hash(state),
+            Value::Sensitive(v) => v.hash(state),
+            Value::Undef | Value::Default => {}
+        }
+    }
+}
+
+impl Value {
+    pub fn str(s: impl Into<String>) -> Value {
+        Value::Str(s.into())
+    }
+
+    pub fn is_undef(&self) -> bool {
+        matches!(self, Value::Undef)
+    }
+
+    /// Puppet truthiness: only `undef` and `false` are false.
+    pub fn truthy(&self) -> bool {
+        !matches!(self, Value::Undef | Value::Bool(false))
+    }
+
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Value::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The name Puppet uses for the value's type in messages (`String`, `Integer`).
+    pub fn type_name(&self) -> String {
+        super::types::infer(self).generalize().to_string()
+    }
+
+    /// `to_s` as used by interpolation, `notice` and string concatenation.
+    pub fn to_display(&self) -> String {
+        let mut out = String::new();
+        self.write_display(&mut out, false);
+        out
+    }
+
+    /// How `String(v)` and nested values print: strings inside containers are quoted.
+    pub fn to_string_repr(&self) -> String {
+        let mut out = String::new();
+        self.write_display(&mut out, true);
+        out
+    }
+
+    fn write_display(&self, out: &mut String, quote: bool) {
+        match self {
+            Value::Undef => {
+                if quote {
+                    out.push_str("undef")
+                }
+            }
+            Value::Default => out.push_str("default"),
+            Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+            Value::Int(i) => out.push_str(&i.to_string()),
+            Value::Float(f) => out.push_str(&format_float(*f)),
+            Value::Str(s) => {
+                if quote {
+                    out.push_str(&quote_string(s))
+                } else {
+                    out.push_str(s)
+                }
+            }
+            Value::Regex(r) => {
+                out.push('/');
+                out.push_str(&r.source);
+                out.push('/');
+            }
+            Value::Array(items) => {
+                out.push('[');
+                for (i, v) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    v.write_nested(out, quote);
+                }
+                out.push(']');
+            }
+            Value::Hash(h) => {
+                out.push('{');
+                for (i, (k, v)) in h.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    k.write_nested(out, quote);
+                    out.push_str(" => ");
+                    v.write_nested(out, quote);
+                }
+                out.push('}');
+            }
+            Value::Type(t) => out.push_str(&t.to_string()),
+            Value::Sensitive(_) => out.push_str("Sensitive [value redacted]"),
+        }
+    }
+
+    fn write_nested(&self, out: &mut String, quote: bool) {
+        match self {
+            Value::Undef if !quote => out.push_str(""),
+            _ => self.write_display(out, quote),
+        }
+    }
+
+    /// The catalog form of a parameter value.
+    pub fn to_json(&self) -> Json {
+        match self {
+            Value::Undef => Json::Null,
+            Value::Default => Json::String("default".into()),
+            Value::Bool(b) => Json::Bool(*b),
+            Value::Int(i) => Json::from(*i),
+            Value::Float(f) => serde_json::Number::from_f64(*f).map_or(Json::Null, Json::Number),
+            Value::Str(s) => Json::String(s.clone()),
+            Value::Regex(r) => Json::String(format!("/{}/", r.source)),
+            Value::Array(a) => Json::Array(a.iter().map(Value::to_json).collect()),
+            Value::Hash(h) => Json::Object(
+                h.iter()
+                    .map(|(k, v)| {
+                        let key = match k {
+                            Value::Str(s) => s.clone(),
+                            other => other.to_display(),
+                        };
+                        (key, v.to_json())
+                    })
+                    .collect(),
+            ),
+            Value::Type(t) => Json::String(t.catalog_string()),
+            Value::Sensitive(v) => v.to_json(),
+        }
+    }
+
+    /// Converts facts or other JSON data into a value.
+    pub fn from_json(j: &Json) -> Value {
+        match j {
+            Json::Null => Value::Undef,
+            Json::Bool(b) => Value::Bool(*b),
+            Json::Number(n) => match n.as_i64() {
+                Some(i) => Value::Int(i),
+                None => Value::Float(n.as_f64().unwrap_or(0.0)),
+            },
+            Json::String(s) => Value::Str(s.clone()),
+            Json::Array(a) => Value::Array(a.iter().map(Value::from_json).collect()),
+            Json::Object(o) => Value::Hash(
+                o.iter()
+                    .map(|(k, v)| (Value::Str(k.clone()), Value::from_json(v)))
+                    .collect(),
+            ),
+        }
+    }
+}
+
+/// Puppet's single-quoted rendering of a string inside a container (`'a'`, or double
+/// quotes when the string needs escapes).
+pub fn quote_string(s: &str) -> String {
+    if s.chars().any(|c| c.is_control()) {
+        let mut out = String::from("\"");
+        for c in s.chars() {
+            match c {
+                '\n' => out.push_str("\\n"),
+                '\t' => out.push_str("\\t"),
+                '\r' => out.push_str("\\r"),
+                '"' => out.push_str("\\\""),
+                '\\' => out.push_str("\\\\"),
+                '$' => out.push_str("\\$"),
+                c if c.is_control() => out.push_str(&format!("\\u{{{:X}}}", c as u32)),
+                c => out.push(c),
+            }
+        }
+        out.push('"');
+        out
+    } else {
+        format!("'{}'", s.replace('\\', "\\\\").replace('\'', "\\'"))
+    }
+}
+
+/// Ruby's `Float#to_s`: shortest round-trip digits, `1.0`, `1.0e+16`, `1.0e-05`.
+pub fn format_float(f: f64) -> String {
+    if f.is_nan() {
+        return "NaN".into();
+    }
+    if f.is_infinite() {
+        return if f > 0.0 {
+            "Infinity".into()
+        } else {
+            "-Infinity".into()
+        };
+    }
+    let abs = f.abs();
+    if abs != 0.0 && !(1e-4..1e16).contains(&abs) {
+        let s = format!("{:e}", f);
+        let (mant, exp) = s.split_once('e').unwrap_or((&s, "0"));
+        let mant = if mant.contains('.') {
+            mant.to_string()
+        } else {
+            format!("{mant}.0")
+        };
+        let exp: i32 = exp.parse().unwrap_or(0);
+        let sign = if exp < 0 { '-' } else { '+' };
+        return format!("{mant}e{sign}{:02}", exp.abs());
+    }
+    let s = format!("{:?}", f);
+    if s.contains('.') || s.contains('e') {
+        s
+    } else {
+        format!("{s}.0")
+    }
+}
+
+/// The `==` operator: case-insensitive strings, numbers across Integer/Float.
+pub fn puppet_eq(a: &Value, b: &Value) -> bool {
+    use Value::*;
+    match (a, b) {
+        (Str(x), Str(y)) => x.to_lowercase() == y.to_lowercase(),
+        (Int(x), Float(y)) | (Float(y), Int(x)) => (*x as f64) == *y,
+        (Float(x), Float(y)) => x == y,
+        (Array(x), Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| puppet_eq(p, q)),
+        (Hash(x), Hash(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|v2| puppet_eq(v, v2)))
+        }
+        (Type(x), Type(y)) => x.normalized_eq(y),
+        _ => a == b,
+    }
+}
