@@ -1,8 +1,10 @@
 //! `ordo apply CATALOG.json`: apply a catalog to this machine.
 
 use super::{is_catalog_file, load_catalog, stdout_color};
+use crate::apply::lock::ApplyLock;
 use crate::apply::log::{Level, LogFormat, LogLine};
-use crate::apply::{apply, ApplyOptions, RunResult};
+use crate::apply::state::{StateDir, DEFAULT_STATE_DIR};
+use crate::apply::{apply, signals, ApplyOptions, Report, RunResult};
 use crate::catalog::Catalog;
 use crate::graph::Ordering;
 use std::io::Write;
@@ -33,8 +35,12 @@ pub struct ApplyArgs {
     /// Module directories for `puppet:///modules/...` sources (repeat or separate with ':').
     #[arg(long)]
     pub modulepath: Vec<String>,
-    /// Where replaced files are backed up (`backup => puppet`).
-    #[arg(long)]
+    /// Ordo's state directory: the lock, the bucket and pending refreshes (see
+    /// docs/graph-and-apply.md).
+    #[arg(long, default_value = DEFAULT_STATE_DIR)]
+    pub state_dir: PathBuf,
+    /// Where replaced files are backed up (`backup => puppet`); default STATE_DIR/clientbucket.
+    #[arg(long = "bucket", alias = "bucket-dir")]
     pub bucket_dir: Option<PathBuf>,
     /// Node name (used when compiling a manifest; ignored for catalogs).
     #[arg(long)]
@@ -56,9 +62,12 @@ impl ApplyArgs {
             jobs: self.jobs.max(1),
             ..ApplyOptions::default()
         };
-        if let Some(b) = &self.bucket_dir {
-            o.bucket_dir = b.clone();
-        }
+        let state = StateDir::new(&self.state_dir);
+        o.bucket_dir = self
+            .bucket_dir
+            .clone()
+            .unwrap_or_else(|| state.bucket_dir());
+        o.pending_file = Some(state.pending_path());
         o
     }
 }
@@ -75,10 +84,33 @@ pub fn run(args: &ApplyArgs) -> i32 {
     match load_catalog(&args.file) {
         Ok(catalog) => run_catalog(&catalog, args),
         Err(e) => {
-            println!("Error: {e}");
+            eprintln!("{e}");
+            if let Some(path) = &args.report {
+                let mut report = Report::refused(args.noop);
+                report.logs = vec![LogLine::new(Level::Error, None, e)];
+                write_report(path, &report);
+            }
             1
         }
     }
+}
+
+/// Writes the report atomically (a reader never sees half of it).
+fn write_report(path: &std::path::Path, report: &Report) {
+    if let Err(e) = crate::apply::atomic::write_file(path, report.to_json().as_bytes(), 0o644) {
+        eprintln!("Error: Could not write report {}: {e}", path.display());
+    }
+}
+
+/// Installs the SIGINT/SIGTERM handlers once per process; returns the flag they set.
+fn stop_flag() -> Result<signals::StopFlag, String> {
+    static FLAG: std::sync::OnceLock<Result<signals::StopFlag, String>> =
+        std::sync::OnceLock::new();
+    FLAG.get_or_init(|| {
+        let flag = signals::StopFlag::new();
+        signals::install(flag.clone()).map(|_| flag)
+    })
+    .clone()
 }
 
 /// Applies an already-compiled catalog with the command-line options; prints the log and
@@ -96,16 +128,31 @@ pub fn run_catalog(catalog: &Catalog, args: &ApplyArgs) -> i32 {
         let _ = writeln!(out, "{text}");
         let _ = out.flush();
     };
-    let result = apply(catalog, &args.options(), &mut sink);
+    let state = StateDir::new(&args.state_dir);
+    // One apply at a time on this machine; the lock lives as long as `_lock`.
+    let _lock = match state
+        .create()
+        .and_then(|_| ApplyLock::acquire(&state.lock_path()))
+    {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("Error: {e}");
+            return 1;
+        }
+    };
+    let mut opts = args.options();
+    match stop_flag() {
+        Ok(flag) => opts.stop = flag,
+        Err(e) => eprintln!("Warning: {e}; SIGINT and SIGTERM will end the run at once"),
+    }
+    let result = apply(catalog, &opts, &mut sink);
     if format == LogFormat::Human {
         println!("{}", summary(&result));
     }
     if let Some(path) = &args.report {
         let mut report = result.report.clone();
         report.logs = result.log.clone();
-        if let Err(e) = std::fs::write(path, report.to_json()) {
-            eprintln!("Error: Could not write report {}: {e}", path.display());
-        }
+        write_report(path, &report);
     }
     result.exit_code(args.detailed_exitcodes)
 }
@@ -118,7 +165,8 @@ pub fn summary(r: &RunResult) -> String {
     }
     let s = &r.report.summary;
     format!(
-        "{}{} resources: {} changed, {} unchanged, {} failed, {} skipped{}, {} refreshed in {:.2}s",
+        "{}{}{} resources: {} changed, {} unchanged, {} failed, {} skipped{}, {} refreshed in {:.2}s",
+        if r.interrupted { "interrupted: " } else { "" },
         if r.report.noop { "noop: " } else { "" },
         s.total,
         s.changed,

@@ -5,19 +5,21 @@
 //! compiled first and fed in.
 
 pub mod apply;
+pub mod bucket;
+pub mod catalog_file;
 pub mod graph;
 
 use crate::catalog::Catalog;
 use std::path::Path;
 
-/// Reads a Puppet JSON catalog (raw from Puppet, normalized, or Ordo's own).
+/// Reads a Puppet JSON catalog (raw from Puppet, normalized, or Ordo's own). A malformed one
+/// is refused with a rendered diagnostic naming the place of the problem (see `catalog_file`).
 pub fn load_catalog(path: &Path) -> Result<Catalog, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("Could not read catalog {}: {e}", path.display()))?;
-    // Puppet's CLI prints a line before the JSON; tolerate anything before the first `{`.
-    let start = text.find('{').unwrap_or(0);
-    serde_json::from_str(&text[start..])
-        .map_err(|e| format!("Could not parse catalog {}: {e}", path.display()))
+    catalog_file::read_catalog(path).map_err(|r| {
+        r.render(crate::diagnostics::RenderOptions::for_stderr())
+            .trim_end()
+            .to_string()
+    })
 }
 
 /// Is this file a catalog (JSON) rather than a manifest?
