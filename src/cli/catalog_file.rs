@@ -62,7 +62,7 @@ pub fn parse_catalog_bytes(name: &str, bytes: &[u8]) -> Result<Catalog, CatalogR
                 "catalog-json",
                 format!("Could not parse catalog {name}: the file is not UTF-8 text (invalid byte at offset {at})"),
             )
-            .with_span(Span::new(FileId(0), at, at));
+            .with_label(Span::new(FileId(0), at, at), "here");
             Err(CatalogRefusal::new(name, good, d))
         }
     }
@@ -70,8 +70,9 @@ pub fn parse_catalog_bytes(name: &str, bytes: &[u8]) -> Result<Catalog, CatalogR
 
 /// Parses catalog text (`name` is used in messages).
 pub fn parse_catalog(name: &str, text: &str) -> Result<Catalog, CatalogRefusal> {
-    // Puppet's CLI prints a line before the JSON; tolerate anything before the first `{`.
-    let start = text.find('{').unwrap_or(0);
+    // Puppet's CLI prints lines before the JSON (`Notice: Compiled catalog ...`); skip whole
+    // lines until one starts a JSON object or array.
+    let start = json_start(text);
     let body = &text[start..];
     if let Some((i, c)) = body.char_indices().find(|(_, c)| !c.is_whitespace()) {
         if c != '{' {
@@ -80,7 +81,7 @@ pub fn parse_catalog(name: &str, text: &str) -> Result<Catalog, CatalogRefusal> 
                 "catalog-shape",
                 format!("Could not parse catalog {name}: wrong shape at the top level: a catalog is a JSON object, not this"),
             )
-            .with_span(Span::new(FileId(0), at, next_char_end(text, at)));
+            .with_label(Span::new(FileId(0), at, next_char_end(text, at)), "here");
             return Err(CatalogRefusal::new(name, text, d));
         }
     }
@@ -110,8 +111,21 @@ pub fn parse_catalog(name: &str, text: &str) -> Result<Catalog, CatalogRefusal> 
         ),
     };
     let end = next_char_end(text, offset);
-    let d = Diagnostic::error(code, message).with_span(Span::new(FileId(0), offset, end));
+    let d = Diagnostic::error(code, message).with_label(Span::new(FileId(0), offset, end), "here");
     Err(CatalogRefusal::new(name, text, d))
+}
+
+/// Offset of the first line that starts (after blanks) with `{` or `[`, or 0.
+fn json_start(text: &str) -> usize {
+    let mut at = 0;
+    for line in text.split_inclusive('\n') {
+        let trimmed = line.trim_start();
+        if trimmed.starts_with('{') || trimmed.starts_with('[') {
+            return at + (line.len() - trimmed.len());
+        }
+        at += line.len();
+    }
+    0
 }
 
 /// `.` (the whole document) is clearer as "the top level".
