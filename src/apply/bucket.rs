@@ -2,7 +2,7 @@
 //!
 //! Layout (Puppet's clientbucket, flattened): `DIR/SHA256/contents` holds the bytes,
 //! `DIR/SHA256/paths` the paths it was taken from (one a line, as Puppet writes it), and
-//! `DIR/SHA256/log` one line per backup: `UNIX_SECONDS MODE PATH`, so `ordo bucket list` can
+//! `DIR/SHA256/log` one line per backup: `UNIX_SECONDS.NANOS MODE PATH`, so `ordo bucket list` can
 //! say when, and `restore` can bring the mode back. Everything is written atomically, and the
 //! directories are private (0700): replaced content may be secret.
 
@@ -21,6 +21,8 @@ pub struct Entry {
     pub path: PathBuf,
     /// Seconds since the Unix epoch.
     pub time: u64,
+    /// Nanoseconds within that second (orders backups made in the same second).
+    pub nanos: u32,
     /// Permission bits of the file when it was backed up, if known.
     pub mode: Option<u32>,
 }
@@ -64,7 +66,8 @@ impl Bucket {
         let log_file = entry.join("log");
         let mut log = fs::read_to_string(&log_file).unwrap_or_default();
         let mode = mode.map_or("-".to_string(), |m| format!("{:04o}", m & 0o7777));
-        log.push_str(&format!("{} {mode} {shown}\n", now()));
+        let (secs, nanos) = now();
+        log.push_str(&format!("{secs}.{nanos:09} {mode} {shown}\n"));
         atomic::write_file(&log_file, log.as_bytes(), 0o600)?;
         Ok(sum)
     }
@@ -85,7 +88,9 @@ impl Bucket {
             }
             out.extend(self.entries_of(&sum));
         }
-        out.sort_by(|a, b| (a.time, &a.path, &a.sum).cmp(&(b.time, &b.path, &b.sum)));
+        out.sort_by(|a, b| {
+            (a.time, a.nanos, &a.path, &a.sum).cmp(&(b.time, b.nanos, &b.path, &b.sum))
+        });
         Ok(out)
     }
 
@@ -98,13 +103,17 @@ impl Bucket {
                 .lines()
                 .filter_map(|l| {
                     let mut f = l.splitn(3, ' ');
-                    let time = f.next()?.parse().ok()?;
+                    let (time, nanos) = match f.next()?.split_once('.') {
+                        Some((s, n)) => (s.parse().ok()?, n.parse().ok()?),
+                        None => (l.split(' ').next()?.parse().ok()?, 0),
+                    };
                     let mode = u32::from_str_radix(f.next()?, 8).ok();
                     let path = PathBuf::from(f.next()?);
                     Some(Entry {
                         sum: sum.to_string(),
                         path,
                         time,
+                        nanos,
                         mode,
                     })
                 })
@@ -124,6 +133,7 @@ impl Bucket {
                 sum: sum.to_string(),
                 path: PathBuf::from(l),
                 time,
+                nanos: 0,
                 mode: None,
             })
             .collect()
@@ -213,10 +223,10 @@ pub fn is_checksum(s: &str) -> bool {
     s.len() == 64 && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
 
-fn now() -> u64 {
+fn now() -> (u64, u32) {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
+        .map_or((0, 0), |d| (d.as_secs(), d.subsec_nanos()))
 }
 
 /// `2026-05-01T12:00:00Z` (UTC) for seconds since the epoch.

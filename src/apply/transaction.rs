@@ -71,6 +71,9 @@ struct Run<'a> {
     carried: HashMap<Vertex, Vec<Event>>,
     /// The signal that stopped the run, if one did.
     interrupted: Option<i32>,
+    /// Anchors from which refresh edges lead to a resource that refreshes: only their events
+    /// are worth keeping as pending.
+    relaying: HashSet<Vertex>,
 }
 
 pub(super) fn run(
@@ -101,6 +104,7 @@ pub(super) fn run(
         pending: None,
         carried: HashMap::new(),
         interrupted: None,
+        relaying: HashSet::new(),
     };
     r.load_pending();
     let mut schedule = Schedule::new(graph);
@@ -553,6 +557,7 @@ impl Run<'_> {
         };
         let (tracker, deliver, warning) = Tracker::open(&path, self.opts.noop);
         self.pending = Some(tracker);
+        self.relaying = self.relaying_anchors();
         if let Some(w) = warning {
             self.say(Level::Warning, None, w);
         }
@@ -620,6 +625,33 @@ impl Run<'_> {
         self.sync_pending();
     }
 
+    /// Anchors whose events reach, along refresh edges, a resource that refreshes.
+    fn relaying_anchors(&self) -> HashSet<Vertex> {
+        let mut out = HashSet::new();
+        for (n, node) in self.graph.nodes.iter().enumerate() {
+            if !node.container {
+                continue;
+            }
+            for start in [Vertex::Admissible(n), Vertex::Completed(n)] {
+                let mut seen = HashSet::from([start]);
+                let mut stack = vec![start];
+                while let Some(v) = stack.pop() {
+                    for (t, l) in self.graph.out_edges(v) {
+                        if !l.refresh || !seen.insert(t) {
+                            continue;
+                        }
+                        if t.is_anchor() {
+                            stack.push(t);
+                        } else if self.refreshable(t) {
+                            out.insert(start);
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
     /// Keeps the real events queued for `v` as pending: it will not take them in this run.
     fn carry(&mut self, v: Vertex) {
         if let Some(q) = self.queues.get(&v) {
@@ -641,6 +673,9 @@ impl Run<'_> {
         let mut by_key: std::collections::BTreeMap<(String, Option<String>), Vec<PendingEvent>> =
             std::collections::BTreeMap::new();
         for (v, q) in self.queues.iter().chain(self.carried.iter()) {
+            if v.is_anchor() && !self.relaying.contains(v) {
+                continue;
+            }
             for e in q.iter().filter(|e| e.status == EventStatus::Success) {
                 by_key
                     .entry(self.pending_key(*v))
