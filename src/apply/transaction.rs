@@ -450,11 +450,6 @@ impl Run<'_> {
         let plural = if n == 1 { "event" } else { "events" };
         let source = Some(self.source_name(v));
         if queued.iter().all(|e| e.status == EventStatus::Noop) || self.noop(v) {
-            // A resource in noop does not take real events: they stay pending.
-            self.carried
-                .entry(v)
-                .or_default()
-                .extend(queued.iter().cloned());
             self.say(
                 Level::Notice,
                 source,
