@@ -124,7 +124,7 @@ fn sigterm_stops_after_the_current_resource_and_the_refresh_survives() {
         json!([
             {"type": "File", "title": conf.to_str().unwrap(), "parameters": {"content": big_new, "notify": "Exec[restart]"}},
             {"type": "Exec", "title": "slow", "parameters": {
-                "command": format!("touch {}; sleep 2; touch {}", started.display(), done.display()),
+                "command": format!("touch {}; sleep 4; touch {}", started.display(), done.display()),
                 "provider": "shell", "creates": done.to_str().unwrap(),
                 "require": format!("File[{}]", conf.display())}},
             {"type": "Exec", "title": "restart", "parameters": {
