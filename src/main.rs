@@ -40,6 +40,8 @@ enum Command {
     Graph(ordo::cli::graph::GraphArgs),
     /// Explain why one resource is applied before another.
     Explain(ordo::cli::graph::ExplainArgs),
+    /// List or restore file content that applies replaced.
+    Bucket(ordo::cli::bucket::BucketArgs),
 }
 
 fn exit(code: i32) -> ExitCode {
@@ -65,5 +67,6 @@ fn main() -> ExitCode {
         Command::Check(a) => ordo::cli::graph::check(&a),
         Command::Graph(a) => ordo::cli::graph::graph(&a),
         Command::Explain(a) => ordo::cli::graph::explain_cmd(&a),
+        Command::Bucket(a) => ordo::cli::bucket::run(&a),
     })
 }

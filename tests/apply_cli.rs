@@ -13,8 +13,16 @@ fn fixture(p: &str) -> PathBuf {
 }
 
 fn ordo(args: &[&str]) -> (i32, String, String) {
+    // Each apply gets its own state directory (lock, bucket, pending refreshes), so tests
+    // running at once neither wait for one another nor share state.
+    let state = tempfile::tempdir().unwrap();
+    let mut args: Vec<&str> = args.to_vec();
+    if args.first() == Some(&"apply") && !args.contains(&"--state-dir") {
+        args.push("--state-dir");
+        args.push(state.path().to_str().unwrap());
+    }
     let out = Command::new(ORDO)
-        .args(args)
+        .args(&args)
         .env("NO_COLOR", "1")
         .output()
         .unwrap();

@@ -78,6 +78,8 @@ fn run_case(case: &Path, catalog: &Path, extra: &[String]) -> String {
         "puppet".into(),
         "--bucket-dir".into(),
         private.path().join(".bucket").display().to_string(),
+        "--state-dir".into(),
+        private.path().join(".state").display().to_string(),
     ];
     if case.join("modules").is_dir() {
         cmd.push("--modulepath".into());

@@ -9,11 +9,19 @@
 //! a resource that received events refreshes once, after its own sync. A failure skips every
 //! resource that depends on it, transitively.
 
+pub mod atomic;
+pub mod bucket;
+pub mod lock;
 pub mod log;
+pub mod pending;
 pub mod providers;
+pub mod redact;
 pub mod report;
 pub mod requisites;
 pub mod salt;
+pub mod sanity;
+pub mod signals;
+pub mod state;
 mod transaction;
 
 use crate::catalog::Catalog;
@@ -38,6 +46,11 @@ pub struct ApplyOptions {
     /// Salt's global failhard: the first failure ends the run (a resource's own `failhard`
     /// metaparameter wins).
     pub failhard: bool,
+    /// Where refresh events that a run could not deliver are kept for the next run (see
+    /// `pending`); `None` keeps nothing.
+    pub pending_file: Option<PathBuf>,
+    /// Set (by a signal) to stop after the current resource.
+    pub stop: signals::StopFlag,
 }
 
 impl Default for ApplyOptions {
@@ -49,6 +62,8 @@ impl Default for ApplyOptions {
             bucket_dir: PathBuf::from("/var/lib/ordo/clientbucket"),
             jobs: 1,
             failhard: false,
+            pending_file: None,
+            stop: signals::StopFlag::new(),
         }
     }
 }
@@ -58,6 +73,8 @@ impl Default for ApplyOptions {
 pub struct RunResult {
     /// Validation failed: nothing was applied.
     pub refused: bool,
+    /// A stop was requested (SIGINT, SIGTERM): the run ended after the current resource.
+    pub interrupted: bool,
     pub log: Vec<LogLine>,
     pub report: Report,
 }
@@ -70,7 +87,8 @@ impl RunResult {
             return 1;
         }
         let s = &self.report.summary;
-        let failed = s.failed > 0 || s.failed_to_restart > 0;
+        // An interrupted run did not converge: it counts as failed.
+        let failed = s.failed > 0 || s.failed_to_restart > 0 || self.interrupted;
         if detailed {
             (if s.changes > 0 { 2 } else { 0 }) | (if failed { 4 } else { 0 })
         } else if failed {
@@ -85,11 +103,16 @@ impl RunResult {
 /// cycles. Returns the error lines Puppet would print (empty when the catalog can be applied)
 /// and the extra explanation lines of cycles.
 pub fn validate(catalog: &Catalog, graph: &Graph) -> Vec<LogLine> {
-    let mut out: Vec<LogLine> = graph
-        .errors
-        .iter()
-        .map(|e| LogLine::new(Level::Error, None, graph.error_message(e)))
+    let mut out: Vec<LogLine> = sanity::check(catalog)
+        .into_iter()
+        .map(|m| LogLine::new(Level::Error, None, m))
         .collect();
+    out.extend(
+        graph
+            .errors
+            .iter()
+            .map(|e| LogLine::new(Level::Error, None, graph.error_message(e))),
+    );
     for node in &graph.nodes {
         if node.container {
             continue;
@@ -129,7 +152,11 @@ pub fn validate(catalog: &Catalog, graph: &Graph) -> Vec<LogLine> {
 
 /// Applies a catalog. Every log line is passed to `sink` as it happens (and kept in the
 /// result).
+///
+/// Values of sensitive parameters never reach `sink`, the log or the report (see `redact`).
 pub fn apply(catalog: &Catalog, opts: &ApplyOptions, sink: &mut dyn FnMut(&LogLine)) -> RunResult {
+    let redactor = redact::Redactor::new(catalog);
+    let mut sink = |l: &LogLine| sink(&redactor.line(l));
     // Requisite `_in` forms, globs and `use` rewrite the catalog before the graph.
     let (prepared, graph) = crate::graph::requisites::build(catalog, opts.ordering);
     let catalog = &prepared;
@@ -138,11 +165,16 @@ pub fn apply(catalog: &Catalog, opts: &ApplyOptions, sink: &mut dyn FnMut(&LogLi
         for l in &problems {
             sink(l);
         }
-        return RunResult {
+        let mut result = RunResult {
             refused: true,
+            interrupted: false,
             log: problems,
             report: Report::refused(opts.noop),
         };
+        redactor.result(&mut result);
+        return result;
     }
-    transaction::run(catalog, &graph, opts, sink)
+    let mut result = transaction::run(catalog, &graph, opts, &mut sink);
+    redactor.result(&mut result);
+    result
 }

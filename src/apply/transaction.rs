@@ -8,6 +8,7 @@
 //! order, so the log never depends on timing.
 
 use super::log::{Level, LogLine};
+use super::pending::{PendingEvent, PendingRefresh, Tracker};
 use super::providers::{self, Change, ChangeResult, Context, Provider};
 use super::report::{EventReport, Report, ResourceReport, Summary};
 use super::{ApplyOptions, RunResult};
@@ -70,6 +71,15 @@ struct Run<'a> {
     log: Vec<LogLine>,
     sink: &'a mut dyn FnMut(&LogLine),
     req: super::requisites::RunState,
+    /// The pending-refresh store (see `pending`), when the run keeps one.
+    pending: Option<Tracker>,
+    /// Events a subscriber will not get in this run (skipped, or in noop): kept as pending.
+    carried: HashMap<Vertex, Vec<Event>>,
+    /// The signal that stopped the run, if one did.
+    interrupted: Option<i32>,
+    /// Anchors from which refresh edges lead to a resource that refreshes: only their events
+    /// are worth keeping as pending.
+    relaying: HashSet<Vertex>,
 }
 
 pub(super) fn run(
@@ -98,10 +108,19 @@ pub(super) fn run(
         log: Vec::new(),
         sink,
         req: super::requisites::RunState::new(catalog, graph, opts.failhard),
+        pending: None,
+        carried: HashMap::new(),
+        interrupted: None,
+        relaying: HashSet::new(),
     };
+    r.load_pending();
     let mut schedule = Schedule::new(graph);
     let jobs = opts.jobs.max(1);
     loop {
+        if let Some(sig) = opts.stop.requested() {
+            r.interrupted = Some(sig);
+            break;
+        }
         let mut batch = Vec::new();
         while batch.len() < jobs {
             match schedule.next_ready() {
@@ -116,14 +135,36 @@ pub(super) fn run(
         for v in batch {
             schedule.finish(v);
         }
+        r.sync_pending();
         if r.req.stopped_by.is_some() {
             break;
         }
+    }
+    if let Some(sig) = r.interrupted {
+        let left = graph
+            .nodes
+            .iter()
+            .enumerate()
+            .filter(|(n, node)| {
+                !node.container
+                    && node.index.is_some()
+                    && !r.status.contains_key(&Vertex::Resource(*n))
+            })
+            .count();
+        r.say(
+            Level::Warning,
+            None,
+            format!(
+                "Caught {}; stopped after the current resource: {left} resource(s) not evaluated",
+                super::signals::signal_name(sig)
+            ),
+        );
     }
     r.end_of_run();
     let report = r.report(start.elapsed().as_secs_f64());
     RunResult {
         refused: false,
+        interrupted: r.interrupted.is_some(),
         log: r.log,
         report,
     }
@@ -229,6 +270,7 @@ impl Run<'_> {
             );
         }
         self.status.entry(v).or_default().skipped = true;
+        self.carry(v);
         if self.queues.get(&v).is_some_and(|q| !q.is_empty()) {
             let name = self.graph.name(v);
             self.say(
@@ -512,6 +554,180 @@ impl Run<'_> {
         self.queue_events(v, &[e]);
     }
 
+    /// The key a vertex's pending refreshes are stored under (see `pending`).
+    fn pending_key(&self, v: Vertex) -> (String, Option<String>) {
+        let reference = self.graph.nodes[v.node()].reference.to_string();
+        let anchor = match v {
+            Vertex::Resource(_) => None,
+            Vertex::Admissible(_) => Some("admissible".to_string()),
+            Vertex::Completed(_) => Some("completed".to_string()),
+        };
+        (reference, anchor)
+    }
+
+    fn fingerprint(&self, v: Vertex) -> String {
+        self.graph.nodes[v.node()]
+            .index
+            .map(|i| super::pending::fingerprint(&self.catalog.resources[i]))
+            .unwrap_or_default()
+    }
+
+    /// Opens the store and queues its events for their subscribers.
+    fn load_pending(&mut self) {
+        let Some(path) = self.opts.pending_file.clone() else {
+            return;
+        };
+        let (tracker, deliver, warning) = Tracker::open(&path, self.opts.noop);
+        self.pending = Some(tracker);
+        self.relaying = self.relaying_anchors();
+        if let Some(w) = warning {
+            self.say(Level::Warning, None, w);
+        }
+        let mut keys: HashMap<(String, Option<String>), Vertex> = HashMap::new();
+        for (n, node) in self.graph.nodes.iter().enumerate() {
+            let vs = if node.container {
+                vec![Vertex::Admissible(n), Vertex::Completed(n)]
+            } else {
+                vec![Vertex::Resource(n)]
+            };
+            for v in vs {
+                keys.insert(self.pending_key(v), v);
+            }
+        }
+        for p in deliver {
+            let v = self
+                .graph
+                .find(self.catalog, &p.resource)
+                .map(|n| self.pending_key(Vertex::Resource(n)).0)
+                .and_then(|reference| keys.get(&(reference, p.anchor.clone())).copied());
+            let Some(v) = v.filter(|v| self.refreshable(*v)) else {
+                // An Info line: the log of the run itself stays what Puppet would print.
+                self.say(
+                    Level::Info,
+                    None,
+                    format!(
+                        "Dropping {} pending refresh event(s) for {}: it is not a refreshable resource of this catalog",
+                        p.events.len(),
+                        p.resource
+                    ),
+                );
+                continue;
+            };
+            if p.fingerprint != self.fingerprint(v) {
+                self.say(
+                    Level::Info,
+                    None,
+                    format!(
+                        "Dropping {} pending refresh event(s) for {}: the resource was redefined since",
+                        p.events.len(),
+                        p.resource
+                    ),
+                );
+                continue;
+            }
+            let name = self.graph.name(v);
+            self.say(
+                Level::Info,
+                Some(self.source_name(v)),
+                format!(
+                    "Delivering {} pending refresh event(s) from an earlier run to {name}",
+                    p.events.len()
+                ),
+            );
+            let events = p.events.into_iter().map(|e| Event {
+                name: e.name,
+                status: EventStatus::Success,
+                property: e.property,
+                previous: None,
+                desired: None,
+                message: e.message,
+            });
+            self.queues.entry(v).or_default().extend(events);
+        }
+        self.sync_pending();
+    }
+
+    /// Anchors whose events reach, along refresh edges, a resource that refreshes.
+    fn relaying_anchors(&self) -> HashSet<Vertex> {
+        let mut out = HashSet::new();
+        for (n, node) in self.graph.nodes.iter().enumerate() {
+            if !node.container {
+                continue;
+            }
+            for start in [Vertex::Admissible(n), Vertex::Completed(n)] {
+                let mut seen = HashSet::from([start]);
+                let mut stack = vec![start];
+                while let Some(v) = stack.pop() {
+                    for (t, l) in self.graph.out_edges(v) {
+                        if !l.refresh || !seen.insert(t) {
+                            continue;
+                        }
+                        if t.is_anchor() {
+                            stack.push(t);
+                        } else if self.refreshable(t) {
+                            out.insert(start);
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Keeps the real events queued for `v` as pending: it will not take them in this run.
+    fn carry(&mut self, v: Vertex) {
+        if let Some(q) = self.queues.get(&v) {
+            let real: Vec<Event> = q
+                .iter()
+                .filter(|e| e.status == EventStatus::Success)
+                .cloned()
+                .collect();
+            self.carried.entry(v).or_default().extend(real);
+        }
+    }
+
+    /// Writes every real event not yet delivered (queued or carried) to the store.
+    fn sync_pending(&mut self) {
+        if self.pending.is_none() {
+            return;
+        }
+        // Queued and carried events of one subscriber go under one key.
+        let mut by_key: std::collections::BTreeMap<(String, Option<String>), Vec<PendingEvent>> =
+            std::collections::BTreeMap::new();
+        for (v, q) in self.queues.iter().chain(self.carried.iter()) {
+            if v.is_anchor() && !self.relaying.contains(v) {
+                continue;
+            }
+            for e in q.iter().filter(|e| e.status == EventStatus::Success) {
+                by_key
+                    .entry(self.pending_key(*v))
+                    .or_default()
+                    .push(PendingEvent {
+                        name: e.name.clone(),
+                        property: e.property.clone(),
+                        message: e.message.clone(),
+                    });
+            }
+        }
+        let now: Vec<PendingRefresh> = by_key
+            .into_iter()
+            .map(|((resource, anchor), events)| PendingRefresh {
+                fingerprint: self
+                    .graph
+                    .find(self.catalog, &resource)
+                    .map(|n| self.fingerprint(Vertex::Resource(n)))
+                    .unwrap_or_default(),
+                resource,
+                anchor,
+                events,
+            })
+            .collect();
+        let result = self.pending.as_mut().map(|t| t.sync(now));
+        if let Some(Err(e)) = result {
+            self.say(Level::Warning, None, e);
+        }
+    }
+
     fn report(&self, time: f64) -> Report {
         let mut summary = Summary {
             time,
@@ -524,11 +740,12 @@ impl Run<'_> {
             }
             let v = Vertex::Resource(n);
             let st = self.status.get(&v);
+            let evaluated = st.is_some();
             let empty = Status::default();
             let st = st.unwrap_or(&empty);
             let status = if st.failed || st.failed_to_restart {
                 "failed"
-            } else if st.skipped {
+            } else if st.skipped || (!evaluated && self.interrupted.is_some()) {
                 "skipped"
             } else if st.changes > 0 {
                 "changed"
@@ -584,7 +801,9 @@ impl Run<'_> {
                 start_time: self.req.started.get(&n).copied(),
             });
         }
-        let status = if summary.failed > 0 {
+        let status = if self.interrupted.is_some() {
+            "interrupted"
+        } else if summary.failed > 0 {
             "failed"
         } else if summary.changes > 0 {
             "changed"

@@ -2,8 +2,10 @@
 
 use super::compile::CompileInputs;
 use super::{load_input, stdout_color};
+use crate::apply::lock::ApplyLock;
 use crate::apply::log::{Level, LogFormat, LogLine};
-use crate::apply::{apply, ApplyOptions, RunResult};
+use crate::apply::state::{StateDir, DEFAULT_STATE_DIR};
+use crate::apply::{apply, signals, ApplyOptions, Report, RunResult};
 use crate::catalog::Catalog;
 use crate::graph::Ordering;
 use std::io::Write;
@@ -32,8 +34,12 @@ pub struct ApplyArgs {
     /// (Rudder's technique-by-technique order, with `priority`).
     #[arg(long, default_value = "manifest")]
     pub ordering: Ordering,
-    /// Where replaced files are backed up (`backup => puppet`).
-    #[arg(long)]
+    /// Ordo's state directory: the lock, the bucket and pending refreshes (see
+    /// docs/apply-safety.md).
+    #[arg(long, default_value = DEFAULT_STATE_DIR)]
+    pub state_dir: PathBuf,
+    /// Where replaced files are backed up (`backup => puppet`); default STATE_DIR/clientbucket.
+    #[arg(long = "bucket", alias = "bucket-dir")]
     pub bucket_dir: Option<PathBuf>,
     /// Node, facts and modules for compiling a manifest (the module path also serves
     /// `puppet:///modules/...` file sources).
@@ -85,9 +91,12 @@ impl ApplyArgs {
             failhard: self.failhard,
             ..ApplyOptions::default()
         };
-        if let Some(b) = &self.bucket_dir {
-            o.bucket_dir = b.clone();
-        }
+        let state = StateDir::new(&self.state_dir);
+        o.bucket_dir = self
+            .bucket_dir
+            .clone()
+            .unwrap_or_else(|| state.bucket_dir());
+        o.pending_file = Some(state.pending_path(&self.file));
         o
     }
 }
@@ -96,8 +105,37 @@ impl ApplyArgs {
 pub fn run(args: &ApplyArgs) -> i32 {
     match load_input(&args.file, &args.inputs) {
         Ok(catalog) => run_catalog(&catalog, args),
-        Err(code) => code,
+        Err(code) => {
+            if let Some(path) = &args.report {
+                let mut report = Report::refused(args.noop);
+                report.logs = vec![LogLine::new(
+                    Level::Error,
+                    None,
+                    format!("{} was refused before any change", args.file.display()),
+                )];
+                write_report(path, &report.to_json());
+            }
+            code
+        }
     }
+}
+
+/// Writes the report atomically (a reader never sees half of it).
+fn write_report(path: &std::path::Path, text: &str) {
+    if let Err(e) = crate::apply::atomic::write_file(path, text.as_bytes(), 0o644) {
+        eprintln!("Error: Could not write report {}: {e}", path.display());
+    }
+}
+
+/// Installs the SIGINT/SIGTERM handlers once per process; returns the flag they set.
+fn stop_flag() -> Result<signals::StopFlag, String> {
+    static FLAG: std::sync::OnceLock<Result<signals::StopFlag, String>> =
+        std::sync::OnceLock::new();
+    FLAG.get_or_init(|| {
+        let flag = signals::StopFlag::new();
+        signals::install(flag.clone()).map(|_| flag)
+    })
+    .clone()
 }
 
 /// Applies an already-compiled catalog with the command-line options; prints the log and
@@ -124,7 +162,24 @@ pub fn run_catalog(catalog: &Catalog, args: &ApplyArgs) -> i32 {
             let _ = out.flush();
         }
     };
-    let result = apply(catalog, &args.options(), &mut sink);
+    let state = StateDir::new(&args.state_dir);
+    // One apply at a time on this machine; the lock lives as long as `_lock`.
+    let _lock = match state
+        .create()
+        .and_then(|_| ApplyLock::acquire(&state.lock_path()))
+    {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("Error: {e}");
+            return 1;
+        }
+    };
+    let mut opts = args.options();
+    match stop_flag() {
+        Ok(flag) => opts.stop = flag,
+        Err(e) => eprintln!("Warning: {e}; SIGINT and SIGTERM will end the run at once"),
+    }
+    let result = apply(catalog, &opts, &mut sink);
     if format == LogFormat::Human {
         if salt_on_stdout {
             eprintln!("{}", summary(&result));
@@ -142,11 +197,7 @@ pub fn run_catalog(catalog: &Catalog, args: &ApplyArgs) -> i32 {
         }
     };
     match &args.report {
-        Some(path) => {
-            if let Err(e) = std::fs::write(path, text) {
-                eprintln!("Error: Could not write report {}: {e}", path.display());
-            }
-        }
+        Some(path) => write_report(path, &text),
         None if salt_on_stdout => outln!("{text}"),
         None => {}
     }
@@ -161,7 +212,8 @@ pub fn summary(r: &RunResult) -> String {
     }
     let s = &r.report.summary;
     format!(
-        "{}{} resources: {} changed, {} unchanged, {} failed, {} skipped{}, {} refreshed in {:.2}s",
+        "{}{}{} resources: {} changed, {} unchanged, {} failed, {} skipped{}, {} refreshed in {:.2}s",
+        if r.interrupted { "interrupted: " } else { "" },
         if r.report.noop { "noop: " } else { "" },
         s.total,
         s.changed,

@@ -22,6 +22,8 @@ macro_rules! out {
 }
 
 pub mod apply;
+pub mod bucket;
+pub mod catalog_file;
 pub mod compile;
 pub mod graph;
 pub mod parse;
@@ -29,14 +31,14 @@ pub mod parse;
 use crate::catalog::Catalog;
 use std::path::Path;
 
-/// Reads a Puppet JSON catalog (raw from Puppet, normalized, or Ordo's own).
+/// Reads a Puppet JSON catalog (raw from Puppet, normalized, or Ordo's own). A malformed one
+/// is refused with a rendered diagnostic naming the place of the problem (see `catalog_file`).
 pub fn load_catalog(path: &Path) -> Result<Catalog, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("Could not read catalog {}: {e}", path.display()))?;
-    // Puppet's CLI prints a line before the JSON; tolerate anything before the first `{`.
-    let start = text.find('{').unwrap_or(0);
-    serde_json::from_str(&text[start..])
-        .map_err(|e| format!("Could not parse catalog {}: {e}", path.display()))
+    catalog_file::read_catalog(path).map_err(|r| {
+        r.render(crate::diagnostics::RenderOptions::for_stderr())
+            .trim_end()
+            .to_string()
+    })
 }
 
 /// The catalog of a command's input: a JSON catalog is read, a manifest is compiled. Errors
@@ -44,7 +46,7 @@ pub fn load_catalog(path: &Path) -> Result<Catalog, String> {
 pub fn load_input(file: &Path, inputs: &compile::CompileInputs) -> Result<Catalog, i32> {
     if is_catalog_file(file) {
         load_catalog(file).map_err(|e| {
-            outln!("Error: {e}");
+            eprintln!("{e}");
             1
         })
     } else {

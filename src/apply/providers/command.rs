@@ -1,7 +1,7 @@
 //! Running commands: argv or `/bin/sh -c`, with a working directory, environment, user,
 //! group, umask and a timeout that kills the whole process group.
 
-use std::io::Read;
+use std::io::{Read, Seek, SeekFrom};
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -96,19 +96,20 @@ pub fn run(spec: &RunSpec) -> Result<RunOutput, String> {
         cmd.uid(u);
     }
     cmd.process_group(0);
-    let (mut reader, writer) = std::io::pipe().map_err(|e| e.to_string())?;
-    let writer2 = writer.try_clone().map_err(|e| e.to_string())?;
-    cmd.stdin(Stdio::null()).stdout(writer).stderr(writer2);
+    // Output goes to an unlinked temporary file, not a pipe (as Puppet does): a daemon the
+    // command starts may keep the pipe open for ever, and waiting for its end would hang.
+    let (mut out_file, out_path) =
+        crate::apply::atomic::create_temp(&std::env::temp_dir().join("ordo-exec-output"))
+            .map_err(|e| format!("Could not create a file for the command's output: {e}"))?;
+    let _ = std::fs::remove_file(&out_path);
+    let stdout = out_file.try_clone().map_err(|e| e.to_string())?;
+    let stderr = out_file.try_clone().map_err(|e| e.to_string())?;
+    cmd.stdin(Stdio::null()).stdout(stdout).stderr(stderr);
     let mut child = cmd
         .spawn()
         .map_err(|e| format!("Could not execute '{}': {e}", argv.join(" ")))?;
-    drop(cmd); // closes our copies of the pipe's write end
+    drop(cmd);
     let pid = child.id();
-    let collector = std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        let _ = reader.read_to_end(&mut buf);
-        buf
-    });
     let start = Instant::now();
     let status = loop {
         match child.try_wait() {
@@ -118,15 +119,21 @@ pub fn run(spec: &RunSpec) -> Result<RunOutput, String> {
         }
         if let Some(t) = spec.timeout.filter(|t| !t.is_zero()) {
             if start.elapsed() >= t {
-                kill_group(pid);
-                let _ = child.wait();
-                let _ = collector.join();
+                kill_group(pid, &mut child);
                 return Err("Command exceeded timeout".into());
             }
         }
+        if crate::apply::signals::abort_requested() {
+            kill_group(pid, &mut child);
+            return Err("Command interrupted (second stop signal)".into());
+        }
         std::thread::sleep(Duration::from_millis(5));
     };
-    let output = collector.join().unwrap_or_default();
+    let mut output = Vec::new();
+    out_file
+        .seek(SeekFrom::Start(0))
+        .and_then(|_| out_file.read_to_end(&mut output))
+        .map_err(|e| format!("Could not read the command's output: {e}"))?;
     use std::os::unix::process::ExitStatusExt;
     let code = status
         .code()
@@ -137,12 +144,28 @@ pub fn run(spec: &RunSpec) -> Result<RunOutput, String> {
     })
 }
 
-fn kill_group(pid: u32) {
-    let _ = Command::new("kill")
-        .args(["-KILL", "--", &format!("-{pid}")])
+/// Kills the command's whole process group (it leads its own group, so everything it started
+/// and did not move elsewhere goes too), then reaps it. std has no `killpg`; `kill -- -PGID`
+/// does it, from procps or else the shell's builtin; killing the leader alone is the last
+/// resort.
+fn kill_group(pid: u32, child: &mut std::process::Child) {
+    let group = format!("-{pid}");
+    let killed = Command::new("kill")
+        .args(["-KILL", "--", &group])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
-        .status();
+        .status()
+        .is_ok_and(|s| s.success())
+        || Command::new("/bin/sh")
+            .args(["-c", "kill -KILL -- \"$1\"", "sh", &group])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+    if !killed {
+        let _ = child.kill();
+    }
+    let _ = child.wait();
 }
 
 fn search(name: &str, path: &str) -> Option<PathBuf> {
@@ -201,13 +224,38 @@ mod tests {
 
     #[test]
     fn timeout_kills_the_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let marker = dir.path().join("survivor");
         let start = Instant::now();
+        // A grandchild in the background would write the marker after a second.
+        let script = format!(
+            "(sleep 1; echo alive > {}) & sleep 30; wait",
+            marker.display()
+        );
         let r = run(&RunSpec {
-            argv: shell_argv("sleep 30 & sleep 30; wait"),
+            argv: shell_argv(&script),
             timeout: Some(Duration::from_millis(200)),
             ..RunSpec::default()
         });
         assert_eq!(r, Err("Command exceeded timeout".into()));
+        assert!(start.elapsed() < Duration::from_secs(10));
+        std::thread::sleep(Duration::from_millis(1500));
+        assert!(
+            !marker.exists(),
+            "a process of the group survived the timeout"
+        );
+    }
+
+    #[test]
+    fn a_daemon_holding_the_output_open_does_not_hang_the_run() {
+        let start = Instant::now();
+        // setsid moves the sleeper out of the group; it keeps stdout open for 20 s.
+        let out = run(&RunSpec {
+            argv: shell_argv("setsid sleep 20 & echo started"),
+            ..RunSpec::default()
+        })
+        .unwrap();
+        assert_eq!(out.output, "started\n");
         assert!(start.elapsed() < Duration::from_secs(10));
     }
 

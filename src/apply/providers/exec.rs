@@ -50,6 +50,9 @@ pub struct Exec {
     try_sleep: Duration,
     logoutput: LogOutput,
     level: Level,
+    /// `command`, `unless` or `onlyif` is sensitive: Puppet then hides the command and its
+    /// output (`[command redacted]`, `[output redacted]`).
+    sensitive: bool,
 }
 
 impl Exec {
@@ -158,6 +161,9 @@ impl Exec {
             try_sleep,
             logoutput,
             level: super::notify::level_of(r),
+            sensitive: ["command", "unless", "onlyif"]
+                .iter()
+                .any(|p| r.sensitive_parameters.iter().any(|s| s == p)),
         })
     }
 
@@ -189,12 +195,12 @@ impl Exec {
             }
         }
         for c in &self.unless {
-            if command::run(&self.spec_for(c))?.code == 0 {
+            if self.exec(c)?.code == 0 {
                 return Ok(false);
             }
         }
         for c in &self.onlyif {
-            if command::run(&self.spec_for(c))?.code != 0 {
+            if self.exec(c)?.code != 0 {
                 return Ok(false);
             }
         }
@@ -205,7 +211,7 @@ impl Exec {
     fn run_command(&self, cx: &mut Context) -> Result<(), String> {
         let mut out = None;
         for attempt in 0..self.tries {
-            let o = command::run(&self.spec_for(&self.command))?;
+            let o = self.exec(&self.command)?;
             let ok = self.returns.contains(&o.code.to_string());
             out = Some(o);
             if ok {
@@ -222,13 +228,25 @@ impl Exec {
             LogOutput::OnFailure => !ok,
             LogOutput::Never => false,
         };
-        if log {
+        if log && self.sensitive {
+            cx.log(
+                self.level,
+                Some(format!("{}/returns", cx.path)),
+                "[output redacted]",
+            );
+        } else if log {
             for line in out.output.lines() {
                 cx.log(self.level, Some(format!("{}/returns", cx.path)), line);
             }
         }
         if ok {
             Ok(())
+        } else if self.sensitive {
+            Err(format!(
+                "[command redacted] returned {} instead of one of [{}]",
+                out.code,
+                self.returns.join(",")
+            ))
         } else {
             Err(format!(
                 "'{}' returned {} instead of one of [{}]",
@@ -237,6 +255,17 @@ impl Exec {
                 self.returns.join(",")
             ))
         }
+    }
+
+    /// Runs one command; errors do not show a sensitive command.
+    fn exec(&self, cmd: &str) -> Result<command::RunOutput, String> {
+        command::run(&self.spec_for(cmd)).map_err(|e| {
+            if self.sensitive && e.starts_with("Could not execute") {
+                "Could not execute [command redacted]".to_string()
+            } else {
+                e
+            }
+        })
     }
 
     fn desired(&self) -> String {
@@ -286,7 +315,7 @@ impl Provider for Exec {
             return Ok(());
         }
         match &self.refresh {
-            Some(cmd) => command::run(&self.spec_for(cmd)).map(|_| ()),
+            Some(cmd) => self.exec(cmd).map(|_| ()),
             None => self.run_command(cx),
         }
     }

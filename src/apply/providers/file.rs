@@ -6,6 +6,8 @@
 
 use super::command::{gid_of, name_of_id, uid_of};
 use super::{param_bool, param_list, param_str, quoted, Change, ChangeResult, Context, Provider};
+use crate::apply::atomic;
+use crate::apply::bucket::Bucket;
 use crate::apply::log::Level;
 use crate::catalog::Resource;
 use crate::graph::digest::{hex, sha256};
@@ -95,7 +97,12 @@ enum Content {
 }
 
 pub struct File {
+    /// The path being managed: `declared`, or where its links lead with `links => follow`.
     path: PathBuf,
+    /// The path as written in the catalog.
+    declared: PathBuf,
+    /// `links => follow`: manage the file a link points to rather than the link.
+    follow: bool,
     ensure: Option<Ensure>,
     content: Option<Content>,
     mode: Option<u32>,
@@ -208,8 +215,20 @@ impl File {
             let token = param_str(r, "validate_replacement").unwrap_or_else(|| "%".into());
             (c, token)
         });
+        let follow = match param_str(r, "links").as_deref() {
+            None | Some("manage") => false,
+            Some("follow") => true,
+            Some(other) => {
+                return Err(format!(
+                    "Parameter links failed on File[{}]: Invalid value \"{other}\". Valid values are follow, manage",
+                    r.title
+                ))
+            }
+        };
         Ok(File {
-            path: PathBuf::from(trimmed),
+            path: PathBuf::from(&trimmed),
+            declared: PathBuf::from(trimmed),
+            follow,
             ensure,
             content,
             mode,
@@ -269,24 +288,29 @@ impl File {
         }
     }
 
+    /// Keeps the content about to be replaced or removed: in the bucket (`backup => puppet`,
+    /// the default) or beside the file (`backup => '.bak'`). Only regular files are kept: a
+    /// symbolic link is not followed (unless `links => follow` resolved it already), so
+    /// replacing a link never copies what it points to.
     fn backup(&self, cx: &mut Context) -> Result<(), String> {
         let Some(b) = &self.backup else { return Ok(()) };
+        let meta = match fs::symlink_metadata(&self.path) {
+            Ok(m) if m.is_file() => m,
+            _ => return Ok(()), // a directory, a link, nothing: no content to keep
+        };
         let bytes = match fs::read(&self.path) {
             Ok(b) => b,
-            Err(_) => return Ok(()), // nothing readable to keep (a directory, a dangling link)
+            Err(e) => return Err(format!("Could not back up {}: {e}", self.path.display())),
         };
         if b.starts_with('.') {
             let mut dest = self.path.clone().into_os_string();
             dest.push(b);
-            fs::write(&dest, &bytes)
+            atomic::write_file(Path::new(&dest), &bytes, meta.mode() & 0o7777)
                 .map_err(|e| format!("Could not back up {}: {e}", self.path.display()))?;
             return Ok(());
         }
-        let sum = hex(&sha256(&bytes));
-        let dir = cx.bucket_dir.join(&sum);
-        fs::create_dir_all(&dir)
-            .and_then(|_| fs::write(dir.join("contents"), &bytes))
-            .and_then(|_| fs::write(dir.join("paths"), format!("{}\n", self.path.display())))
+        let sum = Bucket::new(cx.bucket_dir)
+            .backup(&self.path, &bytes, Some(meta.mode()))
             .map_err(|e| format!("Could not back up {}: {e}", self.path.display()))?;
         let source = Some(cx.path.to_string());
         cx.log(
@@ -297,33 +321,24 @@ impl File {
         Ok(())
     }
 
-    /// Writes content atomically with the desired (or kept) mode and ownership.
+    /// Writes content atomically (see `apply::atomic`) with the desired (or kept) mode and
+    /// ownership, after `validate_cmd` accepted the temporary file.
     fn write(&self, bytes: &[u8], keep: Option<&fs::Metadata>) -> Result<(), String> {
         let dir = self.path.parent().unwrap_or(Path::new("/"));
-        let name = self
-            .path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let tmp = dir.join(format!(".{name}.ordo-{}", std::process::id()));
-        let missing_dir = || {
-            format!(
+        if !dir.is_dir() {
+            return Err(format!(
                 "Could not set 'file' on ensure: No such file or directory - A directory component in {} does not exist or is a dangling symbolic link",
                 self.path.display()
-            )
-        };
-        if !dir.is_dir() {
-            return Err(missing_dir());
+            ));
         }
+        let (mut f, tmp) = atomic::create_temp(&self.path)
+            .map_err(|e| format!("Could not write {}: {e}", self.path.display()))?;
         let result = (|| -> std::io::Result<()> {
-            let mut f = fs::File::create(&tmp)?;
             f.write_all(bytes)?;
-            f.sync_all()?;
             let mode = self
                 .mode
                 .or_else(|| keep.map(|m| m.mode() & 0o7777))
                 .unwrap_or(0o644);
-            fs::set_permissions(&tmp, fs::Permissions::from_mode(mode))?;
             let uid = self
                 .owner
                 .as_deref()
@@ -335,18 +350,22 @@ impl File {
                 .and_then(gid_of)
                 .or_else(|| keep.map(|m| m.gid()));
             if uid.is_some() || gid.is_some() {
-                std::os::unix::fs::chown(&tmp, uid, gid)?;
+                std::os::unix::fs::fchown(&f, uid, gid)?;
             }
-            Ok(())
+            // After chown, which clears set-id bits.
+            f.set_permissions(fs::Permissions::from_mode(mode))?;
+            f.sync_all()
         })();
+        drop(f);
         if let Err(e) = result {
             let _ = fs::remove_file(&tmp);
             return Err(format!("Could not write {}: {e}", self.path.display()));
         }
         if let Some((cmd, token)) = &self.validate_cmd {
-            let cmd = cmd.replace(token.as_str(), &tmp.to_string_lossy());
+            let argv = validate_argv(cmd, token, &tmp);
+            let shown = argv.join(" ");
             let out = super::command::run(&super::command::RunSpec {
-                argv: super::command::posix_argv(&cmd),
+                argv,
                 ..Default::default()
             });
             match out {
@@ -354,7 +373,7 @@ impl File {
                 Ok(o) => {
                     let _ = fs::remove_file(&tmp);
                     return Err(format!(
-                        "Execution of '{cmd}' returned {}: {}",
+                        "Execution of '{shown}' returned {}: {}",
                         o.code,
                         o.output.trim_end()
                     ));
@@ -365,14 +384,8 @@ impl File {
                 }
             }
         }
-        fs::rename(&tmp, &self.path).map_err(|e| {
-            let _ = fs::remove_file(&tmp);
-            format!("Could not rename into {}: {e}", self.path.display())
-        })?;
-        if let Ok(d) = fs::File::open(dir) {
-            let _ = d.sync_all();
-        }
-        Ok(())
+        atomic::commit(&tmp, &self.path)
+            .map_err(|e| format!("Could not rename into {}: {e}", self.path.display()))
     }
 
     fn remove(&self, current: &Current) -> Result<(), String> {
@@ -381,7 +394,16 @@ impl File {
             Current::Absent => Ok(()),
             _ => fs::remove_file(&self.path),
         };
-        r.map_err(|e| format!("Could not remove {}: {e}", self.path.display()))
+        r.map_err(|e| format!("Could not remove {}: {e}", self.path.display()))?;
+        self.sync_parent();
+        Ok(())
+    }
+
+    /// Makes a creation, removal or rename in the parent directory durable.
+    fn sync_parent(&self) {
+        if let Some(dir) = self.path.parent() {
+            let _ = atomic::sync_dir(dir);
+        }
     }
 
     fn fix_metadata(&self, is_dir: bool) -> Result<(), String> {
@@ -446,6 +468,7 @@ impl File {
                         self.path.display()
                     )
                 })?;
+                self.sync_parent();
                 let m = self.mode.map(dir_mode).unwrap_or(0o755);
                 fs::set_permissions(&self.path, fs::Permissions::from_mode(m))
                     .map_err(|e| e.to_string())?;
@@ -470,6 +493,7 @@ impl File {
                         self.path.display()
                     )
                 })?;
+                self.sync_parent();
                 Ok(if created(current) {
                     "created".into()
                 } else {
@@ -477,6 +501,42 @@ impl File {
                 })
             }
         }
+    }
+}
+
+/// Where a chain of symbolic links leads (`links => follow`); the last path may not exist.
+fn resolve_links(path: &Path) -> Result<PathBuf, String> {
+    let mut p = path.to_path_buf();
+    for _ in 0..40 {
+        match fs::symlink_metadata(&p) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let t = fs::read_link(&p)
+                    .map_err(|e| format!("Could not read link {}: {e}", p.display()))?;
+                p = match p.parent() {
+                    Some(dir) if t.is_relative() => dir.join(t),
+                    _ => t,
+                };
+            }
+            _ => return Ok(p),
+        }
+    }
+    Err(format!(
+        "Could not follow {}: Too many levels of symbolic links",
+        path.display()
+    ))
+}
+
+/// The argv of `validate_cmd` with the temporary file where the token is. Whether the command
+/// runs through the shell is decided on the command as written, and the path then goes in as
+/// one argument (single-quoted for the shell), so a file name is never read as shell syntax.
+fn validate_argv(cmd: &str, token: &str, tmp: &Path) -> Vec<String> {
+    let path = tmp.to_string_lossy();
+    let argv = super::command::posix_argv(cmd);
+    if argv.len() == 3 && argv[0] == "/bin/sh" && argv[2] == cmd {
+        let quoted = format!("'{}'", path.replace('\'', "'\\''"));
+        super::command::shell_argv(&cmd.replace(token, &quoted))
+    } else {
+        argv.into_iter().map(|w| w.replace(token, &path)).collect()
     }
 }
 
@@ -507,6 +567,9 @@ fn group_name(gid: u32) -> String {
 
 impl Provider for File {
     fn check_apply(&mut self, cx: &mut Context, apply: bool) -> Result<Vec<Change>, String> {
+        if self.follow && !matches!(self.ensure, Some(Ensure::Link(_))) {
+            self.path = resolve_links(&self.declared)?;
+        }
         let (current, meta) = self.current()?;
         let content = self.desired_content(cx)?;
         let mut changes = Vec::new();

@@ -115,7 +115,7 @@ impl Service {
         if self.systemd {
             format!("systemctl {action} -- {}", quote(&self.name))
         } else {
-            format!("/etc/init.d/{} {action}", self.name)
+            format!("/etc/init.d/{} {action}", quote(&self.name))
         }
     }
 
@@ -132,7 +132,10 @@ impl Service {
         let cmd = if self.systemd {
             format!("systemctl is-enabled --quiet -- {}", quote(&self.name))
         } else {
-            format!("ls /etc/rc[2345].d/S??{} >/dev/null 2>&1", self.name)
+            format!(
+                "ls /etc/rc[2345].d/S??{} >/dev/null 2>&1",
+                quote(&self.name)
+            )
         };
         Ok(sh(&cmd)?.code == 0)
     }
@@ -147,7 +150,7 @@ impl Service {
         } else {
             checked(&format!(
                 "update-rc.d {} {}",
-                self.name,
+                quote(&self.name),
                 if on { "enable" } else { "disable" }
             ))
         }
