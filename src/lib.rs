@@ -10,6 +10,7 @@ pub mod cli;
 pub mod diagnostics;
 pub mod eval;
 pub mod facts;
+pub mod hiera;
 pub mod lexer;
 pub mod parser;
 pub mod pn;

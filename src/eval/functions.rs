@@ -166,7 +166,7 @@ impl Compiler<'_> {
         if let Some(def) = self.find_function(&lname) {
             return self.call_puppet_function(&def, values, span);
         }
-        let Some(f) = builtin(&lname) else {
+        let Some(f) = super::stdlib::builtin(&lname).or_else(|| builtin(&lname)) else {
             return Err(Flow::Err(
                 self.issue(format!("Unknown function: '{lname}'."), span),
             ));
