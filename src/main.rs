@@ -50,6 +50,12 @@ enum Command {
         /// Unknown variables are errors.
         #[arg(long)]
         strict_variables: bool,
+        /// A Hiera 5 config for the global layer.
+        #[arg(long)]
+        hiera_config: Option<PathBuf>,
+        /// Resource type schemas (JSON, as resource-type-schemas.json) for Ruby types.
+        #[arg(long)]
+        types: Option<PathBuf>,
     },
 }
 
@@ -74,6 +80,8 @@ fn main() -> ExitCode {
             modulepath,
             output,
             strict_variables,
+            hiera_config,
+            types,
         } => {
             let code = ordo::cli::compile::run(ordo::cli::compile::CompileArgs {
                 manifest,
@@ -82,6 +90,8 @@ fn main() -> ExitCode {
                 modulepath,
                 output,
                 strict_variables,
+                hiera_config,
+                types,
             });
             ExitCode::from(code as u8)
         }

@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 pub struct FsLoader {
     pub dirs: Vec<PathBuf>,
     ruby_types: std::cell::OnceCell<std::collections::HashSet<String>>,
+    /// Where Hiera data lives: see [`crate::cli::data`].
+    pub data: crate::cli::data::DataDirs,
 }
 
 impl FsLoader {
@@ -22,6 +24,7 @@ impl FsLoader {
                 })
                 .unwrap_or_default(),
             ruby_types: std::cell::OnceCell::new(),
+            data: Default::default(),
         }
     }
 
@@ -71,6 +74,18 @@ impl Loader for FsLoader {
     fn has_ruby_type(&self, name: &str) -> bool {
         self.ruby_types().contains(name)
     }
+
+    fn type_schema(&self, name: &str) -> Option<eval::type_schema::TypeSchema> {
+        self.data.type_schema(&self.dirs, name)
+    }
+
+    fn load_data(&self, path: &str) -> Option<String> {
+        self.data.load(&self.dirs, path)
+    }
+
+    fn hiera_config_name(&self) -> Option<String> {
+        self.data.hiera_config_name()
+    }
 }
 
 pub struct CompileArgs {
@@ -80,6 +95,8 @@ pub struct CompileArgs {
     pub modulepath: Option<String>,
     pub output: Option<PathBuf>,
     pub strict_variables: bool,
+    pub hiera_config: Option<PathBuf>,
+    pub types: Option<PathBuf>,
 }
 
 /// Runs a compile; returns the process exit code.
@@ -118,7 +135,9 @@ pub fn run(args: CompileArgs) -> i32 {
         facts,
         strict_variables: args.strict_variables,
     };
-    let loader = FsLoader::new(args.modulepath.as_deref());
+    let mut loader = FsLoader::new(args.modulepath.as_deref());
+    loader.data =
+        crate::cli::data::DataDirs::new(&manifest, args.hiera_config.clone(), args.types.clone());
     let name = display_name(&manifest);
     let result = eval::compile(&name, &text, &loader, &opts);
     let mut err = std::io::stderr().lock();

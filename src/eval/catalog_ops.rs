@@ -303,6 +303,12 @@ impl Compiler<'_> {
                     METAPARAMS.contains(&n) || n == "name" || d.params.iter().any(|p| p.name == n)
                 })
             }
+            TypeKind::Ruby => match self.loader.type_schema(&r.type_name.to_lowercase()) {
+                Some(s) => Box::new(move |n: &str| {
+                    s.attributes.iter().any(|a| a == n) || METAPARAMS.contains(&n)
+                }),
+                None => return Ok(()),
+            },
             _ => return Ok(()),
         };
         for k in r.params.keys() {
@@ -524,6 +530,9 @@ impl Compiler<'_> {
     ) -> R<()> {
         let source = self.scopes[sid].source.clone();
         for p in params {
+            if is_class {
+                self.hiera_class_param(idx, sid, &p.name, span)?;
+            }
             let given = self.resources[idx].params.get(&p.name).cloned();
             let value = match given {
                 Some(v) if !v.is_undef() => v,

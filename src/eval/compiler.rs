@@ -131,6 +131,7 @@ pub struct Compiler<'a> {
     pub(super) main_file: FileId,
     /// Output buffers of the EPP templates being rendered.
     pub(super) render_stack: Vec<String>,
+    pub(super) hiera_cache: crate::hiera::Cache,
 }
 
 impl<'a> Compiler<'a> {
@@ -162,6 +163,7 @@ impl<'a> Compiler<'a> {
             node_scope: None,
             main_file: FileId(0),
             render_stack: Vec::new(),
+            hiera_cache: Default::default(),
         }
     }
 

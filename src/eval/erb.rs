@@ -329,7 +329,36 @@ impl Interp<'_, '_> {
                 Some(v) => v,
                 None => return self.call(None, n, vec![], None),
             },
+            Node::Const(c) if CLASSES.contains(&c.as_str()) => Value::Str(c.clone()),
             Node::Const(c) => return err(format!("the constant `{c}`")),
+            Node::IndexAssign(target, keys, v) => {
+                let container = self.eval(target)?;
+                let mut ks = vec![];
+                for k in keys {
+                    ks.push(self.eval(k)?);
+                }
+                let v = self.eval(v)?;
+                let key = ks.into_iter().next().unwrap_or(Value::Undef);
+                let updated = match container {
+                    Value::Hash(mut h) => {
+                        h.insert(key, v.clone());
+                        Value::Hash(h)
+                    }
+                    Value::Array(mut a) => {
+                        let i = num(&key) as usize;
+                        if a.len() <= i {
+                            a.resize(i + 1, Value::Undef);
+                        }
+                        a[i] = v.clone();
+                        Value::Array(a)
+                    }
+                    other => {
+                        return err(format!("undefined method `[]=' for {}", class_name(&other)))
+                    }
+                };
+                self.write_back(target, &updated);
+                v
+            }
             Node::Call {
                 recv,
                 name,
@@ -699,6 +728,14 @@ impl Interp<'_, '_> {
             block.ok_or_else(|| Ctl::Err(format!("`{c}` without a block")))
         };
         use Value::*;
+        if let (Str(cls), "new") = (&recv, name) {
+            match cls.as_str() {
+                "Hash" => return Ok(Hash(IndexMap::new())),
+                "Array" => return Ok(Array(vec![])),
+                "String" => return Ok(Str(ruby_to_s(&a0))),
+                _ => {}
+            }
+        }
         // Methods every object has.
         match name {
             "nil?" => return Ok(Bool(recv.is_undef())),
@@ -878,6 +915,12 @@ impl Interp<'_, '_> {
                 } else {
                     Undef
                 }),
+                Array(r) => {
+                    let chars: Vec<char> = s.chars().collect();
+                    let from = num(r.first().unwrap_or(&Undef)).max(0.0) as usize;
+                    let n = r.len();
+                    Ok(Str(chars.iter().skip(from).take(n).collect()))
+                }
                 _ => err("String#[] with this argument"),
             },
             (Str(s), "%") => self.binop("%", Str(s.clone()), a0, &Node::Nil),
@@ -1005,6 +1048,7 @@ impl Interp<'_, '_> {
             block.ok_or_else(|| Ctl::Err(format!("`{c}` without a block")))
         };
         Ok(match name {
+            "map" | "collect" | "each" if block.is_none() => recv,
             "each" => {
                 let bl = b(name)?;
                 for x in items {
@@ -1363,6 +1407,23 @@ impl Interp<'_, '_> {
         }
     }
 }
+
+const CLASSES: &[&str] = &[
+    "Object",
+    "String",
+    "Array",
+    "Hash",
+    "Integer",
+    "Fixnum",
+    "Bignum",
+    "Float",
+    "Numeric",
+    "TrueClass",
+    "FalseClass",
+    "NilClass",
+    "Symbol",
+    "Regexp",
+];
 
 fn is_a(v: &Value, cls: &str) -> bool {
     match cls {

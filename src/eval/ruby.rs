@@ -64,6 +64,8 @@ pub enum Node {
     If(Box<Node>, Vec<Node>, Vec<Node>),
     Case(Option<Box<Node>>, Vec<(Vec<Node>, Vec<Node>)>, Vec<Node>),
     Assign(String, Box<Node>),
+    /// `x[k] = v` on a local or instance variable.
+    IndexAssign(Box<Node>, Vec<Node>, Box<Node>),
     IVarAssign(String, Box<Node>),
     OpAssign(String, &'static str, Box<Node>),
     Defined(Box<Node>),
@@ -570,7 +572,15 @@ impl Parser {
             let v = self.expr()?;
             return Ok(Node::IVarAssign(n, Box::new(v)));
         }
-        self.ternary()
+        let lhs = self.ternary()?;
+        if let Node::Index(target, keys) = &lhs {
+            if self.eat_op("=") {
+                self.skip_nl();
+                let v = self.expr()?;
+                return Ok(Node::IndexAssign(target.clone(), keys.clone(), Box::new(v)));
+            }
+        }
+        Ok(lhs)
     }
 
     fn ternary(&mut self) -> PR<Node> {

@@ -24,6 +24,7 @@ pub fn builtin(name: &str) -> Option<Builtin> {
     }
     Some(match name {
         "template" => super::erb::f_template,
+        "lookup" => super::hiera_lookup::f_lookup,
         "inline_template" => super::erb::f_inline_template,
         "ensure_resource" => f_ensure_resource,
         "ensure_resources" => f_ensure_resources,
