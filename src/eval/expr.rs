@@ -298,6 +298,14 @@ impl Compiler<'_> {
                 let attrs = self.eval_attribute_ops(ops, scope)?;
                 let source = self.scopes[scope].source.clone();
                 for r in flatten_values(&refs) {
+                    if let Value::Type(t) = &r {
+                        if matches!(**t, PType::Class(_)) {
+                            return Err(Flow::Err(self.issue(
+                                format!("Resource Override can only operate on resources, got: {t}-Type"),
+                                e.span,
+                            )));
+                        }
+                    }
                     let Some((t, title, _)) = super::catalog_ops::ref_parts(&r) else {
                         return Err(Flow::Err(self.runtime("Illegal override target", e.span)));
                     };
