@@ -600,11 +600,7 @@ impl<'a> Compiler<'a> {
                 for m in &n.def.matches {
                     if let ExprKind::Regex(src) = &m.kind {
                         if let Ok(re) = super::value::Regex::new(src) {
-                            if let Some(caps) = re.re.captures(&name) {
-                                let groups = caps
-                                    .iter()
-                                    .map(|g| g.map_or(Value::Undef, |g| Value::str(g.as_str())))
-                                    .collect();
+                            if let Some(groups) = re.captures(&name) {
                                 let title = regex_node_name(src);
                                 found = Some((n.def.clone(), title, Some(groups)));
                                 break 'regex;

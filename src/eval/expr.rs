@@ -802,12 +802,8 @@ impl Compiler<'_> {
 
     /// Matches and, on success, sets `$0`..`$n` in the scope.
     pub(super) fn regex_match(&mut self, re: &Regex, s: &str, scope: ScopeId) -> bool {
-        match re.re.captures(s) {
-            Some(caps) => {
-                let groups = caps
-                    .iter()
-                    .map(|g| g.map_or(Value::Undef, |g| Value::str(g.as_str())))
-                    .collect();
+        match re.captures(s) {
+            Some(groups) => {
                 self.scopes[scope].matches = Some(groups);
                 true
             }

@@ -1100,7 +1100,7 @@ fn f_split(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let mut parts: Vec<Value> = if re.source.is_empty() {
         s.chars().map(|ch| Value::str(ch.to_string())).collect()
     } else {
-        re.re.split(&s).map(Value::str).collect()
+        re.split(&s).into_iter().map(Value::Str).collect()
     };
     // Ruby's split drops trailing empty strings.
     while matches!(parts.last(), Some(Value::Str(x)) if x.is_empty()) {
@@ -1164,9 +1164,9 @@ fn f_regsubst(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let rust_repl = strings::ruby_replacement(&repl);
     let sub = |s: &str| -> String {
         if global {
-            re.re.replace_all(s, rust_repl.as_str()).into_owned()
+            re.replace(s, &rust_repl, true)
         } else {
-            re.re.replace(s, rust_repl.as_str()).into_owned()
+            re.replace(s, &rust_repl, false)
         }
     };
     Ok(match target {
@@ -1194,12 +1194,8 @@ fn f_match(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         _ => return Err(arg_err(c, a, "expects a pattern")),
     };
     let one = |s: &str| -> Value {
-        match re.re.captures(s) {
-            Some(caps) => Value::Array(
-                caps.iter()
-                    .map(|g| g.map_or(Value::Undef, |g| Value::str(g.as_str())))
-                    .collect(),
-            ),
+        match re.captures(s) {
+            Some(groups) => Value::Array(groups),
             None => Value::Undef,
         }
     };
