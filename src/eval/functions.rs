@@ -121,6 +121,8 @@ pub fn builtin(name: &str) -> Option<Builtin> {
         "zip" => f_zip,
         "convert_to" => f_convert_to,
         "unwrap" => f_unwrap,
+        "fqdn_rand" => f_fqdn_rand,
+        "shellquote" => f_shellquote,
         "strftime" => f_unsupported,
         _ => return None,
     })
@@ -1867,4 +1869,46 @@ fn f_unwrap(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         },
         other => Ok(other),
     }
+}
+
+fn f_fqdn_rand(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let max = match first_arg(a) {
+        Value::Int(i) => i,
+        Value::Str(s) => s.trim().parse().unwrap_or(0),
+        Value::Float(f) => f as i64,
+        _ => 0,
+    };
+    let seed = a.values.get(1).map(|v| v.to_display()).unwrap_or_default();
+    let downcase = a.values.get(2).is_some_and(|v| v.truthy());
+    let facts = c.scopes[c.top]
+        .vars
+        .get("facts")
+        .cloned()
+        .unwrap_or(Value::Undef);
+    let fqdn = match &facts {
+        Value::Hash(h) => match h.get(&Value::str("networking")) {
+            Some(Value::Hash(n)) => n
+                .get(&Value::str("fqdn"))
+                .map(|v| v.to_display())
+                .unwrap_or_default(),
+            _ => String::new(),
+        },
+        _ => String::new(),
+    };
+    let fqdn = if downcase { fqdn.to_lowercase() } else { fqdn };
+    let digest = strings::md5_hex(format!("{fqdn}:{max}:{seed}").as_bytes());
+    let words = strings::hex_to_words(&digest);
+    Ok(Value::Int(
+        strings::ruby_random_int(&words, max.max(0) as u64) as i64,
+    ))
+}
+
+fn f_shellquote(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let words: Vec<String> = a
+        .values
+        .iter()
+        .flat_map(flatten_values)
+        .map(|v| v.to_display())
+        .collect();
+    Ok(Value::Str(strings::shellquote(&words)))
 }
