@@ -131,6 +131,8 @@ pub struct Compiler<'a> {
     pub(super) main_file: FileId,
     /// Output buffers of the EPP templates being rendered.
     pub(super) render_stack: Vec<String>,
+    /// Nesting of Puppet-language function calls.
+    pub(super) call_depth: usize,
 }
 
 impl<'a> Compiler<'a> {
@@ -162,6 +164,7 @@ impl<'a> Compiler<'a> {
             node_scope: None,
             main_file: FileId(0),
             render_stack: Vec::new(),
+            call_depth: 0,
         }
     }
 

@@ -124,10 +124,10 @@ impl Compiler<'_> {
                 match op {
                     UnaryOp::Not => Value::Bool(!v.truthy()),
                     UnaryOp::Minus => match v {
-                        Value::Int(i) => Value::Int(-i),
+                        Value::Int(i) => Value::Int(i.wrapping_neg()),
                         Value::Float(f) => Value::Float(-f),
                         Value::Str(ref s) => match parse_number(s) {
-                            Some(Value::Int(i)) => Value::Int(-i),
+                            Some(Value::Int(i)) => Value::Int(i.wrapping_neg()),
                             Some(Value::Float(f)) => Value::Float(-f),
                             _ => {
                                 return Err(Flow::Err(self.issue(

@@ -43,6 +43,10 @@ const STDLIB: &[&str] = &[
     "zip",
 ];
 
+/// How deep Puppet-language functions may recurse before the compile gives up (instead of
+/// overflowing the stack).
+const MAX_CALL_DEPTH: usize = 200;
+
 /// The registry: name -> implementation. Add new functions here.
 pub fn builtin(name: &str) -> Option<Builtin> {
     Some(match name {
@@ -205,6 +209,27 @@ impl Compiler<'_> {
     }
 
     fn call_puppet_function(
+        &mut self,
+        def: &crate::ast::FunctionDef,
+        values: Vec<Value>,
+        span: Span,
+    ) -> R<Value> {
+        if self.call_depth >= MAX_CALL_DEPTH {
+            return Err(Flow::Err(self.runtime(
+                format!(
+                    "{}(): too deep recursion (more than {MAX_CALL_DEPTH} nested calls)",
+                    def.name
+                ),
+                span,
+            )));
+        }
+        self.call_depth += 1;
+        let r = self.call_puppet_function_body(def, values, span);
+        self.call_depth -= 1;
+        r
+    }
+
+    fn call_puppet_function_body(
         &mut self,
         def: &crate::ast::FunctionDef,
         values: Vec<Value>,
@@ -1420,7 +1445,7 @@ fn numeric_arg(c: &Compiler<'_>, a: &Args) -> R<Value> {
 
 fn f_abs(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     Ok(match numeric_arg(c, a)? {
-        Value::Int(i) => Value::Int(i.abs()),
+        Value::Int(i) => Value::Int(i.wrapping_abs()),
         Value::Float(f) => Value::Float(f.abs()),
         v => v,
     })
