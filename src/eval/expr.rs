@@ -1257,9 +1257,11 @@ impl Compiler<'_> {
                 let attrs = merge_attrs(&default_attrs, attrs);
                 for t in titles {
                     let idx = self.declare_class(&t, &attrs, scope, span)?;
-                    out.push(Value::Type(Box::new(PType::Class(Some(
-                        self.resources[idx].title.clone(),
-                    )))));
+                    // Puppet gives the declared class as a resource reference (`Class['Foo']`).
+                    out.push(Value::Type(Box::new(PType::Resource(
+                        Some("Class".into()),
+                        Some(capitalize_type(&self.resources[idx].title)),
+                    ))));
                 }
             }
             return Ok(Value::Array(out));

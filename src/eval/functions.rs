@@ -1113,7 +1113,7 @@ fn str_arg(c: &Compiler<'_>, a: &Args, i: usize) -> R<String> {
 fn f_split(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let s = str_arg(c, a, 0)?;
     let re = match a.values.get(1) {
-        Some(Value::Str(p)) => Regex::new(&regex::escape(p)).ok(),
+        Some(Value::Str(p)) => Regex::new(p).ok(),
         Some(Value::Regex(r)) => Some(r.clone()),
         Some(Value::Type(t)) => match &**t {
             PType::Regexp(Some(p)) => Regex::new(p).ok(),
