@@ -82,6 +82,18 @@ pub fn local_facts(node: &str) -> Json {
         .filter(|_| family == "Debian" && name == "Debian")
         .unwrap_or_else(|| get("VERSION_ID"));
     let major = full.split('.').next().unwrap_or("").to_string();
+    let minor = full.split('.').nth(1).unwrap_or("").to_string();
+    let hardware = std::env::consts::ARCH.to_string();
+    let architecture = match (family.as_str(), hardware.as_str()) {
+        ("Debian", "x86_64") => "amd64".to_string(),
+        ("Debian", "aarch64") => "arm64".to_string(),
+        _ => hardware.clone(),
+    };
+    let mut release = json!({ "full": full, "major": major });
+    if !minor.is_empty() {
+        release["minor"] = json!(minor);
+    }
+    let selinux = std::path::Path::new("/sys/fs/selinux/enforce").exists();
     let cpus = read("/proc/cpuinfo").map_or(1, |t| {
         t.lines()
             .filter(|l| l.starts_with("processor"))
@@ -97,9 +109,18 @@ pub fn local_facts(node: &str) -> Json {
         .unwrap_or(0);
     json!({
         "os": {
-            "name": name, "family": family,
-            "release": { "full": full, "major": major },
-            "architecture": std::env::consts::ARCH,
+            "architecture": architecture,
+            "distro": {
+                "id": name,
+                "release": release,
+                "codename": get("VERSION_CODENAME"),
+                "description": get("PRETTY_NAME"),
+            },
+            "release": release,
+            "family": family,
+            "hardware": hardware,
+            "selinux": { "enabled": selinux },
+            "name": name,
         },
         "osfamily": family,
         "operatingsystem": name,
@@ -113,7 +134,8 @@ pub fn local_facts(node: &str) -> Json {
         "processors": { "count": cpus },
         "processorcount": cpus,
         "memory": { "system": { "total_bytes": mem_kb * 1024 } },
-        "architecture": std::env::consts::ARCH,
+        "architecture": architecture,
+        "hardwaremodel": hardware,
     })
 }
 

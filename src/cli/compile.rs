@@ -10,6 +10,7 @@ pub struct FsLoader {
     ruby_types: std::cell::OnceCell<std::collections::HashSet<String>>,
     /// Where Hiera data lives: see [`crate::cli::data`].
     pub data: crate::cli::data::DataDirs,
+    ruby_functions: std::cell::OnceCell<std::collections::HashSet<String>>,
 }
 
 impl FsLoader {
@@ -25,6 +26,7 @@ impl FsLoader {
                 .unwrap_or_default(),
             ruby_types: std::cell::OnceCell::new(),
             data: Default::default(),
+            ruby_functions: std::cell::OnceCell::new(),
         }
     }
 
@@ -62,6 +64,56 @@ impl FsLoader {
     }
 }
 
+impl FsLoader {
+    /// Names of the Ruby functions the modules ship (`lib/puppet/functions`,
+    /// `lib/puppet/parser/functions`, or the corpus's `ruby-functions.txt`).
+    fn ruby_functions(&self) -> &std::collections::HashSet<String> {
+        self.ruby_functions.get_or_init(|| {
+            let mut names = std::collections::HashSet::new();
+            for d in &self.dirs {
+                let Ok(entries) = std::fs::read_dir(d) else {
+                    continue;
+                };
+                for m in entries.flatten() {
+                    collect_rb(&m.path().join("lib/puppet/functions"), "", &mut names);
+                    collect_rb(
+                        &m.path().join("lib/puppet/parser/functions"),
+                        "",
+                        &mut names,
+                    );
+                    if let Ok(list) = std::fs::read_to_string(m.path().join("ruby-functions.txt")) {
+                        for l in list.lines().filter(|l| !l.starts_with('#')) {
+                            if let Some(name) = l.split_whitespace().next() {
+                                names.insert(name.to_string());
+                            }
+                        }
+                    }
+                }
+            }
+            names
+        })
+    }
+}
+
+/// `dir/a/b.rb` -> `a::b`.
+fn collect_rb(dir: &Path, prefix: &str, out: &mut std::collections::HashSet<String>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        let stem = p
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if p.is_dir() {
+            collect_rb(&p, &format!("{prefix}{stem}::"), out);
+        } else if p.extension().is_some_and(|x| x == "rb") {
+            out.insert(format!("{prefix}{stem}"));
+        }
+    }
+}
+
 impl Loader for FsLoader {
     fn load(&self, module: &str, path: &str) -> Option<(String, String)> {
         self.dirs.iter().find_map(|d| {
@@ -85,6 +137,10 @@ impl Loader for FsLoader {
 
     fn hiera_config_name(&self) -> Option<String> {
         self.data.hiera_config_name()
+    }
+
+    fn has_ruby_function(&self, name: &str) -> bool {
+        self.ruby_functions().contains(name)
     }
 }
 

@@ -134,6 +134,10 @@ impl Compiler<'_> {
 
     fn namevar_value(&self, r: &Res) -> Option<String> {
         let lower = r.type_name.to_lowercase();
+        // Non-isomorphic types never alias their namevar.
+        if lower == "exec" || lower == "tidy" {
+            return None;
+        }
         let b = builtin_types::find(&lower)?;
         let nv = *b.namevars.first()?;
         if let Some(v) = r.params.get(nv) {
@@ -529,6 +533,34 @@ impl Compiler<'_> {
         is_class: bool,
     ) -> R<()> {
         let source = self.scopes[sid].source.clone();
+        // Every missing value is reported at once, as Puppet does.
+        let mut missing = vec![];
+        for p in params {
+            let given = self.resources[idx].params.get(&p.name);
+            if p.value.is_some() || given.is_some_and(|v| !v.is_undef()) {
+                continue;
+            }
+            let accepts_undef = match &p.type_expr {
+                Some(te) => self.eval_type(te, sid)?.is_instance(&Value::Undef),
+                None => false,
+            };
+            if !accepts_undef {
+                missing.push(format!("expects a value for parameter '{}'", p.name));
+            }
+        }
+        match missing.len() {
+            0 => {}
+            1 => {
+                return Err(Flow::Err(
+                    self.runtime(format!("{label}: {}", missing[0]), span),
+                ))
+            }
+            _ => {
+                return Err(Flow::Err(
+                    self.runtime(format!("{label}:\n  {}", missing.join("\n  ")), span),
+                ))
+            }
+        }
         for p in params {
             if is_class {
                 self.hiera_class_param(idx, sid, &p.name, span)?;

@@ -448,7 +448,7 @@ impl Interp<'_, '_> {
                         let hit = match &s {
                             None => truthy(&cv),
                             Some(s) => match &cv {
-                                Value::Regex(r) => r.re.is_match(&ruby_to_s(s)),
+                                Value::Regex(r) => r.is_match(&ruby_to_s(s)),
                                 Value::Array(_) => ruby_eq(&cv, s),
                                 _ => ruby_eq(&cv, s),
                             },
@@ -539,14 +539,17 @@ impl Interp<'_, '_> {
         Ok(match (op, &l, &r) {
             ("==", _, _) => Bool(ruby_eq(&l, &r)),
             ("!=", _, _) => Bool(!ruby_eq(&l, &r)),
-            ("===", Regex(re), _) => Bool(re.re.is_match(&ruby_to_s(&r))),
+            ("===", Regex(re), _) => Bool(re.is_match(&ruby_to_s(&r))),
             ("===", _, _) => Bool(ruby_eq(&l, &r)),
-            ("=~", Str(s), Regex(re)) | ("=~", Regex(re), Str(s)) => match re.re.find(s) {
-                Some(m) => Int(s[..m.start()].chars().count() as i64),
+            ("=~", Str(s), Regex(re)) | ("=~", Regex(re), Str(s)) => match re.captures(s) {
+                Some(c) => {
+                    let m0 = c.first().map(|v| v.to_display()).unwrap_or_default();
+                    Int(s[..s.find(&m0).unwrap_or(0)].chars().count() as i64)
+                }
                 None => Undef,
             },
             ("=~", Undef, _) => Undef,
-            ("!~", Str(s), Regex(re)) => Bool(!re.re.is_match(s)),
+            ("!~", Str(s), Regex(re)) => Bool(!re.is_match(s)),
             ("<", _, _) => Bool(ruby_cmp(&l, &r)? == Ordering::Less),
             (">", _, _) => Bool(ruby_cmp(&l, &r)? == Ordering::Greater),
             ("<=", _, _) => Bool(ruby_cmp(&l, &r)? != Ordering::Greater),
@@ -824,7 +827,7 @@ impl Interp<'_, '_> {
                         v
                     }
                     Regex(r) => {
-                        let mut v: Vec<Value> = r.re.split(s).map(|p| Str(p.into())).collect();
+                        let mut v: Vec<Value> = r.split(s).into_iter().map(Str).collect();
                         while matches!(v.last(), Some(Str(x)) if x.is_empty()) {
                             v.pop();
                         }
@@ -844,9 +847,9 @@ impl Interp<'_, '_> {
                 let rep = ruby_to_s(&args.get(1).cloned().unwrap_or(Undef));
                 let rep = super::strings::ruby_replacement(&rep);
                 Ok(Str(if name == "gsub" {
-                    re.re.replace_all(s, rep.as_str()).into_owned()
+                    re.replace(s, &rep, true)
                 } else {
-                    re.re.replace(s, rep.as_str()).into_owned()
+                    re.replace(s, &rep, false)
                 }))
             }
             (Str(s), "tr") => {
@@ -864,14 +867,7 @@ impl Interp<'_, '_> {
             }
             (Str(s), "match" | "=~") => {
                 let re = regex_of(&a0)?;
-                Ok(match re.re.captures(s) {
-                    Some(c) => Array(
-                        c.iter()
-                            .map(|m| m.map(|m| Str(m.as_str().into())).unwrap_or(Undef))
-                            .collect(),
-                    ),
-                    None => Undef,
-                })
+                Ok(re.captures(s).map(Array).unwrap_or(Undef))
             }
             (Str(s), "ljust" | "rjust" | "center") => {
                 let w = match a0 {
@@ -906,9 +902,8 @@ impl Interp<'_, '_> {
                         .unwrap_or(Undef))
                 }
                 Regex(r) => Ok(r
-                    .re
-                    .find(s)
-                    .map(|m| Str(m.as_str().into()))
+                    .captures(s)
+                    .and_then(|c| c.into_iter().next())
                     .unwrap_or(Undef)),
                 Str(sub) => Ok(if s.contains(sub.as_str()) {
                     a0.clone()

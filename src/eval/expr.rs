@@ -21,6 +21,7 @@ impl Compiler<'_> {
 
     pub(super) fn eval(&mut self, e: &Expr, scope: ScopeId) -> R<Value> {
         let label = match &e.kind {
+            ExprKind::Call(c) if c.kind == CallKind::Method => Some("Method call"),
             ExprKind::Call(_) => Some("Function Call"),
             ExprKind::Resource(_) => Some("Resource Statement"),
             ExprKind::ResourceDefaults { .. } => Some("Resource Default Statement"),
@@ -123,17 +124,14 @@ impl Compiler<'_> {
                 match op {
                     UnaryOp::Not => Value::Bool(!v.truthy()),
                     UnaryOp::Minus => match v {
-                        Value::Int(i) => Value::Int(-i),
+                        Value::Int(i) => Value::Int(i.wrapping_neg()),
                         Value::Float(f) => Value::Float(-f),
                         Value::Str(ref s) => match parse_number(s) {
-                            Some(Value::Int(i)) => Value::Int(-i),
+                            Some(Value::Int(i)) => Value::Int(i.wrapping_neg()),
                             Some(Value::Float(f)) => Value::Float(-f),
                             _ => {
                                 return Err(Flow::Err(self.issue(
-                                    format!(
-                                        "The operand of unary minus must be a Number, got {}",
-                                        v.type_name()
-                                    ),
+                                    format!("The value '{s}' cannot be converted to Numeric."),
                                     e.span,
                                 )))
                             }
@@ -141,8 +139,8 @@ impl Compiler<'_> {
                         other => {
                             return Err(Flow::Err(self.issue(
                                 format!(
-                                    "The operand of unary minus must be a Number, got {}",
-                                    other.type_name()
+                                    "The value '{}' cannot be converted to Numeric.",
+                                    other.to_display()
                                 ),
                                 e.span,
                             )))
@@ -300,6 +298,14 @@ impl Compiler<'_> {
                 let attrs = self.eval_attribute_ops(ops, scope)?;
                 let source = self.scopes[scope].source.clone();
                 for r in flatten_values(&refs) {
+                    if let Value::Type(t) = &r {
+                        if matches!(**t, PType::Class(_)) {
+                            return Err(Flow::Err(self.issue(
+                                format!("Resource Override can only operate on resources, got: {t}-Type"),
+                                e.span,
+                            )));
+                        }
+                    }
                     let Some((t, title, _)) = super::catalog_ops::ref_parts(&r) else {
                         return Err(Flow::Err(self.runtime("Illegal override target", e.span)));
                     };
@@ -730,9 +736,9 @@ impl Compiler<'_> {
             Flow::Err(self.issue(
                 format!(
                     "Comparison of: {} {} {}, is not possible. Caused by '{}'.",
-                    l.type_name(),
+                    simple_type_name(l),
                     op.as_str(),
-                    r.type_name(),
+                    simple_type_name(r),
                     why
                 ),
                 span,
@@ -759,7 +765,9 @@ impl Compiler<'_> {
             } else {
                 return Err(fail("Types are not comparable"));
             }),
-            _ => Err(fail(&format!("{} is not comparable", a_an(&l.type_name())))),
+            _ => Err(fail(
+                "Only Strings, Numbers, Timespans, Timestamps, and Versions are comparable",
+            )),
         }
     }
 
@@ -794,12 +802,8 @@ impl Compiler<'_> {
 
     /// Matches and, on success, sets `$0`..`$n` in the scope.
     pub(super) fn regex_match(&mut self, re: &Regex, s: &str, scope: ScopeId) -> bool {
-        match re.re.captures(s) {
-            Some(caps) => {
-                let groups = caps
-                    .iter()
-                    .map(|g| g.map_or(Value::Undef, |g| Value::str(g.as_str())))
-                    .collect();
+        match re.captures(s) {
+            Some(groups) => {
                 self.scopes[scope].matches = Some(groups);
                 true
             }
@@ -969,12 +973,12 @@ impl Compiler<'_> {
                     }
                     BinaryOp::Mod => {
                         return Err(Flow::Err(
-                            self.issue("Operator '%' is not applicable to a Float", span),
+                            self.issue("Operator '%' is not applicable to a Float.", span),
                         ))
                     }
                     _ => {
                         return Err(Flow::Err(self.issue(
-                            format!("Operator '{}' is not applicable to a Float", op.as_str()),
+                            format!("Operator '{}' is not applicable to a Float.", op.as_str()),
                             span,
                         )))
                     }
@@ -1002,11 +1006,17 @@ impl Compiler<'_> {
                     span,
                 ))),
             },
+            Value::Undef => Err(Flow::Err(self.issue(
+                format!(
+                    "Operator '{}' is not applicable to an Undef Value.",
+                    op.as_str()
+                ),
+                span,
+            ))),
             other => Err(Flow::Err(self.issue(
                 format!(
-                    "Operator '{}' is not applicable to {}.",
-                    op.as_str(),
-                    a_an(&other.type_name())
+                    "The value '{}' cannot be converted to Numeric.",
+                    other.to_display()
                 ),
                 span,
             ))),
@@ -1223,7 +1233,7 @@ impl Compiler<'_> {
                     Value::Default => is_default = true,
                     Value::Undef => {
                         return Err(Flow::Err(self.issue(
-                            format!("Missing title at index {i}. The title expression resulted in undef"),
+                            format!("Missing title at index {i}. The title expression resulted in an undef title"),
                             body.title.span,
                         )))
                     }
@@ -1247,9 +1257,11 @@ impl Compiler<'_> {
                 let attrs = merge_attrs(&default_attrs, attrs);
                 for t in titles {
                     let idx = self.declare_class(&t, &attrs, scope, span)?;
-                    out.push(Value::Type(Box::new(PType::Class(Some(
-                        self.resources[idx].title.clone(),
-                    )))));
+                    // Puppet gives the declared class as a resource reference (`Class['Foo']`).
+                    out.push(Value::Type(Box::new(PType::Resource(
+                        Some("Class".into()),
+                        Some(capitalize_type(&self.resources[idx].title)),
+                    ))));
                 }
             }
             return Ok(Value::Array(out));
@@ -1345,5 +1357,14 @@ pub(super) fn a_an(word: &str) -> String {
         format!("an {word}")
     } else {
         format!("a {word}")
+    }
+}
+
+/// The type name used in operator messages: collections by their base name.
+fn simple_type_name(v: &Value) -> String {
+    match v {
+        Value::Array(_) => "Array".into(),
+        Value::Hash(_) => "Hash".into(),
+        other => other.type_name(),
     }
 }

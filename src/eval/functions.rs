@@ -24,6 +24,29 @@ pub struct Args<'x> {
     pub span: Span,
 }
 
+/// Functions that Puppet only has when stdlib (or another module) ships them: available
+/// when the loader reports a Ruby function of that name.
+const STDLIB: &[&str] = &[
+    "merge",
+    "concat",
+    "delete",
+    "member",
+    "has_key",
+    "is_string",
+    "pick",
+    "pick_default",
+    "str2bool",
+    "any2array",
+    "range",
+    "sum",
+    "hash",
+    "zip",
+];
+
+/// How deep Puppet-language functions may recurse before the compile gives up (instead of
+/// overflowing the stack).
+const MAX_CALL_DEPTH: usize = 200;
+
 /// The registry: name -> implementation. Add new functions here.
 pub fn builtin(name: &str) -> Option<Builtin> {
     Some(match name {
@@ -102,6 +125,8 @@ pub fn builtin(name: &str) -> Option<Builtin> {
         "zip" => f_zip,
         "convert_to" => f_convert_to,
         "unwrap" => f_unwrap,
+        "fqdn_rand" => f_fqdn_rand,
+        "shellquote" => f_shellquote,
         "strftime" => f_unsupported,
         _ => return None,
     })
@@ -166,7 +191,15 @@ impl Compiler<'_> {
         if let Some(def) = self.find_function(&lname) {
             return self.call_puppet_function(&def, values, span);
         }
-        let Some(f) = super::stdlib::builtin(&lname).or_else(|| builtin(&lname)) else {
+        let mine = super::stdlib::builtin(&lname).filter(|_| {
+            super::stdlib::CORE.contains(&lname.as_str()) || self.loader.has_ruby_function(&lname)
+        });
+        let f = mine.or_else(|| {
+            builtin(&lname).filter(|_| {
+                !STDLIB.contains(&lname.as_str()) || self.loader.has_ruby_function(&lname)
+            })
+        });
+        let Some(f) = f else {
             return Err(Flow::Err(
                 self.issue(format!("Unknown function: '{lname}'."), span),
             ));
@@ -182,6 +215,27 @@ impl Compiler<'_> {
     }
 
     fn call_puppet_function(
+        &mut self,
+        def: &crate::ast::FunctionDef,
+        values: Vec<Value>,
+        span: Span,
+    ) -> R<Value> {
+        if self.call_depth >= MAX_CALL_DEPTH {
+            return Err(Flow::Err(self.runtime(
+                format!(
+                    "{}(): too deep recursion (more than {MAX_CALL_DEPTH} nested calls)",
+                    def.name
+                ),
+                span,
+            )));
+        }
+        self.call_depth += 1;
+        let r = self.call_puppet_function_body(def, values, span);
+        self.call_depth -= 1;
+        r
+    }
+
+    fn call_puppet_function_body(
         &mut self,
         def: &crate::ast::FunctionDef,
         values: Vec<Value>,
@@ -301,7 +355,27 @@ fn arg_err(c: &Compiler<'_>, a: &Args, msg: impl std::fmt::Display) -> Flow {
 }
 
 fn need_lambda<'x>(c: &Compiler<'_>, a: &Args<'x>) -> R<&'x Lambda> {
-    a.lambda.ok_or_else(|| arg_err(c, a, "expects a block"))
+    let l = a.lambda.ok_or_else(|| arg_err(c, a, "expects a block"))?;
+    let (min, max) = match a.name.as_str() {
+        "each" | "map" | "filter" | "any" | "all" | "reverse_each" => (1, 2),
+        "reduce" => (2, 2),
+        "then" => (1, 1),
+        "lest" => (0, 0),
+        _ => return Ok(l),
+    };
+    let n = l.params.len();
+    if l.params.iter().any(|p| p.captures_rest) || (min..=max).contains(&n) {
+        return Ok(l);
+    }
+    let expects = if min == max {
+        format!("{min} argument{}", if min == 1 { "" } else { "s" })
+    } else {
+        format!("between {min} and {max} arguments")
+    };
+    Err(Flow::Err(c.runtime(
+        format!("'{}' block expects {expects}, got {n}", a.name),
+        a.span,
+    )))
 }
 
 /// Iterates a value as Puppet's iteration functions do: arrays by element, hashes by
@@ -351,11 +425,21 @@ fn first_arg(a: &Args) -> Value {
     a.values.first().cloned().unwrap_or(Value::Undef)
 }
 
-fn class_names(v: &[Value]) -> Vec<String> {
+fn class_names(c: &Compiler<'_>, a: &Args) -> R<Vec<String>> {
     let mut out = vec![];
-    for x in v {
+    for x in &a.values {
+        if x.is_undef() {
+            return Err(Flow::Err(
+                c.runtime("Cannot use undef as a class name", a.span),
+            ));
+        }
         for item in flatten_values(x) {
             match item {
+                Value::Str(s) if s.is_empty() => {
+                    return Err(Flow::Err(
+                        c.runtime("Cannot use empty string as a class name", a.span),
+                    ))
+                }
                 Value::Str(s) => out.push(s),
                 Value::Type(t) => match *t {
                     PType::Class(Some(n)) => out.push(n),
@@ -369,14 +453,14 @@ fn class_names(v: &[Value]) -> Vec<String> {
             }
         }
     }
-    out
+    Ok(out)
 }
 
 // ---- catalog functions ---------------------------------------------------------------------------
 
 fn f_include(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let mut out = vec![];
-    for n in class_names(&a.values) {
+    for n in class_names(c, a)? {
         let idx = c.include_class(&n, a.scope, a.span)?;
         out.push(Value::Type(Box::new(res_type(&c.resources[idx]))));
     }
@@ -385,7 +469,7 @@ fn f_include(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 
 fn f_require(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let mut out = vec![];
-    for n in class_names(&a.values) {
+    for n in class_names(c, a)? {
         let idx = c.include_class(&n, a.scope, a.span)?;
         let t = res_type(&c.resources[idx]);
         let container = c.scope_resource(a.scope);
@@ -409,7 +493,7 @@ fn f_require(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 
 fn f_contain(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let mut out = vec![];
-    for n in class_names(&a.values) {
+    for n in class_names(c, a)? {
         let idx = c.include_class(&n, a.scope, a.span)?;
         let container = c.scope_resource(a.scope);
         if container != idx && !c.containment.contains(&(container, idx)) {
@@ -826,7 +910,7 @@ fn f_type(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let v = first_arg(a);
     let t = types::infer(&v);
     let t = match a.values.get(1) {
-        Some(Value::Str(m)) if m == "generalized" => t.generalize(),
+        Some(Value::Str(m)) if m == "generalized" => t.generalize_deep(),
         _ => t,
     };
     Ok(Value::Type(Box::new(t)))
@@ -988,6 +1072,21 @@ fn f_new(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
             }
             Ok(r)
         }
+        None if matches!(v, Value::Str(_))
+            && matches!(
+                t,
+                PType::Integer(..) | PType::Float(..) | PType::Numeric | PType::Boolean(_)
+            ) =>
+        {
+            Err(Flow::Err(c.runtime(
+                format!(
+                    "'new' The string '{}' cannot be converted to {}",
+                    v.to_display(),
+                    t.generalize()
+                ),
+                a.span,
+            )))
+        }
         None => Err(Flow::Err(c.runtime(
             format!(
                 "Converted value from {}.new() has wrong type, {}",
@@ -1020,7 +1119,7 @@ fn str_arg(c: &Compiler<'_>, a: &Args, i: usize) -> R<String> {
 fn f_split(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let s = str_arg(c, a, 0)?;
     let re = match a.values.get(1) {
-        Some(Value::Str(p)) => Regex::new(&regex::escape(p)).ok(),
+        Some(Value::Str(p)) => Regex::new(p).ok(),
         Some(Value::Regex(r)) => Some(r.clone()),
         Some(Value::Type(t)) => match &**t {
             PType::Regexp(Some(p)) => Regex::new(p).ok(),
@@ -1034,7 +1133,7 @@ fn f_split(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let mut parts: Vec<Value> = if re.source.is_empty() {
         s.chars().map(|ch| Value::str(ch.to_string())).collect()
     } else {
-        re.re.split(&s).map(Value::str).collect()
+        re.split(&s).into_iter().map(Value::Str).collect()
     };
     // Ruby's split drops trailing empty strings.
     while matches!(parts.last(), Some(Value::Str(x)) if x.is_empty()) {
@@ -1061,7 +1160,7 @@ fn f_sprintf(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let fmt = str_arg(c, a, 0)?;
     strings::sprintf(&fmt, &a.values[1..])
         .map(Value::Str)
-        .map_err(|m| arg_err(c, a, m))
+        .map_err(|m| Flow::Err(c.runtime(m, a.span)))
 }
 
 fn f_versioncmp(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
@@ -1098,9 +1197,9 @@ fn f_regsubst(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let rust_repl = strings::ruby_replacement(&repl);
     let sub = |s: &str| -> String {
         if global {
-            re.re.replace_all(s, rust_repl.as_str()).into_owned()
+            re.replace(s, &rust_repl, true)
         } else {
-            re.re.replace(s, rust_repl.as_str()).into_owned()
+            re.replace(s, &rust_repl, false)
         }
     };
     Ok(match target {
@@ -1128,12 +1227,8 @@ fn f_match(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         _ => return Err(arg_err(c, a, "expects a pattern")),
     };
     let one = |s: &str| -> Value {
-        match re.re.captures(s) {
-            Some(caps) => Value::Array(
-                caps.iter()
-                    .map(|g| g.map_or(Value::Undef, |g| Value::str(g.as_str())))
-                    .collect(),
-            ),
+        match re.captures(s) {
+            Some(groups) => Value::Array(groups),
             None => Value::Undef,
         }
     };
@@ -1356,7 +1451,7 @@ fn numeric_arg(c: &Compiler<'_>, a: &Args) -> R<Value> {
 
 fn f_abs(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     Ok(match numeric_arg(c, a)? {
-        Value::Int(i) => Value::Int(i.abs()),
+        Value::Int(i) => Value::Int(i.wrapping_abs()),
         Value::Float(f) => Value::Float(f.abs()),
         v => v,
     })
@@ -1805,4 +1900,46 @@ fn f_unwrap(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         },
         other => Ok(other),
     }
+}
+
+fn f_fqdn_rand(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let max = match first_arg(a) {
+        Value::Int(i) => i,
+        Value::Str(s) => s.trim().parse().unwrap_or(0),
+        Value::Float(f) => f as i64,
+        _ => 0,
+    };
+    let seed = a.values.get(1).map(|v| v.to_display()).unwrap_or_default();
+    let downcase = a.values.get(2).is_some_and(|v| v.truthy());
+    let facts = c.scopes[c.top]
+        .vars
+        .get("facts")
+        .cloned()
+        .unwrap_or(Value::Undef);
+    let fqdn = match &facts {
+        Value::Hash(h) => match h.get(&Value::str("networking")) {
+            Some(Value::Hash(n)) => n
+                .get(&Value::str("fqdn"))
+                .map(|v| v.to_display())
+                .unwrap_or_default(),
+            _ => String::new(),
+        },
+        _ => String::new(),
+    };
+    let fqdn = if downcase { fqdn.to_lowercase() } else { fqdn };
+    let digest = strings::md5_hex(format!("{fqdn}:{max}:{seed}").as_bytes());
+    let words = strings::hex_to_words(&digest);
+    Ok(Value::Int(
+        strings::ruby_random_int(&words, max.max(0) as u64) as i64,
+    ))
+}
+
+fn f_shellquote(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let words: Vec<String> = a
+        .values
+        .iter()
+        .flat_map(flatten_values)
+        .map(|v| v.to_display())
+        .collect();
+    Ok(Value::Str(strings::shellquote(&words)))
 }

@@ -130,7 +130,8 @@ fn rich_data_warnings(v: &Value, path: &str, out: &mut Vec<String>) {
             let full = t.generalize().to_string();
             let name = full.split('[').next().unwrap_or(&full).to_string();
             out.push(format!(
-                "{path} contains a {name}-Type value. It will be converted to the String '{t}'"
+                "{path} contains {} value. It will be converted to the String '{t}'",
+                super::expr::a_an(&format!("{name}-Type"))
             ));
         }
         _ => {}

@@ -14,7 +14,18 @@ use super::value::{Regex, Value};
 use super::LogLevel;
 use indexmap::IndexMap;
 
-/// stdlib (and the few module) functions by name.
+/// Functions here that are Puppet's own, available without any module.
+pub const CORE: &[&str] = &[
+    "template",
+    "inline_template",
+    "lookup",
+    "fqdn_rand",
+    "getvar",
+    "shellquote",
+];
+
+/// stdlib (and the few module) functions by name. Except for [`CORE`], a function exists only
+/// when a module on the modulepath ships it (`Loader::has_ruby_function`).
 pub fn builtin(name: &str) -> Option<Builtin> {
     if let Some(f) = super::stdlib_validate::builtin(name) {
         return Some(f);
@@ -797,7 +808,7 @@ fn f_grep(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     Ok(Value::Array(
         items
             .into_iter()
-            .filter(|v| pat.re.is_match(&v.to_display()))
+            .filter(|v| pat.is_match(&v.to_display()))
             .collect(),
     ))
 }
@@ -1076,7 +1087,7 @@ fn f_reject(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     Ok(Value::Array(
         items
             .into_iter()
-            .filter(|v| !pat.re.is_match(&v.to_display()))
+            .filter(|v| !pat.is_match(&v.to_display()))
             .collect(),
     ))
 }

@@ -229,7 +229,7 @@ fn legacy_check(name: &str, args: &[Value]) -> Result<(), String> {
                     Value::Regex(r) => r.source.clone(),
                     other => other.to_display(),
                 };
-                Regex::new(&src).is_ok_and(|r| r.re.is_match(&s))
+                Regex::new(&src).is_ok_and(|r| r.is_match(&s))
             });
             if ok {
                 Ok(())

@@ -345,7 +345,7 @@ impl PType {
                     pats.is_empty()
                         || pats
                             .iter()
-                            .any(|p| Regex::new(p).is_ok_and(|r| r.re.is_match(s)))
+                            .any(|p| Regex::new(p).is_ok_and(|r| r.is_match(s)))
                 }
                 _ => false,
             },
@@ -548,6 +548,37 @@ impl PType {
         }
     }
 
+    /// `type(x, 'generalized')`: like [`generalize`](Self::generalize) but keeping element
+    /// types (`Tuple[Integer[1, 1]]` -> `Array[Integer]`).
+    pub fn generalize_deep(&self) -> PType {
+        use PType::*;
+        match self {
+            Tuple(ts, ..) => Array(
+                Box::new(common_type(
+                    ts.iter().map(|t| t.generalize_deep()).collect(),
+                )),
+                0,
+                MAX,
+            ),
+            Struct(es) => Hash(
+                Box::new(String(0, MAX, None)),
+                Box::new(common_type(
+                    es.iter().map(|(_, _, t)| t.generalize_deep()).collect(),
+                )),
+                0,
+                MAX,
+            ),
+            Array(e, ..) => Array(Box::new(e.generalize_deep()), 0, MAX),
+            Hash(k, v, ..) => Hash(
+                Box::new(k.generalize_deep()),
+                Box::new(v.generalize_deep()),
+                0,
+                MAX,
+            ),
+            other => other.generalize(),
+        }
+    }
+
     /// How a type value is stored as a catalog parameter (`Notify[x]`, `Class[Foo]`).
     pub fn catalog_string(&self) -> String {
         match self {
@@ -567,6 +598,36 @@ impl PType {
         };
         format!("{article} {s} value")
     }
+}
+
+/// The narrowest type of several generalized types, as far as manifests need it.
+fn common_type(ts: Vec<PType>) -> PType {
+    let Some(first) = ts.first().cloned() else {
+        return PType::Any;
+    };
+    if ts.iter().all(|t| *t == first) {
+        return first;
+    }
+    if ts
+        .iter()
+        .all(|t| matches!(t, PType::Integer(..) | PType::Float(..) | PType::Numeric))
+    {
+        return PType::Numeric;
+    }
+    if ts.iter().all(|t| {
+        matches!(
+            t,
+            PType::Integer(..)
+                | PType::Float(..)
+                | PType::Numeric
+                | PType::String(..)
+                | PType::Boolean(_)
+                | PType::ScalarData
+        )
+    }) {
+        return PType::ScalarData;
+    }
+    PType::Any
 }
 
 /// The inferred type of a value, as `type()` reports it.

@@ -41,22 +41,36 @@ use logos::Logos;
 pub type Spanned = (usize, Tok, usize);
 
 /// Open brackets (or nested interpolations) allowed before the input is refused.
-pub const MAX_NESTING: usize = 400;
+pub const MAX_NESTING: usize = 200;
+
+/// Operators allowed in one unbroken chain of expressions (summed over open brackets):
+/// `a + b + ...`, `!!!x`, `a -> b -> ...` nest as deeply as they are long.
+pub const MAX_CHAIN: usize = 300;
 
 /// Cooks a whole Puppet source into tokens. On a lexical error, the tokens before it are
 /// returned with the error.
-pub fn cook(src: &str) -> (Vec<Spanned>, Option<LexError>) {
+pub fn cook(src: &str) -> Cooked {
     let mut c = Cooker::new(src, 0);
-    let err = c.run().err();
-    (c.toks, err)
+    let error = c.run().err();
+    c.finish(error)
+}
+
+/// The cooker's output.
+pub struct Cooked {
+    pub tokens: Vec<Spanned>,
+    /// The first lexical error (the tokens stop there).
+    pub error: Option<LexError>,
+    /// An upper bound on how deeply the tokens can nest (brackets plus operator chains,
+    /// weighted by how many tree levels each can add).
+    pub depth_bound: usize,
 }
 
 /// Cooks an EPP template.
-pub fn cook_epp(src: &str) -> (Vec<Spanned>, Option<LexError>) {
+pub fn cook_epp(src: &str) -> Cooked {
     let mut c = Cooker::new(src, 0);
     c.epp = true;
-    let err = c.run_epp().err();
-    (c.toks, err)
+    let error = c.run_epp().err();
+    c.finish(error)
 }
 
 struct Cooker<'a> {
@@ -73,6 +87,10 @@ struct Cooker<'a> {
     epp_expr: bool,
     /// Bracket depths at which a `|` parameter list is open.
     open_pipes: Vec<usize>,
+    /// Operators in the current expression chain, per open bracket, and their sum.
+    chain: Vec<usize>,
+    chain_total: usize,
+    depth_bound: usize,
 }
 
 type LResult<T> = Result<T, LexError>;
@@ -93,6 +111,17 @@ impl<'a> Cooker<'a> {
             epp: false,
             epp_expr: false,
             open_pipes: Vec::new(),
+            chain: vec![0],
+            chain_total: 0,
+            depth_bound: 0,
+        }
+    }
+
+    fn finish(self, error: Option<LexError>) -> Cooked {
+        Cooked {
+            tokens: self.toks,
+            error,
+            depth_bound: self.depth_bound,
         }
     }
 
@@ -106,6 +135,61 @@ impl<'a> Cooker<'a> {
 
     fn push(&mut self, start: usize, tok: Tok, end: usize) {
         self.toks.push((start, tok, end));
+    }
+
+    /// Counts how long the current operator chain is (see `MAX_CHAIN`).
+    fn count_chain(&mut self, tok: &Tok, at: usize) -> LResult<()> {
+        use Tok::*;
+        let reset = |c: &mut Cooker| {
+            let top = c.chain.last_mut().expect("a chain level");
+            c.chain_total -= *top;
+            *top = 0;
+        };
+        match tok {
+            ListStart | LBrack | LBrace | HashBrace | SelBrace | CollectBrace | LParen
+            | WsLParen => {
+                self.chain.push(0);
+                self.depth_bound = self
+                    .depth_bound
+                    .max(self.chain_total + 6 * self.chain.len());
+                return Ok(());
+            }
+            RBrack | RBrace | RParen => {
+                if self.chain.len() > 1 {
+                    let top = self.chain.pop().unwrap_or(0);
+                    self.chain_total -= top;
+                }
+                return Ok(());
+            }
+            Comma | Semic | Colon | FArrow | PArrow => {
+                reset(self);
+                return Ok(());
+            }
+            Equals | Appends | Deletes | IsEqual | NotEqual | Match | NoMatch | GreaterEqual
+            | GreaterThan | LessEqual | LessThan | LShift | RShift | Plus | Minus | UMinus
+            | Div | Times | Splat | Modulo | Not | Dot | At | AtAt | QMark | InEdge | InEdgeSub
+            | OutEdge | OutEdgeSub | In | And | Or | LCollect | LLCollect => {}
+            _ => {
+                if self.prev_ends_expr() && !tok.ends_expression_only() {
+                    reset(self);
+                }
+                return Ok(());
+            }
+        }
+        *self.chain.last_mut().expect("a chain level") += 1;
+        self.chain_total += 1;
+        // A bracket adds at most a few tree levels (e.g. resource, body, attribute, value).
+        self.depth_bound = self
+            .depth_bound
+            .max(self.chain_total + 6 * self.chain.len());
+        if self.chain_total > MAX_CHAIN {
+            return Err(LexError::new(
+                format!("Expressions nested more than {MAX_CHAIN} levels deep are not supported"),
+                at,
+                at + 1,
+            ));
+        }
+        Ok(())
     }
 
     /// Moves the raw lexer so that the next raw token starts at `pos`.
@@ -376,6 +460,7 @@ impl<'a> Cooker<'a> {
             Raw::OutEdge => Tok::OutEdge,
             Raw::OutEdgeSub => Tok::OutEdgeSub,
         };
+        self.count_chain(&tok, s)?;
         self.push(s, tok, e);
         Ok(())
     }
@@ -878,9 +963,9 @@ mod tests {
     use super::*;
 
     fn kinds(src: &str) -> Vec<Tok> {
-        let (t, e) = cook(src);
-        assert!(e.is_none(), "{e:?}");
-        t.into_iter().map(|t| t.1).collect()
+        let c = cook(src);
+        assert!(c.error.is_none(), "{:?}", c.error);
+        c.tokens.into_iter().map(|t| t.1).collect()
     }
 
     #[test]

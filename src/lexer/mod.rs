@@ -7,5 +7,5 @@ pub mod regex_check;
 pub mod strings;
 pub mod token;
 
-pub use cooker::{cook, cook_epp, Spanned};
+pub use cooker::{cook, cook_epp, Cooked, Spanned};
 pub use token::{LexError, Tok};

@@ -196,6 +196,11 @@ impl Tok {
         )
     }
 
+    /// Tokens that can only continue what came before (never start an operand).
+    pub fn ends_expression_only(&self) -> bool {
+        matches!(self, Tok::PipeClose | Tok::RCollect | Tok::RRCollect)
+    }
+
     /// Puppet's `regexp_acceptable?`: may a `/` after this token start a regular expression?
     pub fn regex_may_follow(prev: Option<&Tok>) -> bool {
         !matches!(

@@ -59,7 +59,7 @@ impl B {
     }
 
     pub fn error(&mut self, msg: impl Into<String>, l: usize, r: usize) {
-        let d = Diagnostic::error("syntax", msg).with_span(self.sp(l, r));
+        let d = Diagnostic::error("syntax", msg).with_label(self.sp(l, r), "here");
         self.errors.push(d);
     }
 
@@ -467,4 +467,92 @@ pub fn parse_number(text: &str) -> Option<ExprKind> {
     t.parse::<i64>()
         .ok()
         .map(|value| ExprKind::Integer { value, radix: 10 })
+}
+
+/// One step after the first operand of a binary-operator sequence.
+pub enum OpItem {
+    Binary(BinaryOp, Expr),
+    /// `? { entries }` and the end offset of the selector.
+    Select(Vec<SelectorEntry>, usize),
+}
+
+/// egrammar's precedence rows for the binary operators (higher binds tighter; all are
+/// left-associative). The selector `?` sits at 3.
+fn precedence(op: BinaryOp) -> u8 {
+    match op {
+        BinaryOp::In => 10,
+        BinaryOp::Match | BinaryOp::NotMatch => 9,
+        BinaryOp::Mul | BinaryOp::Div | BinaryOp::Mod => 8,
+        BinaryOp::Add | BinaryOp::Sub => 7,
+        BinaryOp::Shl | BinaryOp::Shr => 6,
+        BinaryOp::Eq | BinaryOp::Ne => 5,
+        BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge => 4,
+        BinaryOp::And => 2,
+        BinaryOp::Or => 1,
+    }
+}
+
+const SELECT_PRECEDENCE: u8 = 3;
+
+fn make_binary(op: BinaryOp, left: Expr, right: Expr) -> Expr {
+    let span = left.span.to(right.span);
+    Expr::new(
+        ExprKind::Binary {
+            op,
+            left: Box::new(left),
+            right: Box::new(right),
+        },
+        span,
+    )
+}
+
+/// Folds `first (op operand | ? {...})*` into a tree by precedence (shunting-yard).
+pub fn fold_operators(first: Expr, rest: Vec<OpItem>) -> Expr {
+    if rest.is_empty() {
+        return first;
+    }
+    let mut operands = vec![first];
+    let mut ops: Vec<BinaryOp> = Vec::new();
+    let reduce = |operands: &mut Vec<Expr>, ops: &mut Vec<BinaryOp>| {
+        let op = ops.pop().expect("an operator to reduce");
+        let right = operands.pop().expect("a right operand");
+        let left = operands.pop().expect("a left operand");
+        operands.push(make_binary(op, left, right));
+    };
+    for item in rest {
+        match item {
+            OpItem::Binary(op, e) => {
+                let p = precedence(op);
+                while ops.last().is_some_and(|top| precedence(*top) >= p) {
+                    reduce(&mut operands, &mut ops);
+                }
+                ops.push(op);
+                operands.push(e);
+            }
+            OpItem::Select(entries, end) => {
+                while ops
+                    .last()
+                    .is_some_and(|top| precedence(*top) >= SELECT_PRECEDENCE)
+                {
+                    reduce(&mut operands, &mut ops);
+                }
+                let left = operands.pop().expect("a selector operand");
+                let span = Span {
+                    end: end as u32,
+                    ..left.span
+                };
+                operands.push(Expr::new(
+                    ExprKind::Selector {
+                        left: Box::new(left),
+                        entries,
+                    },
+                    span,
+                ));
+            }
+        }
+    }
+    while !ops.is_empty() {
+        reduce(&mut operands, &mut ops);
+    }
+    operands.pop().expect("one result")
 }

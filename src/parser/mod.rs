@@ -37,17 +37,20 @@ impl Parsed {
 
 /// Parses a Puppet manifest (`.pp`).
 pub fn parse(text: &str, file: FileId) -> Parsed {
-    let (toks, err) = lexer::cook(text);
-    run(toks, err, text, file)
+    run(lexer::cook(text), text, file)
 }
 
 /// Parses an EPP template (`.epp`).
 pub fn parse_epp(text: &str, file: FileId) -> Parsed {
-    let (toks, err) = lexer::cook_epp(text);
-    run(toks, err, text, file)
+    run(lexer::cook_epp(text), text, file)
 }
 
-fn run(toks: Vec<Spanned>, lex_err: Option<LexError>, text: &str, file: FileId) -> Parsed {
+fn run(cooked: lexer::Cooked, text: &str, file: FileId) -> Parsed {
+    let lexer::Cooked {
+        tokens: toks,
+        error: lex_err,
+        depth_bound,
+    } = cooked;
     let mut b = factory::B::new(file);
     let end = text.len();
     let stream = toks
@@ -72,7 +75,13 @@ fn run(toks: Vec<Spanned>, lex_err: Option<LexError>, text: &str, file: FileId) 
         };
     };
     let mut program = Program { body };
-    if let Some(d) = post::check_depth(&mut program, file) {
+    // Heredoc texts are cooked separately (their nesting is not in the bound), so any
+    // heredoc makes us measure.
+    let measure = depth_bound + 16 > post::MAX_DEPTH || text.contains("@(");
+    if let Some(d) = measure
+        .then(|| post::check_depth(&mut program, file))
+        .flatten()
+    {
         diagnostics.push(d);
         return Parsed {
             program: None,
@@ -96,7 +105,7 @@ fn run(toks: Vec<Spanned>, lex_err: Option<LexError>, text: &str, file: FileId) 
 fn syntax_error(e: ParseError<usize, Tok, LexError>, file: FileId, end: usize) -> Diagnostic {
     match e {
         ParseError::User { error } => Diagnostic::error("syntax", error.message)
-            .with_label(Span::new(file, error.start, error.end), ""),
+            .with_label(Span::new(file, error.start, error.end), "here"),
         ParseError::UnrecognizedEof { location, expected } => {
             let span = Span::new(file, location.min(end), end);
             with_expected(

@@ -252,12 +252,12 @@ const RESERVED_TYPE_NAMES: &[&str] = &[
 impl Validator {
     fn err(&mut self, span: Span, msg: impl Into<String>) {
         self.out
-            .push(Diagnostic::error("validation", msg).with_label(span, ""));
+            .push(Diagnostic::error("validation", msg).with_label(span, "here"));
     }
 
     fn warn(&mut self, span: Span, msg: impl Into<String>) {
         self.out
-            .push(Diagnostic::warning("validation", msg).with_label(span, ""));
+            .push(Diagnostic::warning("validation", msg).with_label(span, "here"));
     }
 
     fn walk<'a>(&mut self, e: &'a Expr, path: &mut Vec<Node<'a>>) {
