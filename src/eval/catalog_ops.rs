@@ -533,6 +533,11 @@ impl Compiler<'_> {
         is_class: bool,
     ) -> R<()> {
         let source = self.scopes[sid].source.clone();
+        if is_class {
+            for p in params {
+                self.hiera_class_param(idx, sid, &p.name, span)?;
+            }
+        }
         // Every missing value is reported at once, as Puppet does.
         let mut missing = vec![];
         for p in params {
@@ -562,9 +567,6 @@ impl Compiler<'_> {
             }
         }
         for p in params {
-            if is_class {
-                self.hiera_class_param(idx, sid, &p.name, span)?;
-            }
             let given = self.resources[idx].params.get(&p.name).cloned();
             let value = match given {
                 Some(v) if !v.is_undef() => v,
