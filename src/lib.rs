@@ -12,6 +12,7 @@ pub mod diagnostics;
 pub mod eval;
 pub mod facts;
 pub mod graph;
+pub mod hiera;
 pub mod lexer;
 pub mod parser;
 pub mod pn;

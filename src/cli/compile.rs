@@ -9,6 +9,8 @@ use std::path::{Path, PathBuf};
 pub struct FsLoader {
     pub dirs: Vec<PathBuf>,
     ruby_types: std::cell::OnceCell<std::collections::HashSet<String>>,
+    /// Where Hiera data lives: see [`crate::cli::data`].
+    pub data: crate::cli::data::DataDirs,
     ruby_functions: std::cell::OnceCell<std::collections::HashSet<String>>,
 }
 
@@ -24,6 +26,7 @@ impl FsLoader {
                 })
                 .unwrap_or_default(),
             ruby_types: std::cell::OnceCell::new(),
+            data: Default::default(),
             ruby_functions: std::cell::OnceCell::new(),
         }
     }
@@ -125,6 +128,18 @@ impl Loader for FsLoader {
         self.ruby_types().contains(name)
     }
 
+    fn type_schema(&self, name: &str) -> Option<eval::type_schema::TypeSchema> {
+        self.data.type_schema(&self.dirs, name)
+    }
+
+    fn load_data(&self, path: &str) -> Option<String> {
+        self.data.load(&self.dirs, path)
+    }
+
+    fn hiera_config_name(&self) -> Option<String> {
+        self.data.hiera_config_name()
+    }
+
     fn has_ruby_function(&self, name: &str) -> bool {
         self.ruby_functions().contains(name)
     }
@@ -145,6 +160,12 @@ pub struct CompileInputs {
     /// Unknown variables are errors.
     #[arg(long)]
     pub strict_variables: bool,
+    /// A Hiera 5 config for the global layer.
+    #[arg(long)]
+    pub hiera_config: Option<PathBuf>,
+    /// Resource type schemas (JSON, as resource-type-schemas.json) for Ruby types.
+    #[arg(long)]
+    pub types: Option<PathBuf>,
 }
 
 impl CompileInputs {
@@ -221,7 +242,12 @@ pub fn compile_manifest(manifest: &Path, inputs: &CompileInputs) -> Result<Catal
         strict_variables: inputs.strict_variables,
     };
     let modulepath = inputs.module_dirs().join(":");
-    let loader = FsLoader::new(Some(&modulepath));
+    let mut loader = FsLoader::new(Some(&modulepath));
+    loader.data = crate::cli::data::DataDirs::new(
+        manifest,
+        inputs.hiera_config.clone(),
+        inputs.types.clone(),
+    );
     let result = eval::compile(&display_name(manifest), &text, &loader, &opts);
     let mut err = std::io::stderr().lock();
     for l in &result.logs {

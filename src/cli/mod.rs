@@ -25,6 +25,7 @@ pub mod apply;
 pub mod bucket;
 pub mod catalog_file;
 pub mod compile;
+pub mod data;
 pub mod graph;
 pub mod parse;
 

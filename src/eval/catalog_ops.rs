@@ -307,6 +307,12 @@ impl Compiler<'_> {
                     METAPARAMS.contains(&n) || n == "name" || d.params.iter().any(|p| p.name == n)
                 })
             }
+            TypeKind::Ruby => match self.loader.type_schema(&r.type_name.to_lowercase()) {
+                Some(s) => Box::new(move |n: &str| {
+                    s.attributes.iter().any(|a| a == n) || METAPARAMS.contains(&n)
+                }),
+                None => return Ok(()),
+            },
             _ => return Ok(()),
         };
         for k in r.params.keys() {
@@ -527,6 +533,11 @@ impl Compiler<'_> {
         is_class: bool,
     ) -> R<()> {
         let source = self.scopes[sid].source.clone();
+        if is_class {
+            for p in params {
+                self.hiera_class_param(idx, sid, &p.name, span)?;
+            }
+        }
         // Every missing value is reported at once, as Puppet does.
         let mut missing = vec![];
         for p in params {

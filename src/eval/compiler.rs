@@ -131,6 +131,9 @@ pub struct Compiler<'a> {
     pub(super) main_file: FileId,
     /// Output buffers of the EPP templates being rendered.
     pub(super) render_stack: Vec<String>,
+    pub(super) hiera_cache: crate::hiera::Cache,
+    /// Nesting of Puppet-language function calls.
+    pub(super) call_depth: usize,
 }
 
 impl<'a> Compiler<'a> {
@@ -162,6 +165,8 @@ impl<'a> Compiler<'a> {
             node_scope: None,
             main_file: FileId(0),
             render_stack: Vec::new(),
+            hiera_cache: Default::default(),
+            call_depth: 0,
         }
     }
 
@@ -600,11 +605,7 @@ impl<'a> Compiler<'a> {
                 for m in &n.def.matches {
                     if let ExprKind::Regex(src) = &m.kind {
                         if let Ok(re) = super::value::Regex::new(src) {
-                            if let Some(caps) = re.re.captures(&name) {
-                                let groups = caps
-                                    .iter()
-                                    .map(|g| g.map_or(Value::Undef, |g| Value::str(g.as_str())))
-                                    .collect();
+                            if let Some(groups) = re.captures(&name) {
                                 let title = regex_node_name(src);
                                 found = Some((n.def.clone(), title, Some(groups)));
                                 break 'regex;

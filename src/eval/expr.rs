@@ -124,10 +124,10 @@ impl Compiler<'_> {
                 match op {
                     UnaryOp::Not => Value::Bool(!v.truthy()),
                     UnaryOp::Minus => match v {
-                        Value::Int(i) => Value::Int(-i),
+                        Value::Int(i) => Value::Int(i.wrapping_neg()),
                         Value::Float(f) => Value::Float(-f),
                         Value::Str(ref s) => match parse_number(s) {
-                            Some(Value::Int(i)) => Value::Int(-i),
+                            Some(Value::Int(i)) => Value::Int(i.wrapping_neg()),
                             Some(Value::Float(f)) => Value::Float(-f),
                             _ => {
                                 return Err(Flow::Err(self.issue(
@@ -298,6 +298,14 @@ impl Compiler<'_> {
                 let attrs = self.eval_attribute_ops(ops, scope)?;
                 let source = self.scopes[scope].source.clone();
                 for r in flatten_values(&refs) {
+                    if let Value::Type(t) = &r {
+                        if matches!(**t, PType::Class(_)) {
+                            return Err(Flow::Err(self.issue(
+                                format!("Resource Override can only operate on resources, got: {t}-Type"),
+                                e.span,
+                            )));
+                        }
+                    }
                     let Some((t, title, _)) = super::catalog_ops::ref_parts(&r) else {
                         return Err(Flow::Err(self.runtime("Illegal override target", e.span)));
                     };
@@ -794,12 +802,8 @@ impl Compiler<'_> {
 
     /// Matches and, on success, sets `$0`..`$n` in the scope.
     pub(super) fn regex_match(&mut self, re: &Regex, s: &str, scope: ScopeId) -> bool {
-        match re.re.captures(s) {
-            Some(caps) => {
-                let groups = caps
-                    .iter()
-                    .map(|g| g.map_or(Value::Undef, |g| Value::str(g.as_str())))
-                    .collect();
+        match re.captures(s) {
+            Some(groups) => {
                 self.scopes[scope].matches = Some(groups);
                 true
             }
@@ -1253,9 +1257,11 @@ impl Compiler<'_> {
                 let attrs = merge_attrs(&default_attrs, attrs);
                 for t in titles {
                     let idx = self.declare_class(&t, &attrs, scope, span)?;
-                    out.push(Value::Type(Box::new(PType::Class(Some(
-                        self.resources[idx].title.clone(),
-                    )))));
+                    // Puppet gives the declared class as a resource reference (`Class['Foo']`).
+                    out.push(Value::Type(Box::new(PType::Resource(
+                        Some("Class".into()),
+                        Some(capitalize_type(&self.resources[idx].title)),
+                    ))));
                 }
             }
             return Ok(Value::Array(out));

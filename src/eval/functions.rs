@@ -43,6 +43,10 @@ const STDLIB: &[&str] = &[
     "zip",
 ];
 
+/// How deep Puppet-language functions may recurse before the compile gives up (instead of
+/// overflowing the stack).
+const MAX_CALL_DEPTH: usize = 200;
+
 /// The registry: name -> implementation. Add new functions here.
 pub fn builtin(name: &str) -> Option<Builtin> {
     Some(match name {
@@ -121,6 +125,8 @@ pub fn builtin(name: &str) -> Option<Builtin> {
         "zip" => f_zip,
         "convert_to" => f_convert_to,
         "unwrap" => f_unwrap,
+        "fqdn_rand" => f_fqdn_rand,
+        "shellquote" => f_shellquote,
         "strftime" => f_unsupported,
         _ => return None,
     })
@@ -185,8 +191,14 @@ impl Compiler<'_> {
         if let Some(def) = self.find_function(&lname) {
             return self.call_puppet_function(&def, values, span);
         }
-        let f = builtin(&lname)
-            .filter(|_| !STDLIB.contains(&lname.as_str()) || self.loader.has_ruby_function(&lname));
+        let mine = super::stdlib::builtin(&lname).filter(|_| {
+            super::stdlib::CORE.contains(&lname.as_str()) || self.loader.has_ruby_function(&lname)
+        });
+        let f = mine.or_else(|| {
+            builtin(&lname).filter(|_| {
+                !STDLIB.contains(&lname.as_str()) || self.loader.has_ruby_function(&lname)
+            })
+        });
         let Some(f) = f else {
             return Err(Flow::Err(
                 self.issue(format!("Unknown function: '{lname}'."), span),
@@ -203,6 +215,27 @@ impl Compiler<'_> {
     }
 
     fn call_puppet_function(
+        &mut self,
+        def: &crate::ast::FunctionDef,
+        values: Vec<Value>,
+        span: Span,
+    ) -> R<Value> {
+        if self.call_depth >= MAX_CALL_DEPTH {
+            return Err(Flow::Err(self.runtime(
+                format!(
+                    "{}(): too deep recursion (more than {MAX_CALL_DEPTH} nested calls)",
+                    def.name
+                ),
+                span,
+            )));
+        }
+        self.call_depth += 1;
+        let r = self.call_puppet_function_body(def, values, span);
+        self.call_depth -= 1;
+        r
+    }
+
+    fn call_puppet_function_body(
         &mut self,
         def: &crate::ast::FunctionDef,
         values: Vec<Value>,
@@ -1086,7 +1119,7 @@ fn str_arg(c: &Compiler<'_>, a: &Args, i: usize) -> R<String> {
 fn f_split(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let s = str_arg(c, a, 0)?;
     let re = match a.values.get(1) {
-        Some(Value::Str(p)) => Regex::new(&regex::escape(p)).ok(),
+        Some(Value::Str(p)) => Regex::new(p).ok(),
         Some(Value::Regex(r)) => Some(r.clone()),
         Some(Value::Type(t)) => match &**t {
             PType::Regexp(Some(p)) => Regex::new(p).ok(),
@@ -1100,7 +1133,7 @@ fn f_split(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let mut parts: Vec<Value> = if re.source.is_empty() {
         s.chars().map(|ch| Value::str(ch.to_string())).collect()
     } else {
-        re.re.split(&s).map(Value::str).collect()
+        re.split(&s).into_iter().map(Value::Str).collect()
     };
     // Ruby's split drops trailing empty strings.
     while matches!(parts.last(), Some(Value::Str(x)) if x.is_empty()) {
@@ -1164,9 +1197,9 @@ fn f_regsubst(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let rust_repl = strings::ruby_replacement(&repl);
     let sub = |s: &str| -> String {
         if global {
-            re.re.replace_all(s, rust_repl.as_str()).into_owned()
+            re.replace(s, &rust_repl, true)
         } else {
-            re.re.replace(s, rust_repl.as_str()).into_owned()
+            re.replace(s, &rust_repl, false)
         }
     };
     Ok(match target {
@@ -1194,12 +1227,8 @@ fn f_match(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         _ => return Err(arg_err(c, a, "expects a pattern")),
     };
     let one = |s: &str| -> Value {
-        match re.re.captures(s) {
-            Some(caps) => Value::Array(
-                caps.iter()
-                    .map(|g| g.map_or(Value::Undef, |g| Value::str(g.as_str())))
-                    .collect(),
-            ),
+        match re.captures(s) {
+            Some(groups) => Value::Array(groups),
             None => Value::Undef,
         }
     };
@@ -1422,7 +1451,7 @@ fn numeric_arg(c: &Compiler<'_>, a: &Args) -> R<Value> {
 
 fn f_abs(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     Ok(match numeric_arg(c, a)? {
-        Value::Int(i) => Value::Int(i.abs()),
+        Value::Int(i) => Value::Int(i.wrapping_abs()),
         Value::Float(f) => Value::Float(f.abs()),
         v => v,
     })
@@ -1871,4 +1900,46 @@ fn f_unwrap(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         },
         other => Ok(other),
     }
+}
+
+fn f_fqdn_rand(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let max = match first_arg(a) {
+        Value::Int(i) => i,
+        Value::Str(s) => s.trim().parse().unwrap_or(0),
+        Value::Float(f) => f as i64,
+        _ => 0,
+    };
+    let seed = a.values.get(1).map(|v| v.to_display()).unwrap_or_default();
+    let downcase = a.values.get(2).is_some_and(|v| v.truthy());
+    let facts = c.scopes[c.top]
+        .vars
+        .get("facts")
+        .cloned()
+        .unwrap_or(Value::Undef);
+    let fqdn = match &facts {
+        Value::Hash(h) => match h.get(&Value::str("networking")) {
+            Some(Value::Hash(n)) => n
+                .get(&Value::str("fqdn"))
+                .map(|v| v.to_display())
+                .unwrap_or_default(),
+            _ => String::new(),
+        },
+        _ => String::new(),
+    };
+    let fqdn = if downcase { fqdn.to_lowercase() } else { fqdn };
+    let digest = strings::md5_hex(format!("{fqdn}:{max}:{seed}").as_bytes());
+    let words = strings::hex_to_words(&digest);
+    Ok(Value::Int(
+        strings::ruby_random_int(&words, max.max(0) as u64) as i64,
+    ))
+}
+
+fn f_shellquote(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let words: Vec<String> = a
+        .values
+        .iter()
+        .flat_map(flatten_values)
+        .map(|v| v.to_display())
+        .collect();
+    Ok(Value::Str(strings::shellquote(&words)))
 }

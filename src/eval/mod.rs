@@ -13,11 +13,19 @@ mod builtin_types;
 mod catalog_ops;
 mod collect;
 mod compiler;
+mod erb;
 mod expr;
 mod functions;
+mod hiera_lookup;
+mod module_functions;
 mod output;
+mod ruby;
+mod ruby_random;
 mod scope;
+mod stdlib;
+mod stdlib_validate;
 mod strings;
+pub mod type_schema;
 pub mod types;
 pub mod value;
 
@@ -37,6 +45,22 @@ pub trait Loader {
     /// Whether a module ships a Ruby resource type of this name (`lib/puppet/type/NAME.rb`).
     fn has_ruby_type(&self, _name: &str) -> bool {
         false
+    }
+
+    /// The schema (namevars, attributes) of a Ruby resource type, when one was given.
+    fn type_schema(&self, _name: &str) -> Option<type_schema::TypeSchema> {
+        None
+    }
+
+    /// A Hiera data file (`hiera.yaml` or a data file), by path as the hierarchy names it
+    /// (`env:data/common.yaml`, `module:<name>:data/common.yaml`); see `crate::hiera`.
+    fn load_data(&self, _path: &str) -> Option<String> {
+        None
+    }
+
+    /// The file name of the global Hiera config (`--hiera-config`), read as `global/<name>`.
+    fn hiera_config_name(&self) -> Option<String> {
+        None
     }
 
     /// Whether a module ships a Ruby function of this name.

@@ -14,13 +14,13 @@ impl Compiler<'_> {
     }
 
     /// The namevar attribute of a resource's type (`name` for defined types).
-    fn namevar_of(&self, r: &super::compiler::Res) -> Option<&'static str> {
+    fn namevar_of(&self, r: &super::compiler::Res) -> Option<String> {
         if r.type_name == "Class" || (r.type_name == "Stage" && r.title == "main") {
             return None;
         }
         match super::builtin_types::find(&r.type_name.to_lowercase()) {
-            Some(b) => b.namevars.first().copied(),
-            None => Some("name"),
+            Some(b) => b.namevars.first().map(|n| n.to_string()),
+            None => self.ruby_namevar(&r.type_name).or(Some("name".into())),
         }
     }
 
@@ -57,7 +57,9 @@ impl Compiler<'_> {
                     v.to_json()
                 };
                 // Puppet does not repeat the title as the namevar.
-                if self.namevar_of(r) == Some(k.as_str()) && j.as_str() == Some(r.title.as_str()) {
+                if self.namevar_of(r).as_deref() == Some(k.as_str())
+                    && j.as_str() == Some(r.title.as_str())
+                {
                     continue;
                 }
                 if !j.is_null() {

@@ -517,3 +517,181 @@ mod tests {
         assert_eq!(versioncmp("1.0", "1.0.1"), Ordering::Less);
     }
 }
+
+/// Ruby's `Random.new(seed).rand(max)` (MT19937 seeded from the seed's 32-bit words), which
+/// `fqdn_rand` uses; `seed` is given as its 32-bit words, least significant first.
+pub fn ruby_random_int(seed_words: &[u32], max: u64) -> u64 {
+    let mut mt = Mt::new(seed_words);
+    if max == 0 {
+        return 0;
+    }
+    let limit = max - 1;
+    if limit == 0 {
+        return 0;
+    }
+    let mut mask = limit;
+    for shift in [1, 2, 4, 8, 16, 32] {
+        mask |= mask >> shift;
+    }
+    loop {
+        let mut val: u64 = 0;
+        let mut retry = false;
+        for i in (0..2).rev() {
+            if (mask >> (i * 32)) & 0xffff_ffff != 0 {
+                val |= (mt.next_u32() as u64) << (i * 32);
+                val &= mask;
+                if limit < val {
+                    retry = true;
+                    break;
+                }
+            }
+        }
+        if !retry {
+            return val;
+        }
+    }
+}
+
+struct Mt {
+    state: [u32; 624],
+    index: usize,
+}
+
+impl Mt {
+    fn init_genrand(s: u32) -> Mt {
+        let mut state = [0u32; 624];
+        state[0] = s;
+        for i in 1..624 {
+            state[i] = 1812433253u32
+                .wrapping_mul(state[i - 1] ^ (state[i - 1] >> 30))
+                .wrapping_add(i as u32);
+        }
+        Mt { state, index: 624 }
+    }
+
+    fn new(key: &[u32]) -> Mt {
+        if key.len() <= 1 {
+            return Mt::init_genrand(key.first().copied().unwrap_or(0));
+        }
+        let mut mt = Mt::init_genrand(19650218);
+        let n = 624;
+        let (mut i, mut j) = (1usize, 0usize);
+        let mut k = n.max(key.len());
+        while k > 0 {
+            let prev = mt.state[i - 1];
+            mt.state[i] = (mt.state[i] ^ (prev ^ (prev >> 30)).wrapping_mul(1664525))
+                .wrapping_add(key[j])
+                .wrapping_add(j as u32);
+            i += 1;
+            j += 1;
+            if i >= n {
+                mt.state[0] = mt.state[n - 1];
+                i = 1;
+            }
+            if j >= key.len() {
+                j = 0;
+            }
+            k -= 1;
+        }
+        k = n - 1;
+        while k > 0 {
+            let prev = mt.state[i - 1];
+            mt.state[i] = (mt.state[i] ^ (prev ^ (prev >> 30)).wrapping_mul(1566083941))
+                .wrapping_sub(i as u32);
+            i += 1;
+            if i >= n {
+                mt.state[0] = mt.state[n - 1];
+                i = 1;
+            }
+            k -= 1;
+        }
+        mt.state[0] = 0x8000_0000;
+        mt
+    }
+
+    fn next_u32(&mut self) -> u32 {
+        if self.index >= 624 {
+            for i in 0..624 {
+                let y = (self.state[i] & 0x8000_0000) | (self.state[(i + 1) % 624] & 0x7fff_ffff);
+                let mut v = self.state[(i + 397) % 624] ^ (y >> 1);
+                if y & 1 != 0 {
+                    v ^= 0x9908_b0df;
+                }
+                self.state[i] = v;
+            }
+            self.index = 0;
+        }
+        let mut y = self.state[self.index];
+        self.index += 1;
+        y ^= y >> 11;
+        y ^= (y << 7) & 0x9d2c_5680;
+        y ^= (y << 15) & 0xefc6_0000;
+        y ^= y >> 18;
+        y
+    }
+}
+
+/// The 32-bit words of a big hexadecimal number, least significant first, without
+/// leading zero words (Ruby's `rb_integer_pack` of `hex.hex`).
+pub fn hex_to_words(hex: &str) -> Vec<u32> {
+    let digits = hex.trim_start_matches('0');
+    let mut words = vec![];
+    let mut end = digits.len();
+    while end > 0 {
+        let start = end.saturating_sub(8);
+        words.push(u32::from_str_radix(&digits[start..end], 16).unwrap_or(0));
+        end = start;
+    }
+    if words.is_empty() {
+        words.push(0);
+    }
+    words
+}
+
+/// Puppet's `shellquote`.
+pub fn shellquote(words: &[String]) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "@%_+=:,./-".contains(c);
+    let dangerous = |c: char| "!\"`$\\".contains(c);
+    words
+        .iter()
+        .map(|w| {
+            if !w.is_empty() && w.chars().all(safe) {
+                w.clone()
+            } else if !w.chars().any(dangerous) {
+                format!("\"{w}\"")
+            } else if !w.contains('\'') {
+                format!("'{w}'")
+            } else {
+                let mut r = String::from("\"");
+                for c in w.chars() {
+                    if dangerous(c) {
+                        r.push('\\');
+                    }
+                    r.push(c);
+                }
+                r.push('"');
+                r
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod random_tests {
+    use super::*;
+
+    #[test]
+    fn ruby_random_matches_ruby() {
+        // Values printed by ruby 3.1: Random.new(SEED).rand(100).
+        assert_eq!(
+            ruby_random_int(&hex_to_words("1234567890abcdef1122334455667788"), 100),
+            22
+        );
+        assert_eq!(ruby_random_int(&[5], 100), 99);
+        assert_eq!(
+            shellquote(&["a b".into(), "c'd".into(), "ok".into()]),
+            "\"a b\" \"c'd\" ok"
+        );
+    }
+}

@@ -345,7 +345,7 @@ impl PType {
                     pats.is_empty()
                         || pats
                             .iter()
-                            .any(|p| Regex::new(p).is_ok_and(|r| r.re.is_match(s)))
+                            .any(|p| Regex::new(p).is_ok_and(|r| r.is_match(s)))
                 }
                 _ => false,
             },

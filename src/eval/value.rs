@@ -6,23 +6,80 @@ use serde_json::Value as Json;
 use std::hash::{Hash, Hasher};
 use std::rc::Rc;
 
-/// A compiled regular expression with the source Puppet shows (`/^a$/`).
+/// A compiled regular expression with the source Puppet shows (`/^a$/`). Ruby patterns
+/// that the `regex` crate cannot run (look-around, backreferences) use `fancy-regex`.
 #[derive(Clone, Debug)]
 pub struct Regex {
     pub source: String,
-    pub re: Rc<regex::Regex>,
+    engine: Rc<Engine>,
+}
+
+#[derive(Debug)]
+enum Engine {
+    Plain(regex::Regex),
+    Fancy(fancy_regex::Regex),
 }
 
 impl Regex {
     /// Compiles a Ruby-flavoured pattern; the error text is the regex crate's.
     pub fn new(source: &str) -> Result<Regex, String> {
         let translated = translate_ruby_regex(source);
-        regex::Regex::new(&translated)
-            .map(|re| Regex {
-                source: source.to_string(),
-                re: Rc::new(re),
-            })
-            .map_err(|e| e.to_string())
+        let engine = match regex::Regex::new(&translated) {
+            Ok(re) => Engine::Plain(re),
+            Err(plain_err) => match fancy_regex::Regex::new(&translated) {
+                Ok(re) => Engine::Fancy(re),
+                Err(_) => return Err(plain_err.to_string()),
+            },
+        };
+        Ok(Regex {
+            source: source.to_string(),
+            engine: Rc::new(engine),
+        })
+    }
+
+    pub fn is_match(&self, s: &str) -> bool {
+        match &*self.engine {
+            Engine::Plain(re) => re.is_match(s),
+            Engine::Fancy(re) => re.is_match(s).unwrap_or(false),
+        }
+    }
+
+    /// The groups of the first match (`$0`, `$1`, ...), unmatched groups as undef.
+    pub fn captures(&self, s: &str) -> Option<Vec<Value>> {
+        let group = |g: Option<&str>| g.map_or(Value::Undef, Value::str);
+        match &*self.engine {
+            Engine::Plain(re) => re
+                .captures(s)
+                .map(|c| c.iter().map(|g| group(g.map(|m| m.as_str()))).collect()),
+            Engine::Fancy(re) => re
+                .captures(s)
+                .ok()
+                .flatten()
+                .map(|c| c.iter().map(|g| group(g.map(|m| m.as_str()))).collect()),
+        }
+    }
+
+    pub fn split(&self, s: &str) -> Vec<String> {
+        match &*self.engine {
+            Engine::Plain(re) => re.split(s).map(str::to_string).collect(),
+            Engine::Fancy(re) => re
+                .split(s)
+                .filter_map(|p| p.ok())
+                .map(str::to_string)
+                .collect(),
+        }
+    }
+
+    /// Replaces the first (or every) match; `repl` uses `${1}` group syntax.
+    pub fn replace(&self, s: &str, repl: &str, all: bool) -> String {
+        match &*self.engine {
+            Engine::Plain(re) if all => re.replace_all(s, repl).into_owned(),
+            Engine::Plain(re) => re.replace(s, repl).into_owned(),
+            Engine::Fancy(re) => re
+                .try_replacen(s, if all { 0 } else { 1 }, repl)
+                .map(|c| c.into_owned())
+                .unwrap_or_else(|_| s.to_string()),
+        }
     }
 }
 

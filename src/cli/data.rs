@@ -1,0 +1,103 @@
+//! Files behind Hiera and type schemas for `ordo compile` (IO lives here, not in the
+//! evaluator).
+//!
+//! - Hiera layers: `global/<path>` beside the `--hiera-config` file, `env/<path>` in the
+//!   environment root (the manifest's folder, or its parent when the manifest sits in
+//!   `manifests/`), `module/<name>/<path>` in the modulepath.
+//! - Type schemas: `--types FILE`, else a `resource-type-schemas.json` found beside a
+//!   modulepath folder or beside the folder the modules really live in (the corpus layout).
+
+use crate::eval::type_schema::{parse_schemas, TypeSchema};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+const SCHEMA_FILE: &str = "resource-type-schemas.json";
+
+#[derive(Default)]
+pub struct DataDirs {
+    env_root: PathBuf,
+    global: Option<PathBuf>,
+    types_file: Option<PathBuf>,
+    schemas: std::cell::OnceCell<HashMap<String, TypeSchema>>,
+}
+
+impl DataDirs {
+    pub fn new(manifest: &Path, global: Option<PathBuf>, types_file: Option<PathBuf>) -> DataDirs {
+        let dir = manifest
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| PathBuf::from("."));
+        let env_root = if dir.file_name().is_some_and(|n| n == "manifests") {
+            dir.parent().map(Path::to_path_buf).unwrap_or(dir)
+        } else {
+            dir
+        };
+        DataDirs {
+            env_root,
+            global,
+            types_file,
+            schemas: std::cell::OnceCell::new(),
+        }
+    }
+
+    pub fn hiera_config_name(&self) -> Option<String> {
+        self.global
+            .as_ref()
+            .and_then(|g| g.file_name())
+            .map(|n| n.to_string_lossy().into_owned())
+    }
+
+    pub fn load(&self, dirs: &[PathBuf], path: &str) -> Option<String> {
+        let (layer, rest) = path.split_once('/')?;
+        let file = match layer {
+            "global" => self.global.as_ref()?.parent()?.join(rest),
+            "env" => self.env_root.join(rest),
+            "module" => {
+                let (name, rel) = rest.split_once('/')?;
+                return dirs
+                    .iter()
+                    .find_map(|d| std::fs::read_to_string(d.join(name).join(rel)).ok());
+            }
+            _ => return None,
+        };
+        std::fs::read_to_string(file).ok()
+    }
+
+    pub fn type_schema(&self, dirs: &[PathBuf], name: &str) -> Option<TypeSchema> {
+        self.schemas
+            .get_or_init(|| {
+                let file = self.types_file.clone().or_else(|| discover(dirs));
+                file.and_then(|f| std::fs::read_to_string(f).ok())
+                    .and_then(|t| parse_schemas(&t).ok())
+                    .unwrap_or_default()
+            })
+            .get(name)
+            .cloned()
+    }
+}
+
+fn discover(dirs: &[PathBuf]) -> Option<PathBuf> {
+    for d in dirs {
+        let mut candidates = vec![d.join(SCHEMA_FILE)];
+        if let Some(p) = d.parent() {
+            candidates.push(p.join(SCHEMA_FILE));
+        }
+        // Modules linked into the modulepath: look beside their real `modules/` folder.
+        if let Some(first) = std::fs::read_dir(d)
+            .ok()
+            .and_then(|mut e| e.next())
+            .and_then(|e| e.ok())
+        {
+            if let Ok(real) = std::fs::canonicalize(first.path()) {
+                if let Some(p) = real.parent().and_then(Path::parent) {
+                    candidates.push(p.join(SCHEMA_FILE));
+                }
+            }
+        }
+        if let Some(f) = candidates.into_iter().find(|c| c.is_file()) {
+            return Some(f);
+        }
+    }
+    None
+}

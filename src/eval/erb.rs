@@ -1,0 +1,1500 @@
+//! ERB templates: `template()` and `inline_template()`, rendered the way Puppet's
+//! `TemplateWrapper` does with Ruby's ERB in trim mode `-`.
+//!
+//! The template becomes one token stream for the small Ruby in `ruby.rs`; this file splits
+//! the template and interprets the Ruby over Puppet values. Variables of the calling scope
+//! are the template's instance variables (`@name`); `scope['x']`, `scope.lookupvar('x')`
+//! and `scope.function_name([args])` / `scope.call_function('name', [args])` reach the
+//! compiler. Ruby beyond the subset is an error naming the construct.
+
+use super::compiler::{Compiler, Flow, R};
+use super::functions::Args;
+use super::ruby::{Block, Node, NodePart, Parser, Tok};
+use super::scope::ScopeId;
+use super::stdlib::{arg, fail_plain};
+use super::value::{format_float, Regex, Value};
+use indexmap::IndexMap;
+use std::cmp::Ordering;
+use std::collections::HashMap;
+
+/// Splits a template into Ruby tokens (text as `Text(i)`), applying trim mode `-`.
+pub fn compile_template(src: &str) -> Result<(Vec<Tok>, Vec<String>), String> {
+    let mut toks = vec![];
+    let mut texts: Vec<String> = vec![];
+    let mut rest = src;
+    let mut pending = String::new();
+    let flush = |pending: &mut String, toks: &mut Vec<Tok>, texts: &mut Vec<String>| {
+        if !pending.is_empty() {
+            texts.push(std::mem::take(pending));
+            toks.push(Tok::Text(texts.len() - 1));
+        }
+    };
+    while let Some(start) = rest.find("<%") {
+        let (before, after) = rest.split_at(start);
+        if let Some(stripped) = after.strip_prefix("<%%") {
+            pending.push_str(before);
+            pending.push_str("<%");
+            rest = stripped;
+            continue;
+        }
+        let mut text = before.to_string();
+        let mut tag = &after[2..];
+        if let Some(t) = tag.strip_prefix('-') {
+            // `<%-`: drop the indentation before the tag on its line.
+            let line_start = text.rfind('\n').map(|i| i + 1).unwrap_or(0);
+            let prefix_is_blank = text[line_start..].chars().all(|c| c == ' ' || c == '\t');
+            let at_line_start = line_start > 0 || pending.is_empty() || pending.ends_with('\n');
+            if prefix_is_blank && at_line_start {
+                text.truncate(line_start);
+            }
+            tag = t;
+        }
+        pending.push_str(&text);
+        let Some(end) = find_tag_end(tag) else {
+            return Err("a tag without its closing `%>`".into());
+        };
+        let mut code = tag[..end].to_string();
+        let mut after_tag = &tag[end + 2..];
+        if code.ends_with('-') {
+            code.pop();
+            if let Some(t) = after_tag.strip_prefix('\n') {
+                after_tag = t;
+            } else if let Some(t) = after_tag.strip_prefix("\r\n") {
+                after_tag = t;
+            }
+        }
+        let code = code.replace("%%>", "%>");
+        flush(&mut pending, &mut toks, &mut texts);
+        if let Some(c) = code.strip_prefix('#') {
+            let _ = c;
+        } else if let Some(c) = code.strip_prefix('=') {
+            toks.push(Tok::Out);
+            super::ruby::lex(c, &mut toks).map_err(|e| format!("{e} in `<%={c}%>`"))?;
+            toks.push(Tok::Newline);
+        } else {
+            toks.push(Tok::Newline);
+            super::ruby::lex(&code, &mut toks).map_err(|e| format!("{e} in `<%{code}%>`"))?;
+            toks.push(Tok::Newline);
+        }
+        rest = after_tag;
+    }
+    pending.push_str(rest);
+    flush(&mut pending, &mut toks, &mut texts);
+    Ok((toks, texts))
+}
+
+fn find_tag_end(tag: &str) -> Option<usize> {
+    let mut from = 0;
+    loop {
+        let i = tag[from..].find("%>")? + from;
+        if i > 0 && tag.as_bytes()[i - 1] == b'%' {
+            from = i + 2;
+            continue;
+        }
+        return Some(i);
+    }
+}
+
+// ---- the interpreter -----------------------------------------------------------------------------
+
+enum Ctl {
+    Err(String),
+    Next(Value),
+    Flow(Flow),
+}
+
+type E<T> = Result<T, Ctl>;
+
+fn err<T>(m: impl Into<String>) -> E<T> {
+    Err(Ctl::Err(m.into()))
+}
+
+struct Interp<'c, 'a> {
+    c: &'c mut Compiler<'a>,
+    scope: ScopeId,
+    texts: Vec<String>,
+    out: String,
+    locals: Vec<HashMap<String, Value>>,
+    ivars: HashMap<String, Value>,
+    span: crate::span::Span,
+}
+
+/// Ruby's `to_s`.
+pub fn ruby_to_s(v: &Value) -> String {
+    match v {
+        Value::Undef => String::new(),
+        Value::Str(s) => s.clone(),
+        Value::Float(f) => ruby_float(*f),
+        Value::Array(_) | Value::Hash(_) => ruby_inspect(v),
+        other => other.to_display(),
+    }
+}
+
+fn ruby_float(f: f64) -> String {
+    if f.fract() == 0.0 && f.abs() < 1e16 {
+        format!("{f:.1}")
+    } else {
+        format_float(f)
+    }
+}
+
+/// Ruby's `inspect` (also `Array#to_s` and `Hash#to_s`).
+pub fn ruby_inspect(v: &Value) -> String {
+    match v {
+        Value::Undef => "nil".into(),
+        Value::Str(s) => {
+            let mut o = String::from("\"");
+            for ch in s.chars() {
+                match ch {
+                    '"' => o.push_str("\\\""),
+                    '\\' => o.push_str("\\\\"),
+                    '\n' => o.push_str("\\n"),
+                    '\t' => o.push_str("\\t"),
+                    '\r' => o.push_str("\\r"),
+                    '#' => o.push('#'),
+                    c => o.push(c),
+                }
+            }
+            o.push('"');
+            o
+        }
+        Value::Float(f) => ruby_float(*f),
+        Value::Array(items) => format!(
+            "[{}]",
+            items
+                .iter()
+                .map(ruby_inspect)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        Value::Hash(h) => format!(
+            "{{{}}}",
+            h.iter()
+                .map(|(k, v)| format!("{}=>{}", ruby_inspect(k), ruby_inspect(v)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        other => other.to_display(),
+    }
+}
+
+fn truthy(v: &Value) -> bool {
+    !matches!(v, Value::Undef | Value::Bool(false))
+}
+
+fn class_name(v: &Value) -> &'static str {
+    super::stdlib::ruby_class(v)
+}
+
+fn ruby_cmp(a: &Value, b: &Value) -> E<Ordering> {
+    Ok(match (a, b) {
+        (Value::Int(x), Value::Int(y)) => x.cmp(y),
+        (Value::Int(_) | Value::Float(_), Value::Int(_) | Value::Float(_)) => {
+            num(a).partial_cmp(&num(b)).unwrap_or(Ordering::Equal)
+        }
+        (Value::Str(x), Value::Str(y)) => x.as_bytes().cmp(y.as_bytes()),
+        (Value::Array(x), Value::Array(y)) => {
+            for (p, q) in x.iter().zip(y.iter()) {
+                let o = ruby_cmp(p, q)?;
+                if o != Ordering::Equal {
+                    return Ok(o);
+                }
+            }
+            x.len().cmp(&y.len())
+        }
+        _ => {
+            return err(format!(
+                "comparison of {} with {} failed",
+                class_name(a),
+                class_name(b)
+            ))
+        }
+    })
+}
+
+fn num(v: &Value) -> f64 {
+    match v {
+        Value::Int(i) => *i as f64,
+        Value::Float(f) => *f,
+        _ => 0.0,
+    }
+}
+
+fn ruby_eq(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Int(_) | Value::Float(_), Value::Int(_) | Value::Float(_)) => num(a) == num(b),
+        _ => a == b,
+    }
+}
+
+fn to_array(v: Value) -> Vec<Value> {
+    match v {
+        Value::Undef => vec![],
+        Value::Array(x) => x,
+        Value::Hash(h) => h
+            .into_iter()
+            .map(|(k, v)| Value::Array(vec![k, v]))
+            .collect(),
+        other => vec![other],
+    }
+}
+
+fn regex_of(v: &Value) -> E<Regex> {
+    match v {
+        Value::Regex(r) => Ok(r.clone()),
+        Value::Str(s) => Regex::new(&regex::escape(s)).or_else(err),
+        other => err(format!(
+            "wrong argument type {} (expected Regexp)",
+            class_name(other)
+        )),
+    }
+}
+
+impl Interp<'_, '_> {
+    fn run(&mut self, body: &[Node]) -> E<Value> {
+        let mut last = Value::Undef;
+        for n in body {
+            last = self.eval(n)?;
+        }
+        Ok(last)
+    }
+
+    fn local(&self, n: &str) -> Option<Value> {
+        self.locals.iter().rev().find_map(|m| m.get(n).cloned())
+    }
+
+    fn set_local(&mut self, n: &str, v: Value) {
+        for m in self.locals.iter_mut().rev() {
+            if let Some(slot) = m.get_mut(n) {
+                *slot = v;
+                return;
+            }
+        }
+        if let Some(m) = self.locals.last_mut() {
+            m.insert(n.to_string(), v);
+        }
+    }
+
+    fn ivar(&self, n: &str) -> Value {
+        if let Some(v) = self.ivars.get(n) {
+            return v.clone();
+        }
+        self.c.quiet_var(n, self.scope).unwrap_or(Value::Undef)
+    }
+
+    fn lookupvar(&self, n: &str) -> Value {
+        self.c.quiet_var(n, self.scope).unwrap_or(Value::Undef)
+    }
+
+    fn eval(&mut self, n: &Node) -> E<Value> {
+        Ok(match n {
+            Node::Nil => Value::Undef,
+            Node::Bool(b) => Value::Bool(*b),
+            Node::Int(i) => Value::Int(*i),
+            Node::Float(f) => Value::Float(*f),
+            Node::Sym(s) => Value::Str(s.clone()),
+            Node::Regex(r) => Value::Regex(Regex::new(r).or_else(err)?),
+            Node::Str(parts) => {
+                let mut s = String::new();
+                for p in parts {
+                    match p {
+                        NodePart::Lit(l) => s.push_str(l),
+                        NodePart::Code(c) => {
+                            let v = self.eval(c)?;
+                            s.push_str(&ruby_to_s(&v));
+                        }
+                    }
+                }
+                Value::Str(s)
+            }
+            Node::Array(items) => {
+                let mut out = vec![];
+                for i in items {
+                    out.push(self.eval(i)?);
+                }
+                Value::Array(out)
+            }
+            Node::Hash(pairs) => {
+                let mut h = IndexMap::new();
+                for (k, v) in pairs {
+                    let k = self.eval(k)?;
+                    let v = self.eval(v)?;
+                    h.insert(k, v);
+                }
+                Value::Hash(h)
+            }
+            Node::IVar(n) => self.ivar(n),
+            Node::GVar(n) => return err(format!("global variable `${n}`")),
+            Node::Name(n) => match self.local(n) {
+                Some(v) => v,
+                None => return self.call(None, n, vec![], None),
+            },
+            Node::Const(c) if CLASSES.contains(&c.as_str()) => Value::Str(c.clone()),
+            Node::Const(c) => return err(format!("the constant `{c}`")),
+            Node::IndexAssign(target, keys, v) => {
+                let container = self.eval(target)?;
+                let mut ks = vec![];
+                for k in keys {
+                    ks.push(self.eval(k)?);
+                }
+                let v = self.eval(v)?;
+                let key = ks.into_iter().next().unwrap_or(Value::Undef);
+                let updated = match container {
+                    Value::Hash(mut h) => {
+                        h.insert(key, v.clone());
+                        Value::Hash(h)
+                    }
+                    Value::Array(mut a) => {
+                        let i = num(&key) as usize;
+                        if a.len() <= i {
+                            a.resize(i + 1, Value::Undef);
+                        }
+                        a[i] = v.clone();
+                        Value::Array(a)
+                    }
+                    other => {
+                        return err(format!("undefined method `[]=' for {}", class_name(&other)))
+                    }
+                };
+                self.write_back(target, &updated);
+                v
+            }
+            Node::Call {
+                recv,
+                name,
+                args,
+                block,
+            } => {
+                if let Some(r) = recv {
+                    if matches!(&**r, Node::Name(s) if s == "scope" && self.local("scope").is_none())
+                    {
+                        let mut vals = vec![];
+                        for a in args {
+                            vals.push(self.eval(a)?);
+                        }
+                        return self.scope_call(name, vals);
+                    }
+                }
+                let rv = match recv {
+                    Some(r) => Some(self.eval(r)?),
+                    None => None,
+                };
+                let mut vals = vec![];
+                for a in args {
+                    vals.push(self.eval(a)?);
+                }
+                return self.call(rv, name, vals, block.as_ref());
+            }
+            Node::Index(r, args) => {
+                let mut vals = vec![];
+                for a in args {
+                    vals.push(self.eval(a)?);
+                }
+                if matches!(&**r, Node::Name(s) if s == "scope" && self.local("scope").is_none()) {
+                    return Ok(self.lookupvar(&vals.first().map(ruby_to_s).unwrap_or_default()));
+                }
+                let rv = self.eval(r)?;
+                return self.call(Some(rv), "[]", vals, None);
+            }
+            Node::Not(x) => Value::Bool(!truthy(&self.eval(x)?)),
+            Node::Neg(x) => match self.eval(x)? {
+                Value::Int(i) => Value::Int(-i),
+                Value::Float(f) => Value::Float(-f),
+                other => return err(format!("undefined method `-@' for {}", class_name(&other))),
+            },
+            Node::And(a, b) => {
+                let l = self.eval(a)?;
+                if truthy(&l) {
+                    self.eval(b)?
+                } else {
+                    l
+                }
+            }
+            Node::Or(a, b) => {
+                let l = self.eval(a)?;
+                if truthy(&l) {
+                    l
+                } else {
+                    self.eval(b)?
+                }
+            }
+            Node::Bin(op, a, b) => {
+                let l = self.eval(a)?;
+                let r = self.eval(b)?;
+                return self.binop(op, l, r, a);
+            }
+            Node::Range(a, b, excl) => {
+                let (Value::Int(x), Value::Int(y)) = (self.eval(a)?, self.eval(b)?) else {
+                    return err("ranges of non-integers");
+                };
+                let y = if *excl { y - 1 } else { y };
+                Value::Array((x..=y).map(Value::Int).collect())
+            }
+            Node::If(c, t, e) => {
+                if truthy(&self.eval(c)?) {
+                    self.run(t)?
+                } else {
+                    self.run(e)?
+                }
+            }
+            Node::Case(subject, whens, els) => {
+                let s = match subject {
+                    Some(s) => Some(self.eval(s)?),
+                    None => None,
+                };
+                for (conds, body) in whens {
+                    for c in conds {
+                        let cv = self.eval(c)?;
+                        let hit = match &s {
+                            None => truthy(&cv),
+                            Some(s) => match &cv {
+                                Value::Regex(r) => r.is_match(&ruby_to_s(s)),
+                                Value::Array(_) => ruby_eq(&cv, s),
+                                _ => ruby_eq(&cv, s),
+                            },
+                        };
+                        if hit {
+                            return self.run(body);
+                        }
+                    }
+                }
+                self.run(els)?
+            }
+            Node::Assign(n, v) => {
+                let v = self.eval(v)?;
+                self.set_local(n, v.clone());
+                v
+            }
+            Node::IVarAssign(n, v) => {
+                let v = self.eval(v)?;
+                self.ivars.insert(n.clone(), v.clone());
+                v
+            }
+            Node::OpAssign(n, op, v) => {
+                let cur = self.local(n).unwrap_or(Value::Undef);
+                let nv = match *op {
+                    "||=" => {
+                        if truthy(&cur) {
+                            cur
+                        } else {
+                            self.eval(v)?
+                        }
+                    }
+                    "&&=" => {
+                        if truthy(&cur) {
+                            self.eval(v)?
+                        } else {
+                            cur
+                        }
+                    }
+                    o => {
+                        let r = self.eval(v)?;
+                        let bop = match o {
+                            "+=" => "+",
+                            "-=" => "-",
+                            "*=" => "*",
+                            _ => "<<",
+                        };
+                        self.binop(bop, cur, r, &Node::Nil)?
+                    }
+                };
+                self.set_local(n, nv.clone());
+                nv
+            }
+            Node::Defined(x) => match &**x {
+                Node::IVar(n) => {
+                    let v = self.ivar(n);
+                    if v.is_undef() {
+                        Value::Undef
+                    } else {
+                        Value::str("instance-variable")
+                    }
+                }
+                Node::Name(n) if self.local(n).is_some() => Value::str("local-variable"),
+                _ => Value::str("expression"),
+            },
+            Node::Seq(body) => self.run(body)?,
+            Node::Text(i) => {
+                let t = self.texts[*i].clone();
+                self.out.push_str(&t);
+                Value::Undef
+            }
+            Node::Out(x) => {
+                let v = self.eval(x)?;
+                self.out.push_str(&ruby_to_s(&v));
+                Value::Undef
+            }
+            Node::Next(v) => {
+                let v = match v {
+                    Some(v) => self.eval(v)?,
+                    None => Value::Undef,
+                };
+                return Err(Ctl::Next(v));
+            }
+        })
+    }
+
+    fn binop(&mut self, op: &str, l: Value, r: Value, lhs: &Node) -> E<Value> {
+        use Value::*;
+        Ok(match (op, &l, &r) {
+            ("==", _, _) => Bool(ruby_eq(&l, &r)),
+            ("!=", _, _) => Bool(!ruby_eq(&l, &r)),
+            ("===", Regex(re), _) => Bool(re.is_match(&ruby_to_s(&r))),
+            ("===", _, _) => Bool(ruby_eq(&l, &r)),
+            ("=~", Str(s), Regex(re)) | ("=~", Regex(re), Str(s)) => match re.captures(s) {
+                Some(c) => {
+                    let m0 = c.first().map(|v| v.to_display()).unwrap_or_default();
+                    Int(s[..s.find(&m0).unwrap_or(0)].chars().count() as i64)
+                }
+                None => Undef,
+            },
+            ("=~", Undef, _) => Undef,
+            ("!~", Str(s), Regex(re)) => Bool(!re.is_match(s)),
+            ("<", _, _) => Bool(ruby_cmp(&l, &r)? == Ordering::Less),
+            (">", _, _) => Bool(ruby_cmp(&l, &r)? == Ordering::Greater),
+            ("<=", _, _) => Bool(ruby_cmp(&l, &r)? != Ordering::Greater),
+            (">=", _, _) => Bool(ruby_cmp(&l, &r)? != Ordering::Less),
+            ("<=>", _, _) => Int(match ruby_cmp(&l, &r)? {
+                Ordering::Less => -1,
+                Ordering::Equal => 0,
+                Ordering::Greater => 1,
+            }),
+            ("+", Int(a), Int(b)) => Int(a + b),
+            ("-", Int(a), Int(b)) => Int(a - b),
+            ("*", Int(a), Int(b)) => Int(a * b),
+            ("/", Int(a), Int(b)) if *b != 0 => Int(a.div_euclid(*b)),
+            ("%", Int(a), Int(b)) if *b != 0 => Int(a.rem_euclid(*b)),
+            ("+" | "-" | "*" | "/", Int(_) | Float(_), Int(_) | Float(_)) => {
+                let (a, b) = (num(&l), num(&r));
+                Float(match op {
+                    "+" => a + b,
+                    "-" => a - b,
+                    "*" => a * b,
+                    _ => a / b,
+                })
+            }
+            ("+", Str(a), Str(b)) => Str(format!("{a}{b}")),
+            ("+", Str(_), _) => {
+                return err(format!(
+                    "no implicit conversion of {} into String",
+                    class_name(&r)
+                ))
+            }
+            ("*", Str(a), Int(n)) => Str(a.repeat((*n).max(0) as usize)),
+            ("%", Str(f), _) => {
+                let args = match &r {
+                    Array(x) => x.clone(),
+                    other => vec![other.clone()],
+                };
+                Str(super::strings::sprintf(f, &args).or_else(err)?)
+            }
+            ("+", Array(a), Array(b)) => Array(a.iter().chain(b.iter()).cloned().collect()),
+            ("-", Array(a), Array(b)) => {
+                Array(a.iter().filter(|x| !b.contains(x)).cloned().collect())
+            }
+            ("&", Array(a), Array(b)) => {
+                let mut out: Vec<Value> = vec![];
+                for x in a {
+                    if b.contains(x) && !out.contains(x) {
+                        out.push(x.clone());
+                    }
+                }
+                Array(out)
+            }
+            ("|", Array(a), Array(b)) => {
+                let mut out: Vec<Value> = vec![];
+                for x in a.iter().chain(b.iter()) {
+                    if !out.contains(x) {
+                        out.push(x.clone());
+                    }
+                }
+                Array(out)
+            }
+            ("<<", Array(a), _) => {
+                let mut a = a.clone();
+                a.push(r.clone());
+                let v = Array(a);
+                self.write_back(lhs, &v);
+                v
+            }
+            ("<<", Str(a), _) => {
+                let v = Str(format!("{a}{}", ruby_to_s(&r)));
+                self.write_back(lhs, &v);
+                v
+            }
+            ("&" | "|", Bool(a), Bool(b)) => Bool(if op == "&" { *a && *b } else { *a || *b }),
+            _ => return err(format!("undefined method `{op}' for {}", class_name(&l))),
+        })
+    }
+
+    /// `x << y` mutates `x`; we have values, so write the new one back to the variable.
+    fn write_back(&mut self, lhs: &Node, v: &Value) {
+        match lhs {
+            Node::Name(n) if self.local(n).is_some() => self.set_local(n, v.clone()),
+            Node::IVar(n) => {
+                self.ivars.insert(n.clone(), v.clone());
+            }
+            _ => {}
+        }
+    }
+
+    fn call_block(&mut self, b: &Block, args: Vec<Value>) -> E<Value> {
+        if let Some(m) = &b.sym {
+            let mut it = args.into_iter();
+            let recv = it.next().unwrap_or(Value::Undef);
+            return self.call(Some(recv), m, vec![], None);
+        }
+        let mut frame = HashMap::new();
+        // One array argument spreads over several parameters (`|k, v|` over pairs).
+        let args = if b.params.len() > 1 && args.len() == 1 {
+            match &args[0] {
+                Value::Array(x) => x.clone(),
+                _ => args,
+            }
+        } else {
+            args
+        };
+        for (i, p) in b.params.iter().enumerate() {
+            frame.insert(p.clone(), args.get(i).cloned().unwrap_or(Value::Undef));
+        }
+        self.locals.push(frame);
+        let r = self.run(&b.body);
+        self.locals.pop();
+        match r {
+            Err(Ctl::Next(v)) => Ok(v),
+            other => other,
+        }
+    }
+
+    fn scope_call(&mut self, name: &str, args: Vec<Value>) -> E<Value> {
+        match name {
+            "lookupvar" | "[]" => {
+                Ok(self.lookupvar(&args.first().map(ruby_to_s).unwrap_or_default()))
+            }
+            "to_hash" => err("scope.to_hash"),
+            "call_function" => {
+                let fname = args.first().map(ruby_to_s).unwrap_or_default();
+                let fargs = to_array(args.get(1).cloned().unwrap_or(Value::Undef));
+                self.puppet_call(&fname, fargs)
+            }
+            n if n.starts_with("function_") => {
+                let fargs = to_array(args.first().cloned().unwrap_or(Value::Undef));
+                self.puppet_call(&n["function_".len()..], fargs)
+            }
+            other => err(format!("scope.{other}")),
+        }
+    }
+
+    fn puppet_call(&mut self, name: &str, args: Vec<Value>) -> E<Value> {
+        self.c
+            .call_function(name, args, None, self.scope, self.span)
+            .map_err(Ctl::Flow)
+    }
+
+    fn call(
+        &mut self,
+        recv: Option<Value>,
+        name: &str,
+        args: Vec<Value>,
+        block: Option<&Block>,
+    ) -> E<Value> {
+        let a0 = args.first().cloned().unwrap_or(Value::Undef);
+        let Some(recv) = recv else {
+            return match name {
+                "Array" => Ok(Value::Array(to_array(a0))),
+                "String" => Ok(Value::Str(ruby_to_s(&a0))),
+                "Integer" => match &a0 {
+                    Value::Int(_) => Ok(a0),
+                    Value::Float(f) => Ok(Value::Int(*f as i64)),
+                    Value::Str(s) => s.trim().parse::<i64>().map(Value::Int).or_else(|_| {
+                        err(format!(
+                            "invalid value for Integer(): {}",
+                            ruby_inspect(&a0)
+                        ))
+                    }),
+                    other => err(format!("can't convert {} into Integer", class_name(other))),
+                },
+                "Float" => Ok(Value::Float(match &a0 {
+                    Value::Str(s) => s
+                        .trim()
+                        .parse()
+                        .or_else(|_| err("invalid value for Float()"))?,
+                    v => num(v),
+                })),
+                "raise" | "fail" => err(ruby_to_s(&a0)),
+                "scope" => err("`scope` without a method"),
+                "puts" | "print" | "p" => err(format!("`{name}` (templates must not print)")),
+                other => err(format!("undefined local variable or method `{other}'")),
+            };
+        };
+        let b = |c: &str| -> E<&Block> {
+            block.ok_or_else(|| Ctl::Err(format!("`{c}` without a block")))
+        };
+        use Value::*;
+        if let (Str(cls), "new") = (&recv, name) {
+            match cls.as_str() {
+                "Hash" => return Ok(Hash(IndexMap::new())),
+                "Array" => return Ok(Array(vec![])),
+                "String" => return Ok(Str(ruby_to_s(&a0))),
+                _ => {}
+            }
+        }
+        // Methods every object has.
+        match name {
+            "nil?" => return Ok(Bool(recv.is_undef())),
+            "is_a?" | "kind_of?" | "instance_of?" => {
+                let cls = match &a0 {
+                    Str(s) => s.clone(),
+                    _ => String::new(),
+                };
+                return Ok(Bool(is_a(&recv, &cls)));
+            }
+            "to_s" => return Ok(Str(ruby_to_s(&recv))),
+            "inspect" => return Ok(Str(ruby_inspect(&recv))),
+            "class" => return Ok(Str(class_name(&recv).into())),
+            "respond_to?" => return Ok(Bool(true)),
+            "==" => return Ok(Bool(ruby_eq(&recv, &a0))),
+            "!" => return Ok(Bool(!truthy(&recv))),
+            "frozen?" => return Ok(Bool(false)),
+            "dup" | "clone" | "freeze" | "itself" => return Ok(recv),
+            _ => {}
+        }
+        match (&recv, name) {
+            (Undef, "to_a") => Ok(Array(vec![])),
+            (Undef, "empty?") => err("undefined method `empty?' for nil:NilClass"),
+            (Undef, "to_i") => Ok(Int(0)),
+            (Undef, _) => err(format!("undefined method `{name}' for nil:NilClass")),
+            // ---- strings
+            (Str(s), "length" | "size") => Ok(Int(s.chars().count() as i64)),
+            (Str(s), "empty?") => Ok(Bool(s.is_empty())),
+            (Str(s), "upcase") => Ok(Str(s.to_uppercase())),
+            (Str(s), "downcase") => Ok(Str(s.to_lowercase())),
+            (Str(s), "capitalize") => {
+                let mut c = s.chars();
+                Ok(Str(match c.next() {
+                    Some(f) => f.to_uppercase().collect::<String>() + &c.as_str().to_lowercase(),
+                    None => String::new(),
+                }))
+            }
+            (Str(s), "strip") => Ok(Str(s.trim().to_string())),
+            (Str(s), "lstrip") => Ok(Str(s.trim_start().to_string())),
+            (Str(s), "rstrip") => Ok(Str(s.trim_end().to_string())),
+            (Str(s), "chomp") => Ok(Str(s
+                .strip_suffix("\r\n")
+                .or_else(|| s.strip_suffix('\n'))
+                .unwrap_or(s)
+                .to_string())),
+            (Str(s), "to_i") => Ok(Int({
+                let t = s.trim_start();
+                let end = t
+                    .char_indices()
+                    .find(|(i, c)| !(c.is_ascii_digit() || (*i == 0 && (*c == '-' || *c == '+'))))
+                    .map(|(i, _)| i)
+                    .unwrap_or(t.len());
+                t[..end].parse().unwrap_or(0)
+            })),
+            (Str(s), "to_f") => Ok(Float(s.trim().parse().unwrap_or(0.0))),
+            (Str(_), "to_sym" | "to_str") => Ok(recv.clone()),
+            (Str(s), "reverse") => Ok(Str(s.chars().rev().collect())),
+            (Str(s), "include?") => Ok(Bool(s.contains(&ruby_to_s(&a0)))),
+            (Str(s), "start_with?") => Ok(Bool(args.iter().any(|p| s.starts_with(&ruby_to_s(p))))),
+            (Str(s), "end_with?") => Ok(Bool(args.iter().any(|p| s.ends_with(&ruby_to_s(p))))),
+            (Str(s), "chars") => Ok(Array(s.chars().map(|c| Str(c.to_string())).collect())),
+            (Str(s), "lines" | "each_line") => {
+                let lines: Vec<Value> = s
+                    .split_inclusive('\n')
+                    .map(|l| Str(l.to_string()))
+                    .collect();
+                if let Some(bl) = block {
+                    for l in lines {
+                        self.call_block(bl, vec![l])?;
+                    }
+                    Ok(recv.clone())
+                } else {
+                    Ok(Array(lines))
+                }
+            }
+            (Str(s), "split") => {
+                let parts: Vec<Value> = match &a0 {
+                    Undef => s.split_whitespace().map(|p| Str(p.into())).collect(),
+                    Str(sep) if sep == " " => s.split_whitespace().map(|p| Str(p.into())).collect(),
+                    Str(sep) => {
+                        let mut v: Vec<Value> =
+                            s.split(sep.as_str()).map(|p| Str(p.into())).collect();
+                        while matches!(v.last(), Some(Str(x)) if x.is_empty()) {
+                            v.pop();
+                        }
+                        v
+                    }
+                    Regex(r) => {
+                        let mut v: Vec<Value> = r.split(s).into_iter().map(Str).collect();
+                        while matches!(v.last(), Some(Str(x)) if x.is_empty()) {
+                            v.pop();
+                        }
+                        v
+                    }
+                    other => {
+                        return err(format!(
+                            "wrong argument type {} (expected Regexp)",
+                            class_name(other)
+                        ))
+                    }
+                };
+                Ok(Array(parts))
+            }
+            (Str(s), "gsub" | "sub") => {
+                let re = regex_of(&a0)?;
+                let rep = ruby_to_s(&args.get(1).cloned().unwrap_or(Undef));
+                let rep = super::strings::ruby_replacement(&rep);
+                Ok(Str(if name == "gsub" {
+                    re.replace(s, &rep, true)
+                } else {
+                    re.replace(s, &rep, false)
+                }))
+            }
+            (Str(s), "tr") => {
+                let from: Vec<char> = ruby_to_s(&a0).chars().collect();
+                let to: Vec<char> = ruby_to_s(&args.get(1).cloned().unwrap_or(Undef))
+                    .chars()
+                    .collect();
+                Ok(Str(s
+                    .chars()
+                    .map(|c| match from.iter().position(|f| *f == c) {
+                        Some(i) => *to.get(i).or(to.last()).unwrap_or(&c),
+                        None => c,
+                    })
+                    .collect()))
+            }
+            (Str(s), "match" | "=~") => {
+                let re = regex_of(&a0)?;
+                Ok(re.captures(s).map(Array).unwrap_or(Undef))
+            }
+            (Str(s), "ljust" | "rjust" | "center") => {
+                let w = match a0 {
+                    Int(i) => i.max(0) as usize,
+                    _ => 0,
+                };
+                let pad = match args.get(1) {
+                    Some(Str(p)) if !p.is_empty() => p.chars().next().unwrap_or(' '),
+                    _ => ' ',
+                };
+                let n = s.chars().count();
+                if n >= w {
+                    return Ok(recv.clone());
+                }
+                let fill = |k: usize| std::iter::repeat_n(pad, k).collect::<String>();
+                Ok(Str(match name {
+                    "ljust" => format!("{s}{}", fill(w - n)),
+                    "rjust" => format!("{}{s}", fill(w - n)),
+                    _ => {
+                        let left = (w - n) / 2;
+                        format!("{}{s}{}", fill(left), fill(w - n - left))
+                    }
+                }))
+            }
+            (Str(s), "[]") => match &a0 {
+                Int(i) => {
+                    let chars: Vec<char> = s.chars().collect();
+                    let i = if *i < 0 { chars.len() as i64 + i } else { *i };
+                    Ok(chars
+                        .get(i as usize)
+                        .map(|c| Str(c.to_string()))
+                        .unwrap_or(Undef))
+                }
+                Regex(r) => Ok(r
+                    .captures(s)
+                    .and_then(|c| c.into_iter().next())
+                    .unwrap_or(Undef)),
+                Str(sub) => Ok(if s.contains(sub.as_str()) {
+                    a0.clone()
+                } else {
+                    Undef
+                }),
+                Array(r) => {
+                    let chars: Vec<char> = s.chars().collect();
+                    let from = num(r.first().unwrap_or(&Undef)).max(0.0) as usize;
+                    let n = r.len();
+                    Ok(Str(chars.iter().skip(from).take(n).collect()))
+                }
+                _ => err("String#[] with this argument"),
+            },
+            (Str(s), "%") => self.binop("%", Str(s.clone()), a0, &Node::Nil),
+            (Str(s), "+") => self.binop("+", Str(s.clone()), a0, &Node::Nil),
+            (Str(s), "squeeze") => {
+                let mut out = String::new();
+                for ch in s.chars() {
+                    if !out.ends_with(ch) {
+                        out.push(ch);
+                    }
+                }
+                Ok(Str(out))
+            }
+            // ---- numbers
+            (Int(i), "to_i" | "round" | "floor" | "ceil" | "to_int") => Ok(Int(*i)),
+            (Int(i), "to_f") => Ok(Float(*i as f64)),
+            (Int(i), "zero?") => Ok(Bool(*i == 0)),
+            (Int(i), "even?") => Ok(Bool(i % 2 == 0)),
+            (Int(i), "odd?") => Ok(Bool(i % 2 != 0)),
+            (Int(i), "abs") => Ok(Int(i.abs())),
+            (Int(i), "times") => {
+                let bl = b("times")?;
+                for k in 0..*i {
+                    self.call_block(bl, vec![Int(k)])?;
+                }
+                Ok(recv.clone())
+            }
+            (Float(f), "to_i" | "floor") => Ok(Int(f.floor() as i64)),
+            (Float(f), "round") => Ok(Int(f.round() as i64)),
+            (Float(f), "ceil") => Ok(Int(f.ceil() as i64)),
+            (Float(_), "to_f") => Ok(recv.clone()),
+            (Bool(_), "&" | "|") => self.binop(name, recv.clone(), a0, &Node::Nil),
+            // ---- hashes
+            (Hash(h), "[]") => Ok(h.get(&a0).cloned().unwrap_or(Undef)),
+            (Hash(h), "fetch") => match h.get(&a0) {
+                Some(v) => Ok(v.clone()),
+                None if args.len() > 1 => Ok(args[1].clone()),
+                None => err(format!("key not found: {}", ruby_inspect(&a0))),
+            },
+            (Hash(h), "dig") => {
+                let mut cur = Hash(h.clone());
+                for k in &args {
+                    cur = self.call(Some(cur), "[]", vec![k.clone()], None)?;
+                    if cur.is_undef() {
+                        break;
+                    }
+                }
+                Ok(cur)
+            }
+            (Hash(h), "keys") => Ok(Array(h.keys().cloned().collect())),
+            (Hash(h), "values") => Ok(Array(h.values().cloned().collect())),
+            (Hash(h), "key?" | "has_key?" | "include?" | "member?") => {
+                Ok(Bool(h.contains_key(&a0)))
+            }
+            (Hash(h), "value?" | "has_value?") => Ok(Bool(h.values().any(|v| ruby_eq(v, &a0)))),
+            (Hash(h), "empty?") => Ok(Bool(h.is_empty())),
+            (Hash(h), "length" | "size" | "count") if block.is_none() => Ok(Int(h.len() as i64)),
+            (Hash(h), "merge") => {
+                let mut out = h.clone();
+                if let Hash(o) = &a0 {
+                    for (k, v) in o {
+                        out.insert(k.clone(), v.clone());
+                    }
+                }
+                Ok(Hash(out))
+            }
+            (Hash(h), "to_h") => Ok(Hash(h.clone())),
+            (Hash(h), "to_a") => Ok(Array(to_array(Hash(h.clone())))),
+            (Hash(h), "invert") => Ok(Hash(
+                h.iter().map(|(k, v)| (v.clone(), k.clone())).collect(),
+            )),
+            (Hash(h), "select" | "filter" | "reject") => {
+                let bl = b(name)?;
+                let mut out = IndexMap::new();
+                for (k, v) in h {
+                    let keep = truthy(&self.call_block(bl, vec![k.clone(), v.clone()])?);
+                    if keep == (name != "reject") {
+                        out.insert(k.clone(), v.clone());
+                    }
+                }
+                Ok(Hash(out))
+            }
+            (Hash(h), "each_pair") => {
+                let bl = b(name)?;
+                for (k, v) in h.clone() {
+                    self.call_block(bl, vec![k, v])?;
+                }
+                Ok(recv.clone())
+            }
+            (Hash(h), "delete_if") => {
+                let bl = b(name)?;
+                let mut out = IndexMap::new();
+                for (k, v) in h {
+                    if !truthy(&self.call_block(bl, vec![k.clone(), v.clone()])?) {
+                        out.insert(k.clone(), v.clone());
+                    }
+                }
+                Ok(Hash(out))
+            }
+            (Hash(_), _) => {
+                let items = to_array(recv.clone());
+                self.enumerable(Array(items), name, args, block)
+            }
+            (Array(_), _) => self.enumerable(recv.clone(), name, args, block),
+            _ => err(format!(
+                "undefined method `{name}' for {}",
+                class_name(&recv)
+            )),
+        }
+    }
+
+    fn enumerable(
+        &mut self,
+        recv: Value,
+        name: &str,
+        args: Vec<Value>,
+        block: Option<&Block>,
+    ) -> E<Value> {
+        use Value::*;
+        let Array(items) = recv.clone() else {
+            return err(format!("undefined method `{name}'"));
+        };
+        let a0 = args.first().cloned().unwrap_or(Undef);
+        let b = |c: &str| -> E<&Block> {
+            block.ok_or_else(|| Ctl::Err(format!("`{c}` without a block")))
+        };
+        Ok(match name {
+            "map" | "collect" | "each" if block.is_none() => recv,
+            "each" => {
+                let bl = b(name)?;
+                for x in items {
+                    self.call_block(bl, vec![x])?;
+                }
+                recv
+            }
+            "each_with_index" => {
+                let bl = b(name)?;
+                for (i, x) in items.into_iter().enumerate() {
+                    self.call_block_pair(bl, x, Int(i as i64))?;
+                }
+                recv
+            }
+            "each_with_object" => {
+                let bl = b(name)?;
+                let mut acc = a0;
+                for x in items {
+                    self.call_block_pair(bl, x, acc.clone())?;
+                    // Mutation of the memo is not modelled beyond arrays and hashes by value.
+                    acc = acc.clone();
+                }
+                acc
+            }
+            "each_slice" => {
+                let n = match a0 {
+                    Int(n) if n > 0 => n as usize,
+                    _ => return err("invalid slice size"),
+                };
+                let slices: Vec<Value> = items.chunks(n).map(|c| Array(c.to_vec())).collect();
+                match block {
+                    Some(bl) => {
+                        for s in slices {
+                            self.call_block(bl, vec![s])?;
+                        }
+                        recv
+                    }
+                    None => Array(slices),
+                }
+            }
+            "map" | "collect" | "flat_map" | "collect_concat" => {
+                let bl = b(name)?;
+                let mut out = vec![];
+                for x in items {
+                    let v = self.call_block(bl, vec![x])?;
+                    match (name, v) {
+                        ("flat_map" | "collect_concat", Array(inner)) => out.extend(inner),
+                        (_, v) => out.push(v),
+                    }
+                }
+                Array(out)
+            }
+            "select" | "filter" | "reject" | "find_all" => {
+                let bl = b(name)?;
+                let mut out = vec![];
+                for x in items {
+                    let keep = truthy(&self.call_block(bl, vec![x.clone()])?);
+                    if keep == (name != "reject") {
+                        out.push(x);
+                    }
+                }
+                Array(out)
+            }
+            "find" | "detect" => {
+                let bl = b(name)?;
+                for x in items {
+                    if truthy(&self.call_block(bl, vec![x.clone()])?) {
+                        return Ok(x);
+                    }
+                }
+                Undef
+            }
+            "any?" | "all?" | "none?" => {
+                let mut hits = 0;
+                let n = items.len();
+                for x in items {
+                    let t = match block {
+                        Some(bl) => truthy(&self.call_block(bl, vec![x])?),
+                        None => truthy(&x),
+                    };
+                    if t {
+                        hits += 1;
+                    }
+                }
+                Bool(match name {
+                    "any?" => hits > 0,
+                    "all?" => hits == n,
+                    _ => hits == 0,
+                })
+            }
+            "count" => match block {
+                Some(bl) => {
+                    let mut k = 0;
+                    for x in items {
+                        if truthy(&self.call_block(bl, vec![x])?) {
+                            k += 1;
+                        }
+                    }
+                    Int(k)
+                }
+                None if args.is_empty() => Int(items.len() as i64),
+                None => Int(items.iter().filter(|x| ruby_eq(x, &a0)).count() as i64),
+            },
+            "length" | "size" => Int(items.len() as i64),
+            "empty?" => Bool(items.is_empty()),
+            "include?" | "member?" => Bool(items.iter().any(|x| ruby_eq(x, &a0))),
+            "first" => match a0 {
+                Int(n) => Array(items.into_iter().take(n.max(0) as usize).collect()),
+                _ => items.first().cloned().unwrap_or(Undef),
+            },
+            "last" => match a0 {
+                Int(n) => {
+                    let k = items.len().saturating_sub(n.max(0) as usize);
+                    Array(items[k..].to_vec())
+                }
+                _ => items.last().cloned().unwrap_or(Undef),
+            },
+            "take" => Array(items.into_iter().take(num(&a0) as usize).collect()),
+            "drop" => Array(items.into_iter().skip(num(&a0) as usize).collect()),
+            "join" => {
+                let sep = match &a0 {
+                    Undef => String::new(),
+                    v => ruby_to_s(v),
+                };
+                fn flat(v: &Value, out: &mut Vec<String>) {
+                    match v {
+                        Value::Array(x) => x.iter().for_each(|i| flat(i, out)),
+                        other => out.push(ruby_to_s(other)),
+                    }
+                }
+                let mut parts = vec![];
+                items.iter().for_each(|i| flat(i, &mut parts));
+                Str(parts.join(&sep))
+            }
+            "sort" => {
+                let mut items = items;
+                let mut failure = None;
+                match block {
+                    Some(bl) => {
+                        // Insertion sort: the block may fail, and templates sort short lists.
+                        let mut out: Vec<Value> = vec![];
+                        for x in items {
+                            let mut pos = out.len();
+                            for (i, y) in out.iter().enumerate() {
+                                let r = self.call_block(bl, vec![x.clone(), y.clone()])?;
+                                if matches!(r, Int(n) if n < 0) {
+                                    pos = i;
+                                    break;
+                                }
+                            }
+                            out.insert(pos, x);
+                        }
+                        return Ok(Array(out));
+                    }
+                    None => items.sort_by(|a, b| match ruby_cmp(a, b) {
+                        Ok(o) => o,
+                        Err(Ctl::Err(m)) => {
+                            failure.get_or_insert(m);
+                            Ordering::Equal
+                        }
+                        Err(_) => Ordering::Equal,
+                    }),
+                }
+                if let Some(m) = failure {
+                    return err(m);
+                }
+                Array(items)
+            }
+            "sort_by" | "min_by" | "max_by" | "group_by" | "partition" => {
+                let bl = b(name)?;
+                let mut keyed = vec![];
+                for x in items {
+                    let k = self.call_block(bl, vec![x.clone()])?;
+                    keyed.push((k, x));
+                }
+                match name {
+                    "group_by" => {
+                        let mut h: IndexMap<Value, Value> = IndexMap::new();
+                        for (k, x) in keyed {
+                            if let Array(v) = h.entry(k).or_insert_with(|| Array(vec![])) {
+                                v.push(x);
+                            }
+                        }
+                        Hash(h)
+                    }
+                    "partition" => {
+                        let (t, f): (Vec<_>, Vec<_>) =
+                            keyed.into_iter().partition(|(k, _)| truthy(k));
+                        Array(vec![
+                            Array(t.into_iter().map(|p| p.1).collect()),
+                            Array(f.into_iter().map(|p| p.1).collect()),
+                        ])
+                    }
+                    _ => {
+                        let mut failure = None;
+                        keyed.sort_by(|a, b| {
+                            ruby_cmp(&a.0, &b.0).unwrap_or_else(|e| {
+                                if let Ctl::Err(m) = e {
+                                    failure.get_or_insert(m);
+                                }
+                                Ordering::Equal
+                            })
+                        });
+                        if let Some(m) = failure {
+                            return err(m);
+                        }
+                        match name {
+                            "min_by" => keyed.first().map(|p| p.1.clone()).unwrap_or(Undef),
+                            "max_by" => keyed.last().map(|p| p.1.clone()).unwrap_or(Undef),
+                            _ => Array(keyed.into_iter().map(|p| p.1).collect()),
+                        }
+                    }
+                }
+            }
+            "min" | "max" => {
+                let mut best: Option<Value> = None;
+                for x in items {
+                    best = Some(match best {
+                        None => x,
+                        Some(b) => {
+                            let o = ruby_cmp(&x, &b)?;
+                            if (name == "min") == (o == Ordering::Less) && o != Ordering::Equal {
+                                x
+                            } else {
+                                b
+                            }
+                        }
+                    });
+                }
+                best.unwrap_or(Undef)
+            }
+            "sum" => {
+                let mut acc = match a0 {
+                    Undef => Int(0),
+                    v => v,
+                };
+                for x in items {
+                    acc = self.binop("+", acc, x, &Node::Nil)?;
+                }
+                acc
+            }
+            "inject" | "reduce" => {
+                let bl = b(name)?;
+                let mut it = items.into_iter();
+                let mut acc = if args.is_empty() {
+                    it.next().unwrap_or(Undef)
+                } else {
+                    a0
+                };
+                for x in it {
+                    acc = self.call_block_pair(bl, acc, x)?;
+                }
+                acc
+            }
+            "uniq" => {
+                let mut out: Vec<Value> = vec![];
+                for x in items {
+                    if !out.contains(&x) {
+                        out.push(x);
+                    }
+                }
+                Array(out)
+            }
+            "compact" => Array(items.into_iter().filter(|x| !x.is_undef()).collect()),
+            "flatten" => {
+                fn flat(v: Value, out: &mut Vec<Value>) {
+                    match v {
+                        Value::Array(x) => x.into_iter().for_each(|i| flat(i, out)),
+                        other => out.push(other),
+                    }
+                }
+                let mut out = vec![];
+                items.into_iter().for_each(|i| flat(i, &mut out));
+                Array(out)
+            }
+            "reverse" => Array(items.into_iter().rev().collect()),
+            "to_a" | "entries" => Array(items),
+            "to_h" => {
+                let mut h = IndexMap::new();
+                for x in items {
+                    if let Array(p) = x {
+                        h.insert(
+                            p.first().cloned().unwrap_or(Undef),
+                            p.get(1).cloned().unwrap_or(Undef),
+                        );
+                    }
+                }
+                Hash(h)
+            }
+            "zip" => {
+                let other = match a0 {
+                    Array(o) => o,
+                    _ => vec![],
+                };
+                Array(
+                    items
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, x)| Array(vec![x, other.get(i).cloned().unwrap_or(Undef)]))
+                        .collect(),
+                )
+            }
+            "index" | "find_index" => items
+                .iter()
+                .position(|x| ruby_eq(x, &a0))
+                .map(|i| Int(i as i64))
+                .unwrap_or(Undef),
+            "[]" => match a0 {
+                Int(i) => {
+                    let i = if i < 0 { items.len() as i64 + i } else { i };
+                    if args.len() > 1 {
+                        let n = num(&args[1]) as usize;
+                        Array(items.into_iter().skip(i.max(0) as usize).take(n).collect())
+                    } else {
+                        items.get(i as usize).cloned().unwrap_or(Undef)
+                    }
+                }
+                Array(r) => {
+                    let s = num(r.first().unwrap_or(&Undef)) as usize;
+                    let e = num(r.last().unwrap_or(&Undef)) as usize;
+                    Array(items.into_iter().skip(s).take(e + 1 - s).collect())
+                }
+                _ => return err("Array#[] with this argument"),
+            },
+            "push" | "<<" => {
+                let mut items = items;
+                items.extend(args);
+                Array(items)
+            }
+            "+" | "-" | "&" | "|" => self.binop(name, recv, a0, &Node::Nil)?,
+            "each_pair" => {
+                let bl = b(name)?;
+                for x in items {
+                    self.call_block(bl, vec![x])?;
+                }
+                recv
+            }
+            _ => return err(format!("undefined method `{name}' for Array")),
+        })
+    }
+
+    fn call_block_pair(&mut self, bl: &Block, a: Value, b: Value) -> E<Value> {
+        if bl.params.len() >= 2 {
+            let mut frame = HashMap::new();
+            frame.insert(bl.params[0].clone(), a);
+            frame.insert(bl.params[1].clone(), b);
+            self.locals.push(frame);
+            let r = self.run(&bl.body);
+            self.locals.pop();
+            match r {
+                Err(Ctl::Next(v)) => Ok(v),
+                other => other,
+            }
+        } else {
+            self.call_block(bl, vec![Value::Array(vec![a, b])])
+        }
+    }
+}
+
+const CLASSES: &[&str] = &[
+    "Object",
+    "String",
+    "Array",
+    "Hash",
+    "Integer",
+    "Fixnum",
+    "Bignum",
+    "Float",
+    "Numeric",
+    "TrueClass",
+    "FalseClass",
+    "NilClass",
+    "Symbol",
+    "Regexp",
+];
+
+fn is_a(v: &Value, cls: &str) -> bool {
+    match cls {
+        "Object" | "BasicObject" => true,
+        "String" => matches!(v, Value::Str(_)),
+        "Array" => matches!(v, Value::Array(_)),
+        "Hash" => matches!(v, Value::Hash(_)),
+        "Integer" | "Fixnum" | "Bignum" => matches!(v, Value::Int(_)),
+        "Float" => matches!(v, Value::Float(_)),
+        "Numeric" => matches!(v, Value::Int(_) | Value::Float(_)),
+        "TrueClass" => matches!(v, Value::Bool(true)),
+        "FalseClass" => matches!(v, Value::Bool(false)),
+        "NilClass" => v.is_undef(),
+        "Symbol" => false,
+        "Regexp" => matches!(v, Value::Regex(_)),
+        _ => false,
+    }
+}
+
+impl Compiler<'_> {
+    /// Renders ERB text in `scope`; `name` names it in errors.
+    pub(super) fn render_erb(
+        &mut self,
+        name: &str,
+        text: &str,
+        scope: ScopeId,
+        span: crate::span::Span,
+    ) -> R<String> {
+        let fail = |c: &Compiler<'_>, m: String| {
+            Flow::Err(c.runtime(format!("Failed to parse template {name}:\n  Filepath: {name}\n  Line: 1\n  Detail: {m}\n"), span))
+        };
+        let (toks, texts) = compile_template(text)
+            .map_err(|e| fail(self, format!("Ordo's ERB does not support {e}")))?;
+        let body = Parser::new(toks)
+            .program()
+            .map_err(|e| fail(self, format!("Ordo's ERB does not support this Ruby: {e}")))?;
+        let mut it = Interp {
+            c: self,
+            scope,
+            texts,
+            out: String::new(),
+            locals: vec![HashMap::new()],
+            ivars: HashMap::new(),
+            span,
+        };
+        match it.run(&body) {
+            Ok(_) | Err(Ctl::Next(_)) => Ok(it.out),
+            Err(Ctl::Flow(f)) => Err(f),
+            Err(Ctl::Err(m)) => Err(fail(it.c, m)),
+        }
+    }
+}
+
+/// `template('mod/file.erb', ...)`: each file rendered, results concatenated.
+pub fn f_template(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let mut out = String::new();
+    for v in a.values.clone() {
+        let path = v.to_display();
+        let (module, rest) = path.split_once('/').unwrap_or((&path, ""));
+        let Some((_, text)) = c.loader.load(module, &format!("templates/{rest}")) else {
+            return Err(fail_plain(
+                c,
+                a,
+                format!("Could not find template '{path}'"),
+            ));
+        };
+        out.push_str(&c.render_erb(&path, &text, a.scope, a.span)?);
+    }
+    Ok(Value::Str(out))
+}
+
+pub fn f_inline_template(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let mut out = String::new();
+    for v in a.values.clone() {
+        out.push_str(&c.render_erb("inline template", &v.to_display(), a.scope, a.span)?);
+    }
+    let _ = arg(a, 0);
+    Ok(Value::Str(out))
+}

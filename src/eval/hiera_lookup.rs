@@ -1,0 +1,167 @@
+//! The evaluator's side of Hiera: `lookup()` and automatic class parameter lookup
+//! (`classname::param`), over files the [`Loader`](super::Loader) provides.
+
+use super::compiler::{Compiler, Flow, R};
+use super::functions::Args;
+use super::scope::ScopeId;
+use super::stdlib::{arg, fail_plain};
+use super::value::Value;
+use crate::hiera::{self, Merge};
+use crate::span::Span;
+
+struct Source<'l>(&'l dyn super::Loader);
+
+impl hiera::DataSource for Source<'_> {
+    fn read(&self, path: &str) -> Option<String> {
+        self.0.load_data(path)
+    }
+}
+
+impl Compiler<'_> {
+    /// Looks `key` up in Hiera; `Ok(None)` when no layer has it.
+    pub(super) fn hiera_lookup(
+        &mut self,
+        key: &str,
+        merge: Option<Merge>,
+        scope: ScopeId,
+        span: Span,
+    ) -> R<Option<Value>> {
+        let mut cache = std::mem::take(&mut self.hiera_cache);
+        let global = self.loader.hiera_config_name();
+        let result = {
+            let this = &*self;
+            let mut vars = |name: &str| -> Value {
+                let name = name.trim_start_matches("::");
+                let mut parts = name.split('.');
+                let first = parts.next().unwrap_or_default();
+                let mut v = this.quiet_var(first, scope).unwrap_or(Value::Undef);
+                for seg in parts {
+                    v = match v {
+                        Value::Hash(h) => h.get(&Value::str(seg)).cloned().unwrap_or(Value::Undef),
+                        _ => Value::Undef,
+                    };
+                }
+                v
+            };
+            let src = Source(this.loader);
+            hiera::Lookup::new(&src, &mut cache, &mut vars, global).lookup(key, merge)
+        };
+        self.hiera_cache = cache;
+        result.map_err(|m| Flow::Err(self.runtime(m, span)))
+    }
+
+    /// Automatic parameter lookup: a class parameter not given in the declaration takes
+    /// `classname::param` from Hiera when found there.
+    pub(super) fn hiera_class_param(
+        &mut self,
+        idx: usize,
+        sid: ScopeId,
+        param: &str,
+        span: Span,
+    ) -> R<()> {
+        if self.resources[idx].params.contains_key(param) {
+            return Ok(());
+        }
+        let Some(class) = self.scopes[sid].class_name.clone() else {
+            return Ok(());
+        };
+        if let Some(v) = self.hiera_lookup(&format!("{class}::{param}"), None, sid, span)? {
+            self.resources[idx].params.insert(param.to_string(), v);
+        }
+        Ok(())
+    }
+}
+
+/// `lookup(name [, type [, merge [, default]]])`, `lookup(name, options)`, names as an
+/// array (the first found wins), and a lambda giving the default.
+pub fn f_lookup(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let names: Vec<String> = match arg(a, 0) {
+        Value::Array(x) => x.iter().map(|v| v.to_display()).collect(),
+        Value::Str(s) => vec![s],
+        other => {
+            return Err(fail_plain(
+                c,
+                a,
+                format!(
+                    "'lookup' parameter 'name' expects a value of type String or Array, got {}",
+                    other.type_name()
+                ),
+            ))
+        }
+    };
+    let (mut value_type, mut merge, mut default) = (None, None, None);
+    match arg(a, 1) {
+        Value::Hash(opts) => {
+            if let Some(Value::Type(t)) = opts.get(&Value::str("value_type")) {
+                value_type = Some((**t).clone());
+            }
+            merge = opts.get(&Value::str("merge")).cloned();
+            if let Some(d) = opts.get(&Value::str("default_value")) {
+                default = Some(d.clone());
+            }
+        }
+        Value::Type(t) => {
+            value_type = Some(*t);
+            merge = a.values.get(2).cloned();
+            if a.values.len() > 3 {
+                default = Some(arg(a, 3));
+            }
+        }
+        _ => {}
+    }
+    let strategy = match &merge {
+        None | Some(Value::Undef) => None,
+        Some(m) => match Merge::from_value(m) {
+            Some(s) => Some(s),
+            None => {
+                return Err(fail_plain(
+                    c,
+                    a,
+                    format!("Unknown merge strategy: '{}'", m.to_display()),
+                ))
+            }
+        },
+    };
+    let mut found = None;
+    for n in &names {
+        if let Some(v) = c.hiera_lookup(n, strategy, a.scope, a.span)? {
+            found = Some(v);
+            break;
+        }
+    }
+    let v = match (found, default, a.lambda) {
+        (Some(v), _, _) => v,
+        (None, Some(d), _) => d,
+        (None, None, Some(l)) => c.call_lambda(l, vec![arg(a, 0)], a.scope, a.span)?,
+        (None, None, None) => {
+            let shown = if names.len() == 1 {
+                format!("name '{}'", names[0])
+            } else {
+                format!(
+                    "names [{}]",
+                    names
+                        .iter()
+                        .map(|n| format!("'{n}'"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            };
+            return Err(Flow::Err(c.runtime(
+                format!("Function lookup() did not find a value for the {shown}"),
+                a.span,
+            )));
+        }
+    };
+    if let Some(t) = value_type {
+        if !t.is_instance(&v) {
+            return Err(Flow::Err(c.runtime(
+                format!(
+                    "Found value has wrong type, {}",
+                    super::types::mismatch(&t, &v)
+                ),
+                a.span,
+            )));
+        }
+    }
+    Ok(v)
+}

@@ -1,0 +1,1093 @@
+//! puppetlabs-stdlib's Ruby functions (version 8.5, the one the corpus ships), written in
+//! Rust because Ordo cannot run Ruby. Consulted before the core registry in
+//! `functions.rs`, so a function here replaces a simpler core stand-in of the same name.
+//!
+//! Each function follows stdlib's Ruby source: same argument handling, same results, and
+//! the error text Puppet users see.
+
+use super::compiler::{Compiler, Flow, R};
+use super::functions::{Args, Builtin};
+use super::ruby_random;
+use super::scope::ScopeId;
+use super::types::PType;
+use super::value::{Regex, Value};
+use super::LogLevel;
+use indexmap::IndexMap;
+
+/// Functions here that are Puppet's own, available without any module.
+pub const CORE: &[&str] = &[
+    "template",
+    "inline_template",
+    "lookup",
+    "fqdn_rand",
+    "getvar",
+    "shellquote",
+];
+
+/// stdlib (and the few module) functions by name. Except for [`CORE`], a function exists only
+/// when a module on the modulepath ships it (`Loader::has_ruby_function`).
+pub fn builtin(name: &str) -> Option<Builtin> {
+    if let Some(f) = super::stdlib_validate::builtin(name) {
+        return Some(f);
+    }
+    if let Some(f) = super::module_functions::builtin(name) {
+        return Some(f);
+    }
+    Some(match name {
+        "template" => super::erb::f_template,
+        "lookup" => super::hiera_lookup::f_lookup,
+        "inline_template" => super::erb::f_inline_template,
+        "ensure_resource" => f_ensure_resource,
+        "ensure_resources" => f_ensure_resources,
+        "ensure_packages" => f_ensure_packages,
+        "defined_with_params" => f_defined_with_params,
+        "fqdn_rotate" => f_fqdn_rotate,
+        "fqdn_rand" => f_fqdn_rand,
+        "assert_private" => f_assert_private,
+        "getvar" => f_getvar,
+        "fact" => f_fact,
+        "delete_undef_values" => f_delete_undef_values,
+        "delete_values" => f_delete_values,
+        "delete_at" => f_delete_at,
+        "values_at" => f_values_at,
+        "prefix" => f_prefix,
+        "suffix" => f_suffix,
+        "join_keys_to_values" => f_join_keys_to_values,
+        "dirname" => f_dirname,
+        "basename" => f_basename,
+        "bool2num" => f_bool2num,
+        "bool2str" => f_bool2str,
+        "num2bool" => f_num2bool,
+        "any2bool" => f_any2bool,
+        "to_json" => f_to_json,
+        "to_json_pretty" => f_to_json_pretty,
+        "to_yaml" => f_to_yaml,
+        "parsejson" => f_parsejson,
+        "parseyaml" => f_parseyaml,
+        "grep" => f_grep,
+        "deep_merge" => f_deep_merge,
+        "enclose_ipv6" => f_enclose_ipv6,
+        "shell_join" => f_shell_join,
+        "shell_escape" => f_shell_escape,
+        "uriescape" => f_uriescape,
+        "dig44" => f_dig44,
+        "base64" => f_base64,
+        "count" => f_count,
+        "last" => f_last,
+        "first" => f_first,
+        "union" => f_union,
+        "intersection" => f_intersection,
+        "difference" => f_difference,
+        "reject" => f_reject,
+        "deprecation" => f_deprecation,
+        "is_function_available" => f_is_function_available,
+        "array_to_string" | "join_array" => return None,
+        _ => return None,
+    })
+}
+
+// ---- helpers -------------------------------------------------------------------------------------
+
+pub(super) fn fail(c: &Compiler<'_>, a: &Args, msg: impl std::fmt::Display) -> Flow {
+    Flow::Err(c.runtime(format!("{}(): {}", a.name, msg), a.span))
+}
+
+/// An error with the message exactly as given (Ruby's `raise Puppet::ParseError, msg`).
+pub(super) fn fail_plain(c: &Compiler<'_>, a: &Args, msg: impl Into<String>) -> Flow {
+    Flow::Err(c.runtime(msg, a.span))
+}
+
+pub(super) fn arg(a: &Args, i: usize) -> Value {
+    a.values.get(i).cloned().unwrap_or(Value::Undef)
+}
+
+fn need_args(c: &Compiler<'_>, a: &Args, min: usize) -> R<()> {
+    if a.values.len() < min {
+        return Err(fail(
+            c,
+            a,
+            format!(
+                "Wrong number of arguments given ({} for {min})",
+                a.values.len()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Ruby's class name for a value, as stdlib's messages print it.
+pub(super) fn ruby_class(v: &Value) -> &'static str {
+    match v {
+        Value::Undef => "NilClass",
+        Value::Default => "Symbol",
+        Value::Bool(true) => "TrueClass",
+        Value::Bool(false) => "FalseClass",
+        Value::Int(_) => "Integer",
+        Value::Float(_) => "Float",
+        Value::Str(_) => "String",
+        Value::Regex(_) => "Regexp",
+        Value::Array(_) => "Array",
+        Value::Hash(_) => "Hash",
+        Value::Type(_) => "Class",
+        Value::Sensitive(_) => "Puppet::Pops::Types::PSensitiveType::Sensitive",
+    }
+}
+
+/// Ruby's `inspect` for the values stdlib messages show.
+pub(super) fn inspect(v: &Value) -> String {
+    match v {
+        Value::Undef => "nil".into(),
+        Value::Str(s) => format!("{s:?}"),
+        Value::Array(items) => format!(
+            "[{}]",
+            items.iter().map(inspect).collect::<Vec<_>>().join(", ")
+        ),
+        Value::Hash(h) => format!(
+            "{{{}}}",
+            h.iter()
+                .map(|(k, v)| format!("{}=>{}", inspect(k), inspect(v)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        other => other.to_display(),
+    }
+}
+
+impl Compiler<'_> {
+    /// A variable's value along the scope chain without warnings (`lookupvar`).
+    pub(super) fn quiet_var(&self, name: &str, scope: ScopeId) -> Option<Value> {
+        let name = name.trim_start_matches("::");
+        if let Some((class, var)) = name.rsplit_once("::") {
+            let sid = *self.class_scopes.get(&class.to_lowercase())?;
+            return self.scopes[sid].vars.get(var).cloned();
+        }
+        let mut s = Some(scope);
+        while let Some(id) = s {
+            if let Some(v) = self.scopes[id].vars.get(name) {
+                return Some(v.clone());
+            }
+            s = self.scopes[id].lookup_next;
+        }
+        None
+    }
+
+    pub(super) fn fact_value(&self, name: &str) -> Option<Value> {
+        self.scopes[self.top].vars.get(name).cloned()
+    }
+}
+
+/// Follows a dotted path (`os.release.major`) into hashes and arrays.
+fn dig_dotted(mut cur: Value, path: &[&str]) -> Value {
+    for seg in path {
+        cur = match cur {
+            Value::Hash(h) => h.get(&Value::str(*seg)).cloned().unwrap_or(Value::Undef),
+            Value::Array(items) => seg
+                .parse::<usize>()
+                .ok()
+                .and_then(|i| items.get(i).cloned())
+                .unwrap_or(Value::Undef),
+            _ => Value::Undef,
+        };
+    }
+    cur
+}
+
+// ---- resources -----------------------------------------------------------------------------------
+
+fn type_name_of(v: &Value) -> String {
+    match v {
+        Value::Type(t) => match &**t {
+            PType::Resource(Some(n), None) => n.to_lowercase(),
+            other => other.to_string().to_lowercase(),
+        },
+        other => other.to_display().trim_start_matches("::").to_lowercase(),
+    }
+}
+
+/// stdlib's `defined_with_params`: the resource exists and has every given parameter.
+fn defined_with_params(
+    c: &Compiler<'_>,
+    type_name: &str,
+    title: &str,
+    params: &IndexMap<Value, Value>,
+    scope: ScopeId,
+) -> bool {
+    let Some(idx) = c.find_resource(type_name, title) else {
+        return false;
+    };
+    // Called from within a defined type, it finds itself: skip it.
+    if c.scopes[scope].resource == Some(idx) && c.resources[idx].is_define {
+        return false;
+    }
+    let r = &c.resources[idx];
+    params.iter().all(|(k, v)| {
+        let have = r.params.get(&k.to_display());
+        match have {
+            None | Some(Value::Undef) => v.is_undef(),
+            Some(h) => h == v || h.to_display() == v.to_display() && !v.is_undef(),
+        }
+    })
+}
+
+fn f_defined_with_params(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let reference = arg(a, 0);
+    let params = match arg(a, 1) {
+        Value::Hash(h) => h,
+        _ => IndexMap::new(),
+    };
+    let (t, title) = match &reference {
+        Value::Type(t) => match &**t {
+            PType::Resource(Some(t), Some(title)) => (t.clone(), title.clone()),
+            PType::Class(Some(n)) => ("Class".into(), n.clone()),
+            _ => return Ok(Value::Bool(false)),
+        },
+        Value::Str(s) => match s.split_once('[') {
+            Some((t, rest)) => (
+                t.to_string(),
+                rest.trim_end_matches(']')
+                    .trim_matches(|c| c == '\'' || c == '"')
+                    .to_string(),
+            ),
+            None => return Ok(Value::Bool(false)),
+        },
+        _ => return Err(fail_plain(c, a, "Reference is not understood")),
+    };
+    Ok(Value::Bool(defined_with_params(
+        c, &t, &title, &params, a.scope,
+    )))
+}
+
+fn ensure_one(
+    c: &mut Compiler<'_>,
+    a: &Args,
+    type_name: &str,
+    title: &Value,
+    params: &IndexMap<Value, Value>,
+) -> R<()> {
+    let title_s = title.to_display();
+    if defined_with_params(c, type_name, &title_s, params, a.scope) {
+        return Ok(());
+    }
+    let mut inst = IndexMap::new();
+    inst.insert(title.clone(), Value::Hash(params.clone()));
+    c.call_function(
+        "create_resources",
+        vec![Value::str(type_name), Value::Hash(inst)],
+        None,
+        a.scope,
+        a.span,
+    )?;
+    Ok(())
+}
+
+fn f_ensure_resource(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    need_args(c, a, 2)?;
+    let type_name = type_name_of(&arg(a, 0));
+    let params = match arg(a, 2) {
+        Value::Hash(h) => h,
+        _ => IndexMap::new(),
+    };
+    let titles = match arg(a, 1) {
+        Value::Array(items) => items,
+        other => vec![other],
+    };
+    let a2 = Args {
+        name: a.name.clone(),
+        values: vec![],
+        lambda: None,
+        scope: a.scope,
+        span: a.span,
+    };
+    for t in titles.iter().flat_map(super::catalog_ops::flatten_values) {
+        ensure_one(c, &a2, &type_name, &t, &params)?;
+    }
+    Ok(Value::Undef)
+}
+
+fn f_ensure_resources(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    need_args(c, a, 2)?;
+    let type_name = type_name_of(&arg(a, 0));
+    let Value::Hash(instances) = arg(a, 1) else {
+        return Err(fail(c, a, "second argument must be a hash"));
+    };
+    let defaults = match arg(a, 2) {
+        Value::Hash(h) => h,
+        _ => IndexMap::new(),
+    };
+    for (title, params) in instances {
+        let mut p = defaults.clone();
+        if let Value::Hash(h) = params {
+            for (k, v) in h {
+                p.insert(k, v);
+            }
+        }
+        ensure_one(c, a, &type_name, &title, &p)?;
+    }
+    Ok(Value::Undef)
+}
+
+fn f_ensure_packages(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    need_args(c, a, 1)?;
+    let mut defaults = IndexMap::new();
+    defaults.insert(Value::str("ensure"), Value::str("installed"));
+    if let Value::Hash(h) = arg(a, 1) {
+        for (k, v) in h {
+            defaults.insert(k, v);
+        }
+    }
+    if defaults.get(&Value::str("ensure")) == Some(&Value::str("present")) {
+        defaults.insert(Value::str("ensure"), Value::str("installed"));
+    }
+    match arg(a, 0) {
+        Value::Hash(packages) => {
+            for (name, params) in packages {
+                let mut p = defaults.clone();
+                if let Value::Hash(h) = params {
+                    for (k, v) in h {
+                        p.insert(k, v);
+                    }
+                }
+                ensure_one(c, a, "package", &name, &p)?;
+            }
+        }
+        other => {
+            let names = match other {
+                Value::Array(items) => items,
+                v => vec![v],
+            };
+            for n in names.iter().flat_map(super::catalog_ops::flatten_values) {
+                let s = n.to_display();
+                if s.is_empty() {
+                    return Err(fail_plain(
+                        c,
+                        a,
+                        "ensure_packages(): Empty String provided for package name",
+                    ));
+                }
+                if c.find_resource("Package", &s).is_none() {
+                    ensure_one(c, a, "package", &n, &defaults)?;
+                }
+            }
+        }
+    }
+    Ok(Value::Undef)
+}
+
+// ---- scope ---------------------------------------------------------------------------------------
+
+fn f_assert_private(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let module = c.quiet_var("module_name", a.scope).unwrap_or(Value::Undef);
+    let caller = c
+        .quiet_var("caller_module_name", a.scope)
+        .unwrap_or(Value::Undef);
+    if module.to_display() == caller.to_display() {
+        return Ok(Value::Undef);
+    }
+    let msg = match arg(a, 0) {
+        Value::Str(s) => s,
+        _ => {
+            let src = c.scopes[c.real_scope(a.scope)].source.clone();
+            match src.split_once(' ') {
+                Some(("class", n)) => format!("Class {n} is private"),
+                Some((_, n)) => format!("Definition {n} is private"),
+                None => format!("Class {src} is private"),
+            }
+        }
+    };
+    Err(fail_plain(c, a, msg))
+}
+
+fn f_getvar(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let name = arg(a, 0).to_display();
+    let mut parts = name.split('.');
+    let var = parts.next().unwrap_or_default();
+    let rest: Vec<&str> = parts.collect();
+    let v = c.quiet_var(var, a.scope).unwrap_or(Value::Undef);
+    let v = dig_dotted(v, &rest);
+    Ok(if v.is_undef() { arg(a, 1) } else { v })
+}
+
+fn f_fact(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let name = arg(a, 0).to_display();
+    let facts = c.fact_value("facts").unwrap_or(Value::Undef);
+    let path: Vec<&str> = name.split('.').collect();
+    Ok(dig_dotted(facts, &path))
+}
+
+fn f_deprecation(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let msg = arg(a, 1).to_display();
+    c.log(LogLevel::Warning, msg);
+    Ok(Value::Undef)
+}
+
+fn f_is_function_available(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let name = arg(a, 0).to_display();
+    let known = builtin(&name).is_some()
+        || super::functions::builtin(&name).is_some()
+        || c.find_function(&name).is_some();
+    Ok(Value::Bool(known))
+}
+
+// ---- random --------------------------------------------------------------------------------------
+
+fn fqdn(c: &Compiler<'_>) -> String {
+    c.fact_value("fqdn")
+        .or_else(|| {
+            c.fact_value("facts")
+                .map(|f| dig_dotted(f, &["networking", "fqdn"]))
+        })
+        .map(|v| v.to_display())
+        .unwrap_or_default()
+}
+
+/// Ruby's `Array#join` flattens nested arrays.
+fn ruby_join(vals: &[Value], sep: &str) -> String {
+    fn flat(v: &Value, out: &mut Vec<String>) {
+        match v {
+            Value::Array(items) => items.iter().for_each(|x| flat(x, out)),
+            other => out.push(other.to_display()),
+        }
+    }
+    let mut out = vec![];
+    vals.iter().for_each(|v| flat(v, &mut out));
+    out.join(sep)
+}
+
+fn f_fqdn_rotate(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    need_args(c, a, 1)?;
+    let value = arg(a, 0);
+    let (mut items, is_str) = match &value {
+        Value::Array(x) => (x.clone(), false),
+        Value::Str(s) => (
+            s.chars().map(|ch| Value::str(ch.to_string())).collect(),
+            true,
+        ),
+        _ => {
+            return Err(fail(c, a, "Requires either array or string to work with"));
+        }
+    };
+    if items.len() <= 1 {
+        return Ok(value);
+    }
+    let mut seed_parts = vec![Value::str(fqdn(c))];
+    seed_parts.extend(a.values[1..].iter().cloned());
+    let seed = ruby_join(&seed_parts, ":") + if a.values.len() == 1 { ":" } else { "" };
+    let offset = ruby_random::deterministic_rand(&seed, items.len() as u64) as usize;
+    items.rotate_left(offset);
+    Ok(if is_str {
+        Value::Str(items.iter().map(|v| v.to_display()).collect())
+    } else {
+        Value::Array(items)
+    })
+}
+
+fn f_fqdn_rand(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    need_args(c, a, 1)?;
+    let max = match arg(a, 0) {
+        Value::Int(i) => i,
+        Value::Str(s) => s.trim().parse().unwrap_or(0),
+        Value::Float(f) => f as i64,
+        _ => 0,
+    };
+    // `[fqdn, max, initial_seed].join(':')`; a missing seed joins as an empty string.
+    let mut host = fqdn(c);
+    if arg(a, 2).truthy() {
+        host = host.to_lowercase();
+    }
+    let initial = match arg(a, 1) {
+        Value::Undef => String::new(),
+        v => ruby_join(&[v], ":"),
+    };
+    let seed = format!("{host}:{max}:{initial}");
+    if max <= 0 {
+        return Ok(Value::Int(0));
+    }
+    Ok(Value::Int(
+        ruby_random::deterministic_rand(&seed, max as u64) as i64,
+    ))
+}
+
+// ---- collections ---------------------------------------------------------------------------------
+
+fn f_delete_undef_values(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    Ok(match arg(a, 0) {
+        Value::Hash(h) => Value::Hash(h.into_iter().filter(|(_, v)| !v.is_undef()).collect()),
+        Value::Array(x) => Value::Array(x.into_iter().filter(|v| !v.is_undef()).collect()),
+        _ => return Err(fail(c, a, "expected an array or hash")),
+    })
+}
+
+fn f_delete_values(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let drop = arg(a, 1);
+    match arg(a, 0) {
+        Value::Hash(h) => Ok(Value::Hash(
+            h.into_iter().filter(|(_, v)| *v != drop).collect(),
+        )),
+        other => Err(fail(
+            c,
+            a,
+            format!(
+                "First argument must be a Hash. Given an argument of class {}.",
+                ruby_class(&other)
+            ),
+        )),
+    }
+}
+
+fn f_delete_at(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let Value::Array(mut items) = arg(a, 0) else {
+        return Err(fail(c, a, "Requires array to work with"));
+    };
+    let idx = match arg(a, 1) {
+        Value::Int(i) => i,
+        Value::Str(s) => s.parse().unwrap_or(-1),
+        _ => -1,
+    };
+    if idx < 0 || idx as usize >= items.len() {
+        return Err(fail(c, a, "Given index exceeds size of array given"));
+    }
+    items.remove(idx as usize);
+    Ok(Value::Array(items))
+}
+
+fn f_values_at(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let Value::Array(items) = arg(a, 0) else {
+        return Err(fail(c, a, "Requires array to work with"));
+    };
+    let idx = match arg(a, 1) {
+        Value::Array(x) => x,
+        other => vec![other],
+    };
+    let mut out = vec![];
+    for i in idx {
+        let s = i.to_display();
+        if let Some((lo, hi)) = s.split_once('-') {
+            let (lo, hi): (usize, usize) = (lo.parse().unwrap_or(0), hi.parse().unwrap_or(0));
+            for j in lo..=hi {
+                out.push(items.get(j).cloned().unwrap_or(Value::Undef));
+            }
+        } else {
+            let j: usize = s
+                .parse()
+                .map_err(|_| fail(c, a, "Unknown format of given index"))?;
+            if j >= items.len() {
+                return Err(fail(c, a, "Given index exceeds array size"));
+            }
+            out.push(items[j].clone());
+        }
+    }
+    Ok(Value::Array(out))
+}
+
+fn affix(c: &Compiler<'_>, a: &Args, before: bool) -> R<Value> {
+    let fix = match arg(a, 1) {
+        Value::Undef => String::new(),
+        v => v.to_display(),
+    };
+    let wrap = |s: &Value| {
+        let s = s.to_display();
+        Value::Str(if before {
+            format!("{fix}{s}")
+        } else {
+            format!("{s}{fix}")
+        })
+    };
+    match arg(a, 0) {
+        Value::Array(items) => Ok(Value::Array(items.iter().map(wrap).collect())),
+        Value::Hash(h) => Ok(Value::Hash(
+            h.iter().map(|(k, v)| (wrap(k), v.clone())).collect(),
+        )),
+        other => Err(fail(
+            c,
+            a,
+            format!(
+                "expected first argument to be an Array or a Hash, got {}",
+                inspect(&other)
+            ),
+        )),
+    }
+}
+
+fn f_prefix(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    affix(c, a, true)
+}
+
+fn f_suffix(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    affix(c, a, false)
+}
+
+fn f_join_keys_to_values(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let Value::Hash(h) = arg(a, 0) else {
+        return Err(fail(c, a, "The first argument must be a hash"));
+    };
+    let sep = arg(a, 1).to_display();
+    let mut out = vec![];
+    for (k, v) in h {
+        match v {
+            Value::Array(items) => {
+                for x in items {
+                    out.push(Value::Str(format!(
+                        "{}{sep}{}",
+                        k.to_display(),
+                        x.to_display()
+                    )));
+                }
+            }
+            Value::Undef => out.push(Value::Str(format!("{}{sep}", k.to_display()))),
+            other => out.push(Value::Str(format!(
+                "{}{sep}{}",
+                k.to_display(),
+                other.to_display()
+            ))),
+        }
+    }
+    Ok(Value::Array(out))
+}
+
+fn f_dirname(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let Value::Str(p) = arg(a, 0) else {
+        return Err(fail(c, a, "Requires string as argument"));
+    };
+    let trimmed = p.trim_end_matches('/');
+    Ok(Value::Str(match trimmed.rfind('/') {
+        Some(0) => "/".into(),
+        Some(i) => trimmed[..i].trim_end_matches('/').to_string(),
+        None if p.starts_with('/') => "/".into(),
+        None => ".".into(),
+    }))
+}
+
+fn f_basename(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let Value::Str(p) = arg(a, 0) else {
+        return Err(fail(c, a, "Requires string as first argument"));
+    };
+    let trimmed = p.trim_end_matches('/');
+    let mut base = trimmed.rsplit('/').next().unwrap_or("").to_string();
+    if let Value::Str(ext) = arg(a, 1) {
+        if ext == ".*" {
+            if let Some(i) = base.rfind('.').filter(|i| *i > 0) {
+                base.truncate(i);
+            }
+        } else if base.ends_with(&ext) && base != ext {
+            base.truncate(base.len() - ext.len());
+        }
+    }
+    Ok(Value::Str(base))
+}
+
+fn to_bool(c: &Compiler<'_>, a: &Args, v: &Value) -> R<bool> {
+    match v {
+        Value::Bool(b) => Ok(*b),
+        Value::Str(s) => match s.as_str() {
+            "" => Ok(false),
+            "1" | "t" | "y" | "true" | "yes" => Ok(true),
+            "0" | "f" | "n" | "false" | "no" | "undef" | "undefined" => Ok(false),
+            _ => Err(fail(c, a, "Unknown type of boolean given")),
+        },
+        _ => Err(fail(c, a, "Requires a boolean or string")),
+    }
+}
+
+fn f_bool2num(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let b = to_bool(c, a, &arg(a, 0))?;
+    Ok(Value::Int(b as i64))
+}
+
+fn f_bool2str(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let v = arg(a, 0);
+    let Value::Bool(b) = v else {
+        return Err(fail(c, a, "Requires a boolean to work with"));
+    };
+    let (t, f) = match (arg(a, 1), arg(a, 2)) {
+        (Value::Str(t), Value::Str(f)) => (t, f),
+        _ => ("true".into(), "false".into()),
+    };
+    Ok(Value::Str(if b { t } else { f }))
+}
+
+fn f_num2bool(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let n = match arg(a, 0) {
+        Value::Int(i) => i as f64,
+        Value::Float(f) => f,
+        Value::Bool(b) => b as i64 as f64,
+        Value::Str(s) => s.trim().parse::<f64>().unwrap_or(0.0),
+        _ => 0.0,
+    };
+    Ok(Value::Bool(n.trunc() > 0.0))
+}
+
+fn f_any2bool(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    Ok(Value::Bool(match arg(a, 0) {
+        Value::Bool(b) => b,
+        Value::Undef => false,
+        Value::Str(s) => matches!(s.as_str(), "1" | "t" | "y" | "true" | "yes"),
+        Value::Int(i) => i > 0,
+        Value::Float(f) => f > 0.0,
+        _ => true,
+    }))
+}
+
+// ---- serialization -------------------------------------------------------------------------------
+
+fn f_to_json(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    Ok(Value::Str(arg(a, 0).to_json().to_string()))
+}
+
+fn f_to_json_pretty(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let mut v = arg(a, 0);
+    if matches!(arg(a, 1), Value::Bool(true)) {
+        v = strip_undef(v);
+    }
+    Ok(Value::Str(
+        serde_json::to_string_pretty(&v.to_json()).unwrap_or_default() + "\n",
+    ))
+}
+
+fn strip_undef(v: Value) -> Value {
+    match v {
+        Value::Hash(h) => Value::Hash(
+            h.into_iter()
+                .filter(|(_, v)| !v.is_undef())
+                .map(|(k, v)| (k, strip_undef(v)))
+                .collect(),
+        ),
+        Value::Array(x) => Value::Array(
+            x.into_iter()
+                .filter(|v| !v.is_undef())
+                .map(strip_undef)
+                .collect(),
+        ),
+        other => other,
+    }
+}
+
+fn f_to_yaml(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    Ok(Value::Str(crate::hiera::yaml::to_yaml(
+        &arg(a, 0).to_json(),
+    )))
+}
+
+fn f_parsejson(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let text = arg(a, 0).to_display();
+    match serde_json::from_str::<serde_json::Value>(&text) {
+        Ok(j) => Ok(Value::from_json(&j)),
+        Err(e) => {
+            if a.values.len() > 1 {
+                Ok(arg(a, 1))
+            } else {
+                Err(fail_plain(c, a, format!("parsejson(): {e}")))
+            }
+        }
+    }
+}
+
+fn f_parseyaml(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let text = arg(a, 0).to_display();
+    match crate::hiera::yaml::parse(&text) {
+        Ok(j) => Ok(Value::from_json(&j)),
+        Err(e) => {
+            if a.values.len() > 1 {
+                Ok(arg(a, 1))
+            } else {
+                Err(fail_plain(c, a, format!("parseyaml(): {e}")))
+            }
+        }
+    }
+}
+
+// ---- strings -------------------------------------------------------------------------------------
+
+fn f_grep(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let Value::Array(items) = arg(a, 0) else {
+        return Err(fail(c, a, "first argument must be an array"));
+    };
+    let pat = match arg(a, 1) {
+        Value::Regex(r) => r,
+        other => Regex::new(&other.to_display()).map_err(|e| fail(c, a, e))?,
+    };
+    Ok(Value::Array(
+        items
+            .into_iter()
+            .filter(|v| pat.is_match(&v.to_display()))
+            .collect(),
+    ))
+}
+
+pub(super) fn deep_merge_values(a: Value, b: Value) -> Value {
+    match (a, b) {
+        (Value::Hash(mut x), Value::Hash(y)) => {
+            for (k, v) in y {
+                let merged = match x.shift_remove(&k) {
+                    Some(old) => deep_merge_values(old, v),
+                    None => v,
+                };
+                x.insert(k, merged);
+            }
+            Value::Hash(x)
+        }
+        (_, b) => b,
+    }
+}
+
+fn f_deep_merge(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    need_args(c, a, 2)?;
+    let mut out = Value::Hash(IndexMap::new());
+    for v in a.values.clone() {
+        match v {
+            Value::Undef => {}
+            Value::Str(s) if s.is_empty() => {}
+            Value::Hash(_) => out = deep_merge_values(out, v),
+            other => {
+                return Err(fail(
+                    c,
+                    a,
+                    format!(
+                        "unexpected argument type {}, only expects hash arguments",
+                        ruby_class(&other)
+                    ),
+                ))
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn f_enclose_ipv6(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let items = match arg(a, 0) {
+        Value::Array(x) => x,
+        other => vec![other],
+    };
+    Ok(Value::Array(
+        items
+            .into_iter()
+            .map(|v| {
+                let s = v.to_display();
+                if s.contains(':') && !s.starts_with('[') {
+                    Value::Str(format!("[{s}]"))
+                } else {
+                    Value::Str(s)
+                }
+            })
+            .collect(),
+    ))
+}
+
+/// Ruby's `Shellwords.escape`.
+pub(super) fn shell_escape(s: &str) -> String {
+    if s.is_empty() {
+        return "''".into();
+    }
+    let mut out = String::new();
+    for ch in s.chars() {
+        if ch == '\n' {
+            out.push_str("'\n'");
+        } else if ch.is_ascii_alphanumeric() || "_-.,:+/@".contains(ch) || !ch.is_ascii() {
+            out.push(ch);
+        } else {
+            out.push('\\');
+            out.push(ch);
+        }
+    }
+    out
+}
+
+fn f_shell_join(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let Value::Array(items) = arg(a, 0) else {
+        return Err(fail(c, a, "Requires an array"));
+    };
+    Ok(Value::Str(
+        items
+            .iter()
+            .map(|v| shell_escape(&v.to_display()))
+            .collect::<Vec<_>>()
+            .join(" "),
+    ))
+}
+
+fn f_shell_escape(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    Ok(Value::Str(shell_escape(&arg(a, 0).to_display())))
+}
+
+/// `URI::DEFAULT_PARSER.escape`: escapes what is not unreserved or reserved.
+fn uri_escape(s: &str) -> String {
+    let mut out = String::new();
+    for b in s.bytes() {
+        let ch = b as char;
+        if ch.is_ascii_alphanumeric() || "-_.!~*'();/?:@&=+$,[]#".contains(ch) {
+            out.push(ch);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+fn f_uriescape(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    Ok(match arg(a, 0) {
+        Value::Array(x) => Value::Array(
+            x.iter()
+                .map(|v| Value::Str(uri_escape(&v.to_display())))
+                .collect(),
+        ),
+        v => Value::Str(uri_escape(&v.to_display())),
+    })
+}
+
+fn f_dig44(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let mut cur = arg(a, 0);
+    let Value::Array(path) = arg(a, 1) else {
+        return Ok(arg(a, 2));
+    };
+    for k in path {
+        cur = match (cur, &k) {
+            (Value::Hash(h), k) => h.get(k).cloned().unwrap_or(Value::Undef),
+            (Value::Array(x), Value::Int(i)) => x.get(*i as usize).cloned().unwrap_or(Value::Undef),
+            _ => Value::Undef,
+        };
+        if cur.is_undef() {
+            return Ok(arg(a, 2));
+        }
+    }
+    Ok(cur)
+}
+
+fn f_base64(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let mode = arg(a, 0).to_display();
+    let s = arg(a, 1).to_display();
+    let method = match arg(a, 2) {
+        Value::Str(m) => m,
+        _ => "default".into(),
+    };
+    use super::strings::{base64_decode, base64_encode};
+    match mode.as_str() {
+        "encode" => {
+            let enc = base64_encode(s.as_bytes());
+            Ok(Value::Str(match method.as_str() {
+                "strict" => enc,
+                "urlsafe" => enc.replace('+', "-").replace('/', "_"),
+                // Ruby's Base64.encode64: lines of 60 characters, each ending in a newline.
+                _ => {
+                    let mut out = String::new();
+                    for chunk in enc.as_bytes().chunks(60) {
+                        out.push_str(std::str::from_utf8(chunk).unwrap_or(""));
+                        out.push('\n');
+                    }
+                    out
+                }
+            }))
+        }
+        "decode" => {
+            let cleaned: String = s
+                .chars()
+                .filter(|c| !c.is_whitespace())
+                .map(|c| match (method.as_str(), c) {
+                    ("urlsafe", '-') => '+',
+                    ("urlsafe", '_') => '/',
+                    (_, c) => c,
+                })
+                .collect();
+            base64_decode(&cleaned)
+                .map(|b| Value::Str(String::from_utf8_lossy(&b).into_owned()))
+                .ok_or_else(|| fail(c, a, "invalid base64"))
+        }
+        _ => Err(fail(
+            c,
+            a,
+            "the first argument must be one of 'encode' or 'decode'",
+        )),
+    }
+}
+
+fn f_count(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let items = match arg(a, 0) {
+        Value::Array(x) => x,
+        Value::Hash(h) => h.into_values().collect(),
+        other => vec![other],
+    };
+    Ok(Value::Int(if a.values.len() > 1 {
+        let w = arg(a, 1);
+        items.iter().filter(|v| **v == w).count()
+    } else {
+        items
+            .iter()
+            .filter(|v| !v.is_undef() && !matches!(v, Value::Str(s) if s.is_empty()))
+            .count()
+    } as i64))
+}
+
+fn f_last(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    Ok(match arg(a, 0) {
+        Value::Array(x) => x.last().cloned().unwrap_or(Value::Undef),
+        Value::Str(s) => s
+            .chars()
+            .last()
+            .map(|c| Value::str(c.to_string()))
+            .unwrap_or(Value::Undef),
+        _ => Value::Undef,
+    })
+}
+
+fn f_first(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    Ok(match arg(a, 0) {
+        Value::Array(x) => x.first().cloned().unwrap_or(Value::Undef),
+        Value::Str(s) => s
+            .chars()
+            .next()
+            .map(|c| Value::str(c.to_string()))
+            .unwrap_or(Value::Undef),
+        _ => Value::Undef,
+    })
+}
+
+fn two_arrays(c: &Compiler<'_>, a: &Args) -> R<(Vec<Value>, Vec<Value>)> {
+    match (arg(a, 0), arg(a, 1)) {
+        (Value::Array(x), Value::Array(y)) => Ok((x, y)),
+        _ => Err(fail(c, a, "Every parameter must be an array")),
+    }
+}
+
+fn f_union(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let mut out: Vec<Value> = vec![];
+    for v in a.values.clone() {
+        let Value::Array(x) = v else {
+            return Err(fail(c, a, "Every parameter must be an array"));
+        };
+        for i in x {
+            if !out.contains(&i) {
+                out.push(i);
+            }
+        }
+    }
+    Ok(Value::Array(out))
+}
+
+fn f_intersection(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let (x, y) = two_arrays(c, a)?;
+    let mut out: Vec<Value> = vec![];
+    for i in x {
+        if y.contains(&i) && !out.contains(&i) {
+            out.push(i);
+        }
+    }
+    Ok(Value::Array(out))
+}
+
+fn f_difference(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let (x, y) = two_arrays(c, a)?;
+    Ok(Value::Array(
+        x.into_iter().filter(|i| !y.contains(i)).collect(),
+    ))
+}
+
+fn f_reject(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let Value::Array(items) = arg(a, 0) else {
+        return Err(fail(c, a, "first argument must be an array"));
+    };
+    let pat = Regex::new(&arg(a, 1).to_display()).map_err(|e| fail(c, a, e))?;
+    Ok(Value::Array(
+        items
+            .into_iter()
+            .filter(|v| !pat.is_match(&v.to_display()))
+            .collect(),
+    ))
+}

@@ -1,0 +1,398 @@
+//! Hiera 5: hierarchies of YAML and JSON data behind `lookup()` and automatic class
+//! parameter lookup, in Puppet's three layers (global `--hiera-config`, environment,
+//! module), with interpolation, merge strategies and `lookup_options`.
+//!
+//! **Invariant:** no IO here. Files come through a [`DataSource`] with layer-qualified paths:
+//! `global/<path>` (beside the `--hiera-config` file), `env/<path>` (the environment root) and
+//! `module/<name>/<path>`; variables through a callback, so the evaluator stays pure.
+
+pub mod merge;
+pub mod yaml;
+
+use crate::eval::value::Value;
+use indexmap::IndexMap;
+use std::collections::HashMap;
+
+pub use merge::Merge;
+
+/// Reads a file of a layer; `None` when it does not exist.
+pub trait DataSource {
+    fn read(&self, path: &str) -> Option<String>;
+}
+
+/// One level of a hierarchy: its data files (layer-qualified) and backend.
+#[derive(Clone, Debug)]
+struct Level {
+    paths: Vec<String>,
+    json: bool,
+}
+
+#[derive(Clone, Debug, Default)]
+struct Config {
+    levels: Vec<Level>,
+}
+
+/// Parsed configs and data files, kept for the whole compile.
+#[derive(Default)]
+pub struct Cache {
+    configs: HashMap<String, Option<Config>>,
+    data: HashMap<String, Option<Value>>,
+}
+
+/// Resolves `%{...}` variables: dotted names (`facts.os.family`, `::fqdn`).
+pub type Vars<'v> = dyn FnMut(&str) -> Value + 'v;
+
+fn get_str<'j>(m: &'j serde_json::Value, k: &str) -> Option<&'j str> {
+    m.get(k).and_then(|v| v.as_str())
+}
+
+impl Cache {
+    /// The config of a layer (`global`, `env`, `module/<name>`), parsed once. An environment
+    /// without `hiera.yaml` gets Puppet's default (`data/common.yaml`); a module without one
+    /// has no data.
+    fn config(
+        &mut self,
+        src: &dyn DataSource,
+        layer: &str,
+        file: &str,
+    ) -> Result<Option<Config>, String> {
+        if let Some(c) = self.configs.get(layer) {
+            return Ok(c.clone());
+        }
+        let path = format!("{layer}/{file}");
+        let cfg = match src.read(&path) {
+            Some(text) => Some(parse_config(&text, layer).map_err(|e| format!("{path}: {e}"))?),
+            None if layer == "env" => Some(Config {
+                levels: vec![Level {
+                    paths: vec![format!("{layer}/data/common.yaml")],
+                    json: false,
+                }],
+            }),
+            None => None,
+        };
+        self.configs.insert(layer.to_string(), cfg.clone());
+        Ok(cfg)
+    }
+
+    fn data(
+        &mut self,
+        src: &dyn DataSource,
+        path: &str,
+        json: bool,
+    ) -> Result<Option<Value>, String> {
+        if let Some(d) = self.data.get(path) {
+            return Ok(d.clone());
+        }
+        let v = match src.read(path) {
+            None => None,
+            Some(text) => {
+                let j = if json {
+                    serde_json::from_str(&text).map_err(|e| format!("{path}: {e}"))?
+                } else {
+                    yaml::parse(&text).map_err(|e| format!("Unable to parse {path}: {e}"))?
+                };
+                match j {
+                    serde_json::Value::Null => None,
+                    serde_json::Value::Object(_) => Some(Value::from_json(&j)),
+                    _ => return Err(format!("{path}: data must be a hash")),
+                }
+            }
+        };
+        self.data.insert(path.to_string(), v.clone());
+        Ok(v)
+    }
+}
+
+fn parse_config(text: &str, layer: &str) -> Result<Config, String> {
+    let j = yaml::parse(text)?;
+    let version = j.get("version").and_then(|v| v.as_i64()).unwrap_or(0);
+    if version != 5 {
+        return Err(format!(
+            "hiera.yaml version {version} is not supported (only version 5)"
+        ));
+    }
+    let defaults = j.get("defaults");
+    let default_dir = defaults
+        .and_then(|d| get_str(d, "datadir"))
+        .unwrap_or("data")
+        .to_string();
+    let default_json = defaults.and_then(|d| get_str(d, "data_hash")) == Some("json_data");
+    let mut levels = vec![];
+    let hierarchy = j
+        .get("hierarchy")
+        .and_then(|h| h.as_array())
+        .cloned()
+        .unwrap_or_default();
+    for h in hierarchy {
+        let dir = get_str(&h, "datadir")
+            .unwrap_or(&default_dir)
+            .trim_end_matches('/')
+            .to_string();
+        let json = match get_str(&h, "data_hash") {
+            Some(b) => b == "json_data",
+            None => default_json,
+        };
+        if h.get("lookup_key").is_some() || h.get("data_dig").is_some() {
+            // Custom backends are Ruby; they contribute nothing here.
+            continue;
+        }
+        if matches!(get_str(&h, "data_hash"), Some(b) if b != "json_data" && b != "yaml_data") {
+            continue;
+        }
+        let mut paths = vec![];
+        if let Some(p) = get_str(&h, "path") {
+            paths.push(p.to_string());
+        }
+        if let Some(ps) = h.get("paths").and_then(|p| p.as_array()) {
+            paths.extend(ps.iter().filter_map(|p| p.as_str().map(String::from)));
+        }
+        if paths.is_empty() && h.get("glob").is_none() && h.get("globs").is_none() {
+            paths.push(format!("{}.yaml", get_str(&h, "name").unwrap_or("common")));
+        }
+        levels.push(Level {
+            paths: paths
+                .into_iter()
+                .map(|p| format!("{layer}/{dir}/{p}"))
+                .collect(),
+            json,
+        });
+    }
+    Ok(Config { levels })
+}
+
+/// Everything one lookup needs.
+pub struct Lookup<'a, 'v> {
+    pub src: &'a dyn DataSource,
+    pub cache: &'a mut Cache,
+    pub vars: &'a mut Vars<'v>,
+    /// The global layer's config file name, when `--hiera-config` was given.
+    pub global: Option<String>,
+    depth: usize,
+}
+
+impl<'a, 'v> Lookup<'a, 'v> {
+    pub fn new(
+        src: &'a dyn DataSource,
+        cache: &'a mut Cache,
+        vars: &'a mut Vars<'v>,
+        global: Option<String>,
+    ) -> Self {
+        Lookup {
+            src,
+            cache,
+            vars,
+            global,
+            depth: 0,
+        }
+    }
+
+    fn layers(&mut self, key: &str) -> Result<Vec<Config>, String> {
+        let mut out = vec![];
+        if let Some(g) = self.global.clone() {
+            if let Some(c) = self.cache.config(self.src, "global", &g)? {
+                out.push(c);
+            }
+        }
+        if let Some(c) = self.cache.config(self.src, "env", "hiera.yaml")? {
+            out.push(c);
+        }
+        let key = key.trim_start_matches("::");
+        if let Some((module, _)) = key.split_once("::") {
+            if let Some(c) =
+                self.cache
+                    .config(self.src, &format!("module/{module}"), "hiera.yaml")?
+            {
+                out.push(c);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Every value found for `key` (segments after the first dot dig into it), highest
+    /// priority first.
+    fn found(&mut self, key: &str) -> Result<Vec<Value>, String> {
+        let (root, dig) = split_key(key);
+        let mut out = vec![];
+        for cfg in self.layers(&root)? {
+            for level in &cfg.levels {
+                for p in &level.paths {
+                    let path = self.interpolate_str(p)?;
+                    let Some(Value::Hash(h)) = self.cache.data(self.src, &path, level.json)? else {
+                        continue;
+                    };
+                    let Some(v) = h.get(&Value::str(root.clone())) else {
+                        continue;
+                    };
+                    let mut v = v.clone();
+                    for seg in &dig {
+                        v = match v {
+                            Value::Hash(h) => h
+                                .get(&Value::str(seg.clone()))
+                                .cloned()
+                                .unwrap_or(Value::Undef),
+                            Value::Array(a) => seg
+                                .parse::<usize>()
+                                .ok()
+                                .and_then(|i| a.get(i).cloned())
+                                .unwrap_or(Value::Undef),
+                            _ => Value::Undef,
+                        };
+                    }
+                    if dig.is_empty() || !v.is_undef() {
+                        out.push(self.interpolate(v)?);
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// The merge strategy `lookup_options` gives a key, if any.
+    fn options_merge(&mut self, key: &str) -> Result<Option<Merge>, String> {
+        if key == "lookup_options" {
+            return Ok(None);
+        }
+        let (root, _) = split_key(key);
+        let all = self.found_raw_options(&root)?;
+        let mut opts = Value::Hash(IndexMap::new());
+        for o in all.into_iter().rev() {
+            opts = merge::deep(opts, o);
+        }
+        let Value::Hash(h) = opts else {
+            return Ok(None);
+        };
+        let entry = h.get(&Value::str(root.clone())).cloned().or_else(|| {
+            h.iter().find_map(|(k, v)| {
+                let k = k.to_display();
+                (k.starts_with('^') && regex::Regex::new(&k).is_ok_and(|r| r.is_match(&root)))
+                    .then(|| v.clone())
+            })
+        });
+        Ok(entry.and_then(|e| match e {
+            Value::Hash(eh) => eh.get(&Value::str("merge")).and_then(Merge::from_value),
+            _ => None,
+        }))
+    }
+
+    fn found_raw_options(&mut self, root: &str) -> Result<Vec<Value>, String> {
+        let mut out = vec![];
+        for cfg in self.layers(root)? {
+            for level in &cfg.levels {
+                for p in &level.paths {
+                    let path = self.interpolate_str(p)?;
+                    if let Some(Value::Hash(h)) = self.cache.data(self.src, &path, level.json)? {
+                        if let Some(v) = h.get(&Value::str("lookup_options")) {
+                            out.push(v.clone());
+                        }
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// `lookup(key)` with an explicit merge (else `lookup_options`, else first found).
+    /// `Ok(None)`: not found.
+    pub fn lookup(&mut self, key: &str, explicit: Option<Merge>) -> Result<Option<Value>, String> {
+        self.depth += 1;
+        if self.depth > 20 {
+            return Err(format!("Recursive lookup detected in [{key}]"));
+        }
+        let strategy = match explicit {
+            Some(m) => m,
+            None => self.options_merge(key)?.unwrap_or(Merge::First),
+        };
+        let found = self.found(key);
+        self.depth -= 1;
+        Ok(strategy.combine(found?))
+    }
+
+    fn interpolate_str(&mut self, s: &str) -> Result<String, String> {
+        match self.interpolate(Value::str(s))? {
+            Value::Str(s) => Ok(s),
+            other => Ok(other.to_display()),
+        }
+    }
+
+    /// Replaces `%{...}` in strings, recursively through arrays and hashes.
+    pub fn interpolate(&mut self, v: Value) -> Result<Value, String> {
+        Ok(match v {
+            Value::Str(s) if s.contains("%{") => self.interpolate_text(&s)?,
+            Value::Array(a) => Value::Array(
+                a.into_iter()
+                    .map(|x| self.interpolate(x))
+                    .collect::<Result<_, _>>()?,
+            ),
+            Value::Hash(h) => {
+                let mut out = IndexMap::new();
+                for (k, x) in h {
+                    out.insert(self.interpolate(k)?, self.interpolate(x)?);
+                }
+                Value::Hash(out)
+            }
+            other => other,
+        })
+    }
+
+    fn interpolate_text(&mut self, s: &str) -> Result<Value, String> {
+        let mut out = String::new();
+        let mut rest = s;
+        while let Some(i) = rest.find("%{") {
+            out.push_str(&rest[..i]);
+            let Some(end) = rest[i..].find('}') else {
+                return Err(format!("Unterminated interpolation in '{s}'"));
+            };
+            let expr = rest[i + 2..i + end].trim();
+            let whole = i == 0 && i + end + 1 == rest.len() && out.is_empty();
+            rest = &rest[i + end + 1..];
+            if let Some((f, arg)) = expr.split_once('(') {
+                let arg = arg
+                    .trim_end_matches(')')
+                    .trim()
+                    .trim_matches(|c| c == '\'' || c == '"');
+                match f.trim() {
+                    "lookup" | "hiera" => {
+                        let v = self.lookup(arg, None)?.unwrap_or(Value::Undef);
+                        out.push_str(&v.to_display());
+                    }
+                    "alias" => {
+                        if !whole {
+                            return Err(format!("'alias' interpolation is only permitted if the expression is equal to the entire string: '{s}'"));
+                        }
+                        return Ok(self.lookup(arg, None)?.unwrap_or(Value::Undef));
+                    }
+                    "literal" => out.push_str(arg),
+                    "scope" => out.push_str(&(self.vars)(arg).to_display()),
+                    other => return Err(format!("Unknown interpolation method '{other}'")),
+                }
+                continue;
+            }
+            let v = (self.vars)(expr);
+            out.push_str(&match v {
+                Value::Undef => String::new(),
+                v => v.to_display(),
+            });
+        }
+        out.push_str(rest);
+        Ok(Value::Str(out))
+    }
+}
+
+/// `a.b.0` -> root `a`, dig `[b, 0]`; quoted segments keep their dots.
+fn split_key(key: &str) -> (String, Vec<String>) {
+    let mut parts = vec![];
+    let mut cur = String::new();
+    let mut quote: Option<char> = None;
+    for c in key.chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), c) => cur.push(c),
+            (None, '"' | '\'') => quote = Some(c),
+            (None, '.') => parts.push(std::mem::take(&mut cur)),
+            (None, c) => cur.push(c),
+        }
+    }
+    parts.push(cur);
+    let root = parts.remove(0);
+    (root, parts)
+}
