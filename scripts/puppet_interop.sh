@@ -31,7 +31,7 @@ for dir in "$cases"/*/; do
     fi
     # The catalog is applied in noop; /tmp/oracle-run is what the cases touch.
     rm -rf /tmp/oracle-run && mkdir -p /tmp/oracle-run
-    out=$(puppet apply --catalog "$work/$name.json" --noop --color=false "${mp[@]}" 2>&1 | grep -v '^Facter')
+    out=$(puppet apply --catalog "$work/$name.json" --noop --color=false "${mp[@]}" 2>&1 | grep -v 'Facter: ')
     status=$?
     if [ $status -ne 0 ] || grep -q '^Error:' <<<"$out"; then
         echo "FAIL $name: $(grep -m1 '^Error:' <<<"$out")"
