@@ -269,6 +269,9 @@ impl Compiler<'_> {
         }
         let source = self.scopes[scope].source.clone();
         for a in params {
+            if a.name == "tag" {
+                self.check_tags(&a.value, span)?;
+            }
             self.set_param(idx, &a.name, a.value.clone(), &source, a.span);
         }
         for (k, v) in self.lookup_defaults(scope, &tname) {
@@ -318,6 +321,20 @@ impl Compiler<'_> {
                 let loc = self.line_location(r.file, r.line);
                 let msg = format!("no parameter named '{k}' {loc} on {} {loc}", r.reference());
                 return Err(Flow::Err(self.plain(msg, Some(r.span))));
+            }
+        }
+        Ok(())
+    }
+
+    /// Puppet refuses tags that are not tag-shaped (`Invalid tag 'in foo'`).
+    pub(super) fn check_tags(&self, v: &Value, span: Span) -> Result<(), EvalError> {
+        for t in flatten_values(v) {
+            let t = t.to_display();
+            if !super::compiler::is_valid_tag(&t.to_lowercase()) {
+                return Err(self.plain(
+                    join_loc(format!("Invalid tag '{t}'"), &self.span_location(span)),
+                    Some(span),
+                ));
             }
         }
         Ok(())
