@@ -811,13 +811,18 @@ impl Compiler<'_> {
                         ));
                     }
                     let r = &mut self.resources[sidx];
-                    let mut items = match r.params.get(param) {
-                        None => vec![],
-                        Some(Value::Array(a)) => a.clone(),
-                        Some(v) => vec![v.clone()],
-                    };
-                    items.push(Value::str(format!("{tt}[{ttitle}]")));
-                    r.params.insert(param.to_string(), Value::Array(items));
+                    let target = Value::str(format!("{tt}[{ttitle}]"));
+                    match r.params.get_mut(param) {
+                        Some(Value::Array(items)) => items.push(target),
+                        Some(v) => {
+                            let first = std::mem::replace(v, Value::Undef);
+                            *v = Value::Array(vec![first, target]);
+                        }
+                        None => {
+                            r.params
+                                .insert(param.to_string(), Value::Array(vec![target]));
+                        }
+                    }
                 }
             }
         }
