@@ -3,6 +3,7 @@
 //! The pipeline, one module per stage (see `docs/architecture.md`):
 //! lexer -> parser -> AST -> evaluator -> catalog -> graph -> runner.
 
+pub mod apply;
 pub mod ast;
 pub mod ast_walk;
 pub mod catalog;
@@ -10,6 +11,7 @@ pub mod cli;
 pub mod diagnostics;
 pub mod eval;
 pub mod facts;
+pub mod graph;
 pub mod lexer;
 pub mod parser;
 pub mod pn;

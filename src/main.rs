@@ -1,7 +1,6 @@
 //! The `ordo` command: a thin layer over the library.
 
 use clap::{Parser, Subcommand, ValueEnum};
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -31,59 +30,43 @@ enum Command {
         #[arg(required = true)]
         files: Vec<String>,
     },
-    /// Compile a manifest into a Puppet JSON catalog.
-    Compile {
-        /// The main manifest (default: site.pp).
-        manifest: Option<PathBuf>,
-        /// The node name (certname).
-        #[arg(long)]
-        node: Option<String>,
-        /// Facts as JSON or YAML (default: gathered from this machine).
-        #[arg(long)]
-        facts: Option<PathBuf>,
-        /// Colon-separated module directories.
-        #[arg(long)]
-        modulepath: Option<String>,
-        /// Write the catalog here instead of stdout.
-        #[arg(short = 'o', long)]
-        output: Option<PathBuf>,
-        /// Unknown variables are errors.
-        #[arg(long)]
-        strict_variables: bool,
-    },
+    /// Compile a manifest into a Puppet JSON catalog (catalog_format 2).
+    Compile(ordo::cli::compile::CompileArgs),
+    /// Apply a manifest or a catalog to this machine.
+    Apply(ordo::cli::apply::ApplyArgs),
+    /// Check a manifest or catalog: missing dependencies, cycles, unsupported resources.
+    Check(ordo::cli::graph::CheckArgs),
+    /// Print the dependency graph of a manifest or catalog as DOT.
+    Graph(ordo::cli::graph::GraphArgs),
+    /// Explain why one resource is applied before another.
+    Explain(ordo::cli::graph::ExplainArgs),
+    /// List or restore file content that applies replaced.
+    Bucket(ordo::cli::bucket::BucketArgs),
+}
+
+fn exit(code: i32) -> ExitCode {
+    ExitCode::from(u8::try_from(code).unwrap_or(1))
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match cli.command {
+    exit(match cli.command {
         Command::Parse { dump, files } => {
             let dump = dump.map(|d| match d {
                 DumpFormat::Pn => ordo::cli::parse::Dump::Pn,
                 DumpFormat::Json => ordo::cli::parse::Dump::Json,
             });
             if ordo::cli::parse::run(&files, dump) {
-                ExitCode::SUCCESS
+                0
             } else {
-                ExitCode::FAILURE
+                1
             }
         }
-        Command::Compile {
-            manifest,
-            node,
-            facts,
-            modulepath,
-            output,
-            strict_variables,
-        } => {
-            let code = ordo::cli::compile::run(ordo::cli::compile::CompileArgs {
-                manifest,
-                node,
-                facts,
-                modulepath,
-                output,
-                strict_variables,
-            });
-            ExitCode::from(code as u8)
-        }
-    }
+        Command::Compile(a) => ordo::cli::compile::run(&a),
+        Command::Apply(a) => ordo::cli::apply::run(&a),
+        Command::Check(a) => ordo::cli::graph::check(&a),
+        Command::Graph(a) => ordo::cli::graph::graph(&a),
+        Command::Explain(a) => ordo::cli::graph::explain_cmd(&a),
+        Command::Bucket(a) => ordo::cli::bucket::run(&a),
+    })
 }

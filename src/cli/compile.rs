@@ -1,5 +1,6 @@
 //! `ordo compile`: manifest + facts + modules in, Puppet JSON catalog out.
 
+use crate::catalog::Catalog;
 use crate::eval::{self, CompileOptions, Loader};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -129,79 +130,113 @@ impl Loader for FsLoader {
     }
 }
 
-pub struct CompileArgs {
-    pub manifest: Option<PathBuf>,
+/// What a compile needs besides the manifest: the node, its facts, the modules.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct CompileInputs {
+    /// The node name (certname; default: this machine's hostname).
+    #[arg(long)]
     pub node: Option<String>,
+    /// Facts as JSON or YAML (default: gathered from this machine).
+    #[arg(long)]
     pub facts: Option<PathBuf>,
-    pub modulepath: Option<String>,
-    pub output: Option<PathBuf>,
+    /// Module directories, separated with ':' (the option may be repeated).
+    #[arg(long)]
+    pub modulepath: Vec<String>,
+    /// Unknown variables are errors.
+    #[arg(long)]
     pub strict_variables: bool,
 }
 
-/// Runs a compile; returns the process exit code.
-pub fn run(args: CompileArgs) -> i32 {
+impl CompileInputs {
+    /// The module directories, in order.
+    pub fn module_dirs(&self) -> Vec<String> {
+        self.modulepath
+            .iter()
+            .flat_map(|p| p.split(':'))
+            .filter(|d| !d.is_empty())
+            .map(String::from)
+            .collect()
+    }
+}
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct CompileArgs {
+    /// The main manifest (default: site.pp).
+    pub manifest: Option<PathBuf>,
+    #[command(flatten)]
+    pub inputs: CompileInputs,
+    /// Write the catalog here instead of stdout.
+    #[arg(short = 'o', long)]
+    pub output: Option<PathBuf>,
+}
+
+/// `ordo compile`: prints the catalog (or writes it to `--output`); returns the exit code.
+pub fn run(args: &CompileArgs) -> i32 {
     let manifest = args
         .manifest
         .clone()
         .unwrap_or_else(|| PathBuf::from("site.pp"));
-    let text = match std::fs::read_to_string(&manifest) {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!("Error: Could not read manifest {}: {e}", manifest.display());
-            return 1;
-        }
-    };
-    let node = args.node.clone().unwrap_or_else(|| {
-        std::fs::read_to_string("/proc/sys/kernel/hostname")
-            .map(|s| s.trim().to_string())
-            .unwrap_or_else(|_| "localhost".into())
-    });
-    let facts = match &args.facts {
-        Some(p) => match std::fs::read_to_string(p)
-            .map_err(|e| e.to_string())
-            .and_then(|t| crate::facts::parse_facts(&t))
-        {
-            Ok(f) => f,
-            Err(e) => {
-                eprintln!("Error: Could not load facts from {}: {e}", p.display());
-                return 1;
-            }
-        },
-        None => crate::facts::local_facts(&node),
-    };
-    let opts = CompileOptions {
-        node: node.clone(),
-        facts,
-        strict_variables: args.strict_variables,
-    };
-    let loader = FsLoader::new(args.modulepath.as_deref());
-    let name = display_name(&manifest);
-    let result = eval::compile(&name, &text, &loader, &opts);
-    let mut err = std::io::stderr().lock();
-    for l in &result.logs {
-        let _ = writeln!(err, "{}", l.render());
-    }
-    let errors: Vec<_> = result.diagnostics.iter().filter(|d| d.is_error()).collect();
-    if !errors.is_empty() || result.catalog.is_none() {
-        for d in errors {
-            let _ = writeln!(err, "Error: {} on node {}", d.message, node);
-        }
-        return 1;
-    }
-    let Some(catalog) = result.catalog else {
-        return 1;
+    let catalog = match compile_manifest(&manifest, &args.inputs) {
+        Ok(c) => c,
+        Err(code) => return code,
     };
     let json = catalog.to_json_pretty();
     match &args.output {
         Some(p) => {
             if let Err(e) = std::fs::write(p, json + "\n") {
-                let _ = writeln!(err, "Error: Could not write {}: {e}", p.display());
+                eprintln!("Error: Could not write {}: {e}", p.display());
                 return 1;
             }
         }
-        None => println!("{json}"),
+        None => outln!("{json}"),
     }
     0
+}
+
+/// Compiles a manifest into a catalog, printing compile-time log lines and errors on stderr
+/// as Puppet does. `Err` carries the exit code.
+pub fn compile_manifest(manifest: &Path, inputs: &CompileInputs) -> Result<Catalog, i32> {
+    let text = std::fs::read_to_string(manifest).map_err(|e| {
+        eprintln!("Error: Could not read manifest {}: {e}", manifest.display());
+        1
+    })?;
+    let node = inputs.node.clone().unwrap_or_else(|| {
+        std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .map(|s| s.trim().to_string())
+            .unwrap_or_else(|_| "localhost".into())
+    });
+    let facts = match &inputs.facts {
+        Some(p) => std::fs::read_to_string(p)
+            .map_err(|e| e.to_string())
+            .and_then(|t| crate::facts::parse_facts(&t))
+            .map_err(|e| {
+                eprintln!("Error: Could not load facts from {}: {e}", p.display());
+                1
+            })?,
+        None => crate::facts::local_facts(&node),
+    };
+    let opts = CompileOptions {
+        node: node.clone(),
+        facts,
+        strict_variables: inputs.strict_variables,
+    };
+    let modulepath = inputs.module_dirs().join(":");
+    let loader = FsLoader::new(Some(&modulepath));
+    let result = eval::compile(&display_name(manifest), &text, &loader, &opts);
+    let mut err = std::io::stderr().lock();
+    for l in &result.logs {
+        let _ = writeln!(err, "{}", l.render());
+    }
+    let errors: Vec<_> = result.diagnostics.iter().filter(|d| d.is_error()).collect();
+    match result.catalog {
+        Some(catalog) if errors.is_empty() => Ok(catalog),
+        _ => {
+            for d in errors {
+                let _ = writeln!(err, "Error: {} on node {}", d.message, node);
+            }
+            Err(1)
+        }
+    }
 }
 
 fn display_name(p: &Path) -> String {

@@ -1,4 +1,69 @@
-//! Subcommand logic for the `ordo` binary (which only dispatches here).
+//! The subcommands' logic, kept out of main.rs (a thin dispatcher).
+//!
+//! The catalog-level commands (`apply`, `check`, `graph`, `explain`) take a JSON catalog file
+//! here; each also has a `*_catalog` entry point taking a `Catalog`, so that manifests can be
+//! compiled first and fed in.
 
+/// `println!` that survives a closed stdout (`ordo compile x.pp | head`): the output is
+/// simply dropped instead of panicking.
+macro_rules! outln {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout().lock(), $($t)*);
+    }};
+}
+
+/// `print!` that survives a closed stdout.
+macro_rules! out {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stdout().lock(), $($t)*);
+    }};
+}
+
+pub mod apply;
+pub mod bucket;
+pub mod catalog_file;
 pub mod compile;
+pub mod graph;
 pub mod parse;
+
+use crate::catalog::Catalog;
+use std::path::Path;
+
+/// Reads a Puppet JSON catalog (raw from Puppet, normalized, or Ordo's own). A malformed one
+/// is refused with a rendered diagnostic naming the place of the problem (see `catalog_file`).
+pub fn load_catalog(path: &Path) -> Result<Catalog, String> {
+    catalog_file::read_catalog(path).map_err(|r| {
+        r.render(crate::diagnostics::RenderOptions::for_stderr())
+            .trim_end()
+            .to_string()
+    })
+}
+
+/// The catalog of a command's input: a JSON catalog is read, a manifest is compiled. Errors
+/// are printed; `Err` carries the exit code.
+pub fn load_input(file: &Path, inputs: &compile::CompileInputs) -> Result<Catalog, i32> {
+    if is_catalog_file(file) {
+        load_catalog(file).map_err(|e| {
+            eprintln!("{e}");
+            1
+        })
+    } else {
+        compile::compile_manifest(file, inputs)
+    }
+}
+
+/// Is this file a catalog (JSON) rather than a manifest?
+pub fn is_catalog_file(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "json")
+        || std::fs::read_to_string(path)
+            .map(|t| t.trim_start().starts_with('{'))
+            .unwrap_or(false)
+}
+
+/// Colour for people: on a terminal, and never when `NO_COLOR` is set.
+pub fn stdout_color() -> bool {
+    use std::io::IsTerminal;
+    std::env::var_os("NO_COLOR").is_none() && std::io::stdout().is_terminal()
+}

@@ -1,0 +1,144 @@
+//! Log lines of a run, and the two ways to print them.
+//!
+//! `puppet` prints exactly Puppet's lines (`Notice: /Stage[main]/Main/Notify[a]/message: ...`);
+//! `human` is for people: short resource names, colour on a terminal, a summary at the end.
+
+use serde::Serialize;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    Info,
+    Notice,
+    Warning,
+    Error,
+}
+
+impl Level {
+    pub fn puppet_name(self) -> &'static str {
+        match self {
+            Level::Info => "Info",
+            Level::Notice => "Notice",
+            Level::Warning => "Warning",
+            Level::Error => "Error",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LogLine {
+    pub level: Level,
+    /// What the line is about: a resource path, optionally with `/property`.
+    pub source: Option<String>,
+    pub message: String,
+}
+
+impl LogLine {
+    pub fn new(level: Level, source: Option<String>, message: impl Into<String>) -> LogLine {
+        LogLine {
+            level,
+            source,
+            message: message.into(),
+        }
+    }
+
+    /// `Notice: /Stage[main]/Main/Notify[a]/message: defined 'message' as 'a'`.
+    pub fn puppet(&self) -> String {
+        match &self.source {
+            Some(s) => format!("{}: {}: {}", self.level.puppet_name(), s, self.message),
+            None => format!("{}: {}", self.level.puppet_name(), self.message),
+        }
+    }
+
+    /// A shorter line for people: `Notify[a] message: defined 'message' as 'a'`.
+    pub fn human(&self, color: bool) -> String {
+        let (tag, code) = match self.level {
+            Level::Info => ("info", "2"),
+            Level::Notice => ("notice", "36"),
+            Level::Warning => ("warning", "33"),
+            Level::Error => ("error", "31"),
+        };
+        let tag = if color {
+            format!("\x1b[{code}m{tag}\x1b[0m")
+        } else {
+            tag.to_string()
+        };
+        match &self.source {
+            Some(s) => format!("{tag}: {}: {}", short_source(s), self.message),
+            None => format!("{tag}: {}", self.message),
+        }
+    }
+}
+
+/// `/Stage[main]/Main/D[x]/Notify[a]/message` -> `Notify[a] message`.
+pub fn short_source(s: &str) -> String {
+    if !s.starts_with('/') {
+        return s.to_string();
+    }
+    // The last segment that looks like a reference, then a property if any.
+    let mut depth = 0usize;
+    let mut segments = Vec::new();
+    let mut cur = String::new();
+    for ch in s[1..].chars() {
+        match ch {
+            '[' => {
+                depth += 1;
+                cur.push(ch)
+            }
+            ']' => {
+                depth = depth.saturating_sub(1);
+                cur.push(ch)
+            }
+            '/' if depth == 0 => segments.push(std::mem::take(&mut cur)),
+            _ => cur.push(ch),
+        }
+    }
+    segments.push(cur);
+    match segments.as_slice() {
+        [.., r, p] if r.ends_with(']') && !p.ends_with(']') => format!("{r} {p}"),
+        [.., r] => r.clone(),
+        [] => s.to_string(),
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum LogFormat {
+    Puppet,
+    #[default]
+    Human,
+}
+
+impl std::str::FromStr for LogFormat {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<LogFormat, String> {
+        match s {
+            "puppet" => Ok(LogFormat::Puppet),
+            "human" => Ok(LogFormat::Human),
+            _ => Err(format!(
+                "unknown log format '{s}' (expected puppet or human)"
+            )),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines() {
+        let l = LogLine::new(
+            Level::Notice,
+            Some("/Stage[main]/Main/D[x]/File[/a/b]/ensure".into()),
+            "created",
+        );
+        assert_eq!(
+            l.puppet(),
+            "Notice: /Stage[main]/Main/D[x]/File[/a/b]/ensure: created"
+        );
+        assert_eq!(l.human(false), "notice: File[/a/b] ensure: created");
+        assert_eq!(short_source("Class[Main]"), "Class[Main]");
+        assert_eq!(short_source("/Stage[main]/Main/Exec[r]"), "Exec[r]");
+    }
+}

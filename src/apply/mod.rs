@@ -1,0 +1,180 @@
+//! The runner: applies a catalog to this machine (Puppet's transaction, event manager and
+//! resource harness: lib/puppet/transaction*.rb).
+//!
+//! A run has two phases. **Validation** builds the graph and a provider for every managed
+//! resource, and looks for missing dependencies, unknown types or attributes and cycles; any
+//! error refuses the whole catalog before the first change (exit 1). **Application** walks
+//! the graph in priority order: each resource is checked and converged by its provider, its
+//! changes become events, events travel along notifying edges (containers forward them) and
+//! a resource that received events refreshes once, after its own sync. A failure skips every
+//! resource that depends on it, transitively.
+
+pub mod atomic;
+pub mod bucket;
+pub mod lock;
+pub mod log;
+pub mod pending;
+pub mod providers;
+pub mod redact;
+pub mod report;
+pub mod requisites;
+pub mod salt;
+pub mod sanity;
+pub mod signals;
+pub mod state;
+mod transaction;
+
+use crate::catalog::Catalog;
+use crate::graph::cycles::{explain, find_cycles, puppet_message};
+use crate::graph::{Graph, Ordering};
+use log::{Level, LogLine};
+use std::path::PathBuf;
+
+pub use report::Report;
+
+#[derive(Clone, Debug)]
+pub struct ApplyOptions {
+    /// Global noop: report what would change, change nothing.
+    pub noop: bool,
+    pub ordering: Ordering,
+    /// Where `puppet:///modules/MOD/PATH` sources are found (`DIR/MOD/files/PATH`).
+    pub modulepath: Vec<PathBuf>,
+    /// Where `backup => puppet` (the default) keeps replaced files.
+    pub bucket_dir: PathBuf,
+    /// How many independent resources may be applied at once.
+    pub jobs: usize,
+    /// Salt's global failhard: the first failure ends the run (a resource's own `failhard`
+    /// metaparameter wins).
+    pub failhard: bool,
+    /// Where refresh events that a run could not deliver are kept for the next run (see
+    /// `pending`); `None` keeps nothing.
+    pub pending_file: Option<PathBuf>,
+    /// Set (by a signal) to stop after the current resource.
+    pub stop: signals::StopFlag,
+}
+
+impl Default for ApplyOptions {
+    fn default() -> ApplyOptions {
+        ApplyOptions {
+            noop: false,
+            ordering: Ordering::Manifest,
+            modulepath: Vec::new(),
+            bucket_dir: PathBuf::from("/var/lib/ordo/clientbucket"),
+            jobs: 1,
+            failhard: false,
+            pending_file: None,
+            stop: signals::StopFlag::new(),
+        }
+    }
+}
+
+/// The result of a run.
+#[derive(Debug)]
+pub struct RunResult {
+    /// Validation failed: nothing was applied.
+    pub refused: bool,
+    /// A stop was requested (SIGINT, SIGTERM): the run ended after the current resource.
+    pub interrupted: bool,
+    pub log: Vec<LogLine>,
+    pub report: Report,
+}
+
+impl RunResult {
+    /// Exit status: with `detailed`, 0 nothing changed, 2 changes, 4 failures, 6 both; 1 when
+    /// the catalog was refused. Without it, 1 on refusal or failure, else 0.
+    pub fn exit_code(&self, detailed: bool) -> i32 {
+        if self.refused {
+            return 1;
+        }
+        let s = &self.report.summary;
+        // An interrupted run did not converge: it counts as failed.
+        let failed = s.failed > 0 || s.failed_to_restart > 0 || self.interrupted;
+        if detailed {
+            (if s.changes > 0 { 2 } else { 0 }) | (if failed { 4 } else { 0 })
+        } else if failed {
+            1
+        } else {
+            0
+        }
+    }
+}
+
+/// Checks a catalog without applying it: graph errors, unsupported types or attributes,
+/// cycles. Returns the error lines Puppet would print (empty when the catalog can be applied)
+/// and the extra explanation lines of cycles.
+pub fn validate(catalog: &Catalog, graph: &Graph) -> Vec<LogLine> {
+    let mut out: Vec<LogLine> = sanity::check(catalog)
+        .into_iter()
+        .map(|m| LogLine::new(Level::Error, None, m))
+        .collect();
+    out.extend(
+        graph
+            .errors
+            .iter()
+            .map(|e| LogLine::new(Level::Error, None, graph.error_message(e))),
+    );
+    for node in &graph.nodes {
+        if node.container {
+            continue;
+        }
+        let Some(i) = node.index else { continue };
+        if let Err(msg) = providers::build(&catalog.resources[i]) {
+            let loc = node.location();
+            let sep = if loc.is_empty() { "" } else { " " };
+            out.push(LogLine::new(Level::Error, None, format!("{msg}{sep}{loc}")));
+        }
+    }
+    let cycles = find_cycles(graph);
+    if !cycles.is_empty() {
+        out.push(LogLine::new(
+            Level::Error,
+            None,
+            puppet_message(graph, &cycles),
+        ));
+        out.push(LogLine::new(
+            Level::Error,
+            None,
+            "Failed to apply catalog: One or more resource dependency cycles detected in graph",
+        ));
+        for (k, c) in cycles.iter().enumerate() {
+            let mut text = format!("cycle {} explained:", k + 1);
+            for line in explain(graph, c) {
+                text.push_str("\n    ");
+                text.push_str(&line);
+            }
+            // Beyond Puppet: where each edge of the cycle comes from (an Info line, so tools that
+            // compare Puppet logs skip it).
+            out.push(LogLine::new(Level::Info, None, text));
+        }
+    }
+    out
+}
+
+/// Applies a catalog. Every log line is passed to `sink` as it happens (and kept in the
+/// result).
+///
+/// Values of sensitive parameters never reach `sink`, the log or the report (see `redact`).
+pub fn apply(catalog: &Catalog, opts: &ApplyOptions, sink: &mut dyn FnMut(&LogLine)) -> RunResult {
+    let redactor = redact::Redactor::new(catalog);
+    let mut sink = |l: &LogLine| sink(&redactor.line(l));
+    // Requisite `_in` forms, globs and `use` rewrite the catalog before the graph.
+    let (prepared, graph) = crate::graph::requisites::build(catalog, opts.ordering);
+    let catalog = &prepared;
+    let problems = validate(catalog, &graph);
+    if problems.iter().any(|l| l.level == Level::Error) {
+        for l in &problems {
+            sink(l);
+        }
+        let mut result = RunResult {
+            refused: true,
+            interrupted: false,
+            log: problems,
+            report: Report::refused(opts.noop),
+        };
+        redactor.result(&mut result);
+        return result;
+    }
+    let mut result = transaction::run(catalog, &graph, opts, &mut sink);
+    redactor.result(&mut result);
+    result
+}

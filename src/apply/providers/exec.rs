@@ -1,0 +1,322 @@
+//! `exec`: runs a command when its checks allow it (`creates`, `onlyif`, `unless`,
+//! `refreshonly`), and again on refresh.
+
+use super::command::{self, RunSpec};
+use super::{param_bool, param_list, param_str, Change, ChangeResult, Context, Provider};
+use crate::apply::log::Level;
+use crate::catalog::Resource;
+use std::time::Duration;
+
+pub const ATTRIBUTES: &[&str] = &[
+    "command",
+    "path",
+    "cwd",
+    "environment",
+    "user",
+    "group",
+    "creates",
+    "onlyif",
+    "unless",
+    "refreshonly",
+    "refresh",
+    "returns",
+    "timeout",
+    "tries",
+    "try_sleep",
+    "logoutput",
+    "umask",
+    "provider",
+    "name",
+];
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum LogOutput {
+    Always,
+    Never,
+    OnFailure,
+}
+
+pub struct Exec {
+    command: String,
+    shell: bool,
+    spec: RunSpec,
+    creates: Vec<String>,
+    onlyif: Vec<String>,
+    unless: Vec<String>,
+    refreshonly: bool,
+    refresh: Option<String>,
+    returns: Vec<String>,
+    tries: u32,
+    try_sleep: Duration,
+    logoutput: LogOutput,
+    level: Level,
+    /// `command`, `unless` or `onlyif` is sensitive: Puppet then hides the command and its
+    /// output (`[command redacted]`, `[output redacted]`).
+    sensitive: bool,
+}
+
+impl Exec {
+    pub fn new(r: &Resource) -> Result<Exec, String> {
+        let command = param_str(r, "command").unwrap_or_else(|| r.title.clone());
+        let shell = match param_str(r, "provider").as_deref() {
+            None | Some("posix") => false,
+            Some("shell") => true,
+            Some(other) => {
+                return Err(format!(
+                    "Invalid exec provider '{other}' for Exec[{}] (Ordo supports posix and shell)",
+                    r.title
+                ))
+            }
+        };
+        let path = {
+            let p = param_list(r, "path");
+            (!p.is_empty()).then(|| p.join(":"))
+        };
+        if !shell && path.is_none() && !command.starts_with('/') {
+            let word = command.split_whitespace().next().unwrap_or("");
+            return Err(format!(
+                "Validation of Exec[{}] failed: '{word}' is not qualified and no path was specified. Please qualify the command or specify a path.",
+                r.title
+            ));
+        }
+        let mut env = Vec::new();
+        for pair in param_list(r, "environment") {
+            match pair.split_once('=') {
+                Some((k, v)) => env.push((k.to_string(), v.to_string())),
+                None => return Err(format!("Invalid environment setting '{pair}'")),
+            }
+        }
+        let running_as_root = command::uid_of("root").is_some() && is_root();
+        let uid = match param_str(r, "user") {
+            Some(u) if running_as_root => {
+                Some(command::uid_of(&u).ok_or_else(|| format!("Could not find user {u}"))?)
+            }
+            Some(_) => return Err("Only root can execute commands as other users".into()),
+            None => None,
+        };
+        let gid = match param_str(r, "group") {
+            Some(g) if running_as_root => {
+                Some(command::gid_of(&g).ok_or_else(|| format!("Could not find group {g}"))?)
+            }
+            Some(_) => return Err("Only root can execute commands as other groups".into()),
+            None => None,
+        };
+        let timeout = match param_str(r, "timeout") {
+            Some(t) => {
+                Some(Duration::from_secs_f64(t.parse::<f64>().map_err(|_| {
+                    format!("The timeout must be a number, not '{t}'")
+                })?))
+            }
+            None => Some(Duration::from_secs(300)),
+        };
+        let tries = match param_str(r, "tries") {
+            Some(t) => t
+                .parse::<u32>()
+                .ok()
+                .filter(|t| *t >= 1)
+                .ok_or_else(|| format!("Tries must be an integer >= 1, not '{t}'"))?,
+            None => 1,
+        };
+        let try_sleep = match param_str(r, "try_sleep") {
+            Some(t) => Duration::from_secs_f64(
+                t.parse::<f64>()
+                    .map_err(|_| format!("try_sleep must be a number, not '{t}'"))?,
+            ),
+            None => Duration::ZERO,
+        };
+        let logoutput = match param_str(r, "logoutput").as_deref() {
+            None | Some("on_failure") => LogOutput::OnFailure,
+            Some("true") => LogOutput::Always,
+            Some("false") => LogOutput::Never,
+            Some(other) => return Err(format!("Invalid value '{other}' for logoutput")),
+        };
+        let returns = {
+            let r = param_list(r, "returns");
+            if r.is_empty() {
+                vec!["0".to_string()]
+            } else {
+                r
+            }
+        };
+        Ok(Exec {
+            command,
+            shell,
+            spec: RunSpec {
+                argv: Vec::new(),
+                cwd: param_str(r, "cwd").map(Into::into),
+                env,
+                search_path: path,
+                uid,
+                gid,
+                umask: param_str(r, "umask"),
+                timeout,
+            },
+            creates: param_list(r, "creates"),
+            onlyif: param_list(r, "onlyif"),
+            unless: param_list(r, "unless"),
+            refreshonly: param_bool(r, "refreshonly", false)?,
+            refresh: param_str(r, "refresh"),
+            returns,
+            tries,
+            try_sleep,
+            logoutput,
+            level: super::notify::level_of(r),
+            sensitive: ["command", "unless", "onlyif"]
+                .iter()
+                .any(|p| r.sensitive_parameters.iter().any(|s| s == p)),
+        })
+    }
+
+    fn spec_for(&self, command: &str) -> RunSpec {
+        RunSpec {
+            argv: if self.shell {
+                command::shell_argv(command)
+            } else {
+                command::posix_argv(command)
+            },
+            ..self.spec.clone()
+        }
+    }
+
+    /// Whether the checks let the command run (`check_all_attributes` in exec.rb).
+    fn checks_pass(&self, refreshing: bool) -> Result<bool, String> {
+        if self.refreshonly && !refreshing {
+            return Ok(false);
+        }
+        let base = self.spec.cwd.clone();
+        for c in &self.creates {
+            let p = std::path::Path::new(c);
+            let p = match (&base, p.is_relative()) {
+                (Some(b), true) => b.join(p),
+                _ => p.to_path_buf(),
+            };
+            if p.exists() {
+                return Ok(false);
+            }
+        }
+        for c in &self.unless {
+            if self.exec(c)?.code == 0 {
+                return Ok(false);
+            }
+        }
+        for c in &self.onlyif {
+            if self.exec(c)?.code != 0 {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Runs the command (with its tries); logs output as asked; fails on an unexpected status.
+    fn run_command(&self, cx: &mut Context) -> Result<(), String> {
+        let mut out = None;
+        for attempt in 0..self.tries {
+            let o = self.exec(&self.command)?;
+            let ok = self.returns.contains(&o.code.to_string());
+            out = Some(o);
+            if ok {
+                break;
+            }
+            if attempt + 1 < self.tries && !self.try_sleep.is_zero() {
+                std::thread::sleep(self.try_sleep);
+            }
+        }
+        let out = out.expect("tries >= 1");
+        let ok = self.returns.contains(&out.code.to_string());
+        let log = match self.logoutput {
+            LogOutput::Always => true,
+            LogOutput::OnFailure => !ok,
+            LogOutput::Never => false,
+        };
+        if log && self.sensitive {
+            cx.log(
+                self.level,
+                Some(format!("{}/returns", cx.path)),
+                "[output redacted]",
+            );
+        } else if log {
+            for line in out.output.lines() {
+                cx.log(self.level, Some(format!("{}/returns", cx.path)), line);
+            }
+        }
+        if ok {
+            Ok(())
+        } else if self.sensitive {
+            Err(format!(
+                "[command redacted] returned {} instead of one of [{}]",
+                out.code,
+                self.returns.join(",")
+            ))
+        } else {
+            Err(format!(
+                "'{}' returned {} instead of one of [{}]",
+                self.command,
+                out.code,
+                self.returns.join(",")
+            ))
+        }
+    }
+
+    /// Runs one command; errors do not show a sensitive command.
+    fn exec(&self, cmd: &str) -> Result<command::RunOutput, String> {
+        command::run(&self.spec_for(cmd)).map_err(|e| {
+            if self.sensitive && e.starts_with("Could not execute") {
+                "Could not execute [command redacted]".to_string()
+            } else {
+                e
+            }
+        })
+    }
+
+    fn desired(&self) -> String {
+        super::show(&serde_json::Value::from(self.returns.clone()))
+    }
+}
+
+fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("Uid:"))
+                .and_then(|l| l.split_whitespace().nth(2).map(|e| e == "0"))
+        })
+        .unwrap_or(false)
+}
+
+impl Provider for Exec {
+    fn check_apply(&mut self, cx: &mut Context, apply: bool) -> Result<Vec<Change>, String> {
+        if !self.checks_pass(false)? {
+            return Ok(Vec::new());
+        }
+        let result = if !apply {
+            ChangeResult::Noop
+        } else {
+            match self.run_command(cx) {
+                Ok(()) => ChangeResult::Synced("executed successfully".into()),
+                Err(e) => ChangeResult::Failed(e),
+            }
+        };
+        Ok(vec![Change {
+            property: "returns".into(),
+            event: "executed_command".into(),
+            previous: "'notrun'".into(),
+            desired: self.desired(),
+            result,
+        }])
+    }
+
+    fn refreshable(&self) -> bool {
+        true
+    }
+
+    fn refresh(&mut self, cx: &mut Context) -> Result<(), String> {
+        if !self.checks_pass(true)? {
+            return Ok(());
+        }
+        match &self.refresh {
+            Some(cmd) => self.exec(cmd).map(|_| ()),
+            None => self.run_command(cx),
+        }
+    }
+}

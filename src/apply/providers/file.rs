@@ -1,0 +1,722 @@
+//! `file`: files, directories and links, with content or a source, mode, owner and group.
+//!
+//! Content is written atomically: a temporary file in the same directory, fsync, then rename
+//! over the target. Replaced content is backed up first (a bucket directory by default, or a
+//! suffix).
+
+use super::command::{gid_of, name_of_id, uid_of};
+use super::{param_bool, param_list, param_str, quoted, Change, ChangeResult, Context, Provider};
+use crate::apply::atomic;
+use crate::apply::bucket::Bucket;
+use crate::apply::log::Level;
+use crate::catalog::Resource;
+use crate::graph::digest::{hex, sha256};
+use std::fs;
+use std::io::Write;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+pub const ATTRIBUTES: &[&str] = &[
+    "path",
+    "ensure",
+    "content",
+    "source",
+    "mode",
+    "owner",
+    "group",
+    "replace",
+    "force",
+    "backup",
+    "target",
+    "checksum",
+    "checksum_value",
+    "show_diff",
+    "recurse",
+    "links",
+    "source_permissions",
+    "sourceselect",
+    "validate_cmd",
+    "validate_replacement",
+    "selinux_ignore_defaults",
+    "seluser",
+    "selrole",
+    "seltype",
+    "selrange",
+    "provider",
+    "name",
+    "purge",
+    "ignore",
+    "recurselimit",
+    "max_files",
+];
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Ensure {
+    Present,
+    File,
+    Directory,
+    Link(String),
+    Absent,
+}
+
+impl Ensure {
+    fn name(&self) -> &'static str {
+        match self {
+            Ensure::Present => "present",
+            Ensure::File => "file",
+            Ensure::Directory => "directory",
+            Ensure::Link(_) => "link",
+            Ensure::Absent => "absent",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Current {
+    Absent,
+    File,
+    Directory,
+    Link(String),
+}
+
+impl Current {
+    fn name(&self) -> &'static str {
+        match self {
+            Current::Absent => "absent",
+            Current::File => "file",
+            Current::Directory => "directory",
+            Current::Link(_) => "link",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Content {
+    Inline(Vec<u8>),
+    Source(Vec<String>),
+}
+
+pub struct File {
+    /// The path being managed: `declared`, or where its links lead with `links => follow`.
+    path: PathBuf,
+    /// The path as written in the catalog.
+    declared: PathBuf,
+    /// `links => follow`: manage the file a link points to rather than the link.
+    follow: bool,
+    ensure: Option<Ensure>,
+    content: Option<Content>,
+    mode: Option<u32>,
+    owner: Option<String>,
+    group: Option<String>,
+    replace: bool,
+    force: bool,
+    backup: Option<String>,
+    validate_cmd: Option<(String, String)>,
+}
+
+/// `'644'`, `'0644'`, `644` -> 0o644. Symbolic modes are not supported.
+fn parse_mode(s: &str) -> Result<u32, String> {
+    if !s.is_empty() && s.len() <= 4 && s.bytes().all(|b| (b'0'..=b'7').contains(&b)) {
+        Ok(u32::from_str_radix(s, 8).expect("octal digits"))
+    } else {
+        Err(format!(
+            "The file mode specification is invalid: '{s}' (Ordo supports numeric modes)"
+        ))
+    }
+}
+
+fn show_mode(m: u32) -> String {
+    format!("{:04o}", m & 0o7777)
+}
+
+/// Directories get the search bit wherever the read bit is set (Puppet's rule).
+fn dir_mode(m: u32) -> u32 {
+    m | ((m & 0o444) >> 2)
+}
+
+fn checksum(bytes: &[u8]) -> String {
+    format!("{{sha256}}{}", hex(&sha256(bytes)))
+}
+
+impl File {
+    pub fn new(r: &Resource) -> Result<File, String> {
+        let path = param_str(r, "path").unwrap_or_else(|| r.title.clone());
+        if !path.starts_with('/') {
+            return Err(format!(
+                "Parameter path failed on File[{}]: File paths must be fully qualified, not '{path}'",
+                r.title
+            ));
+        }
+        let trimmed = if path.len() > 1 {
+            path.trim_end_matches('/').to_string()
+        } else {
+            path
+        };
+        let target = param_str(r, "target");
+        let ensure = match param_str(r, "ensure").as_deref() {
+            None => None,
+            Some("present") => Some(Ensure::Present),
+            Some("file") => Some(Ensure::File),
+            Some("directory") => Some(Ensure::Directory),
+            Some("absent") => Some(Ensure::Absent),
+            Some("link") => Some(Ensure::Link(target.clone().ok_or_else(|| {
+                format!("File[{}]: ensure => link needs a target", r.title)
+            })?)),
+            Some(t) if t.starts_with('/') => Some(Ensure::Link(t.to_string())),
+            Some(other) => {
+                return Err(format!(
+                    "Parameter ensure failed on File[{}]: Invalid value \"{other}\". Valid values are absent, false, file, present, directory, link",
+                    r.title
+                ))
+            }
+        };
+        let content = match (r.parameters.get("content"), param_list(r, "source")) {
+            (Some(c), s) if !s.is_empty() => {
+                let _ = c;
+                return Err(format!(
+                    "File[{}]: You cannot specify more than one of content, source, target",
+                    r.title
+                ));
+            }
+            (Some(serde_json::Value::String(s)), _) => {
+                Some(Content::Inline(s.clone().into_bytes()))
+            }
+            (Some(serde_json::Value::Null), _) | (None, _) => None,
+            (Some(other), _) => Some(Content::Inline(other.to_string().into_bytes())),
+        };
+        let content = match content {
+            Some(c) => Some(c),
+            None => {
+                let s = param_list(r, "source");
+                (!s.is_empty()).then_some(Content::Source(s))
+            }
+        };
+        let ensure = match ensure {
+            None if content.is_some() => Some(Ensure::File),
+            None if target.is_some() => target.map(Ensure::Link),
+            e => e,
+        };
+        if param_bool(r, "recurse", false).unwrap_or(true)
+            || param_str(r, "recurse").is_some_and(|v| v == "remote")
+        {
+            return Err(format!(
+                "File[{}]: recurse is not supported by Ordo",
+                r.title
+            ));
+        }
+        let mode = param_str(r, "mode").map(|m| parse_mode(&m)).transpose()?;
+        let backup = match r.parameters.get("backup") {
+            Some(serde_json::Value::Bool(false)) => None,
+            Some(serde_json::Value::String(s)) if s == "false" => None,
+            Some(serde_json::Value::String(s)) => Some(s.clone()),
+            _ => Some("puppet".to_string()),
+        };
+        let validate_cmd = param_str(r, "validate_cmd").map(|c| {
+            let token = param_str(r, "validate_replacement").unwrap_or_else(|| "%".into());
+            (c, token)
+        });
+        let follow = match param_str(r, "links").as_deref() {
+            None | Some("manage") => false,
+            Some("follow") => true,
+            Some(other) => {
+                return Err(format!(
+                    "Parameter links failed on File[{}]: Invalid value \"{other}\". Valid values are follow, manage",
+                    r.title
+                ))
+            }
+        };
+        Ok(File {
+            path: PathBuf::from(&trimmed),
+            declared: PathBuf::from(trimmed),
+            follow,
+            ensure,
+            content,
+            mode,
+            owner: param_str(r, "owner"),
+            group: param_str(r, "group"),
+            replace: param_bool(r, "replace", true)?,
+            force: param_bool(r, "force", false)?,
+            backup,
+            validate_cmd,
+        })
+    }
+
+    fn current(&self) -> Result<(Current, Option<fs::Metadata>), String> {
+        match fs::symlink_metadata(&self.path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok((Current::Absent, None)),
+            Err(e) => Err(format!("Could not stat {}: {e}", self.path.display())),
+            Ok(m) if m.file_type().is_symlink() => {
+                let t = fs::read_link(&self.path)
+                    .map(|t| t.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                Ok((Current::Link(t), Some(m)))
+            }
+            Ok(m) if m.is_dir() => Ok((Current::Directory, Some(m))),
+            Ok(m) => Ok((Current::File, Some(m))),
+        }
+    }
+
+    /// The desired content bytes, reading a source if needed.
+    fn desired_content(&self, cx: &Context) -> Result<Option<Vec<u8>>, String> {
+        match &self.content {
+            None => Ok(None),
+            Some(Content::Inline(b)) => Ok(Some(b.clone())),
+            Some(Content::Source(sources)) => {
+                for s in sources {
+                    if let Some(p) = resolve_source(s, cx.modulepath) {
+                        if p.is_dir() {
+                            return Ok(None);
+                        }
+                        if let Ok(b) = fs::read(&p) {
+                            return Ok(Some(b));
+                        }
+                    }
+                }
+                Err(format!(
+                    "Could not retrieve information from environment production source(s) {}",
+                    sources
+                        .iter()
+                        .map(|s| if s.starts_with('/') {
+                            format!("file://{s}")
+                        } else {
+                            s.clone()
+                        })
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ))
+            }
+        }
+    }
+
+    /// Keeps the content about to be replaced or removed: in the bucket (`backup => puppet`,
+    /// the default) or beside the file (`backup => '.bak'`). Only regular files are kept: a
+    /// symbolic link is not followed (unless `links => follow` resolved it already), so
+    /// replacing a link never copies what it points to.
+    fn backup(&self, cx: &mut Context) -> Result<(), String> {
+        let Some(b) = &self.backup else { return Ok(()) };
+        let meta = match fs::symlink_metadata(&self.path) {
+            Ok(m) if m.is_file() => m,
+            _ => return Ok(()), // a directory, a link, nothing: no content to keep
+        };
+        let bytes = match fs::read(&self.path) {
+            Ok(b) => b,
+            Err(e) => return Err(format!("Could not back up {}: {e}", self.path.display())),
+        };
+        if b.starts_with('.') {
+            let mut dest = self.path.clone().into_os_string();
+            dest.push(b);
+            atomic::write_file(Path::new(&dest), &bytes, meta.mode() & 0o7777)
+                .map_err(|e| format!("Could not back up {}: {e}", self.path.display()))?;
+            return Ok(());
+        }
+        let sum = Bucket::new(cx.bucket_dir)
+            .backup(&self.path, &bytes, Some(meta.mode()))
+            .map_err(|e| format!("Could not back up {}: {e}", self.path.display()))?;
+        let source = Some(cx.path.to_string());
+        cx.log(
+            Level::Info,
+            source,
+            format!("Filebucketed {} to {b} with sum {sum}", self.path.display()),
+        );
+        Ok(())
+    }
+
+    /// Writes content atomically (see `apply::atomic`) with the desired (or kept) mode and
+    /// ownership, after `validate_cmd` accepted the temporary file.
+    fn write(&self, bytes: &[u8], keep: Option<&fs::Metadata>) -> Result<(), String> {
+        let dir = self.path.parent().unwrap_or(Path::new("/"));
+        if !dir.is_dir() {
+            return Err(format!(
+                "Could not set 'file' on ensure: No such file or directory - A directory component in {} does not exist or is a dangling symbolic link",
+                self.path.display()
+            ));
+        }
+        let (mut f, tmp) = atomic::create_temp(&self.path)
+            .map_err(|e| format!("Could not write {}: {e}", self.path.display()))?;
+        let result = (|| -> std::io::Result<()> {
+            f.write_all(bytes)?;
+            let mode = self
+                .mode
+                .or_else(|| keep.map(|m| m.mode() & 0o7777))
+                .unwrap_or(0o644);
+            let uid = self
+                .owner
+                .as_deref()
+                .and_then(uid_of)
+                .or_else(|| keep.map(|m| m.uid()));
+            let gid = self
+                .group
+                .as_deref()
+                .and_then(gid_of)
+                .or_else(|| keep.map(|m| m.gid()));
+            if uid.is_some() || gid.is_some() {
+                std::os::unix::fs::fchown(&f, uid, gid)?;
+            }
+            // After chown, which clears set-id bits.
+            f.set_permissions(fs::Permissions::from_mode(mode))?;
+            f.sync_all()
+        })();
+        drop(f);
+        if let Err(e) = result {
+            let _ = fs::remove_file(&tmp);
+            return Err(format!("Could not write {}: {e}", self.path.display()));
+        }
+        if let Some((cmd, token)) = &self.validate_cmd {
+            let argv = validate_argv(cmd, token, &tmp);
+            let shown = argv.join(" ");
+            let out = super::command::run(&super::command::RunSpec {
+                argv,
+                ..Default::default()
+            });
+            match out {
+                Ok(o) if o.code == 0 => {}
+                Ok(o) => {
+                    let _ = fs::remove_file(&tmp);
+                    return Err(format!(
+                        "Execution of '{shown}' returned {}: {}",
+                        o.code,
+                        o.output.trim_end()
+                    ));
+                }
+                Err(e) => {
+                    let _ = fs::remove_file(&tmp);
+                    return Err(e);
+                }
+            }
+        }
+        atomic::commit(&tmp, &self.path)
+            .map_err(|e| format!("Could not rename into {}: {e}", self.path.display()))
+    }
+
+    fn remove(&self, current: &Current) -> Result<(), String> {
+        let r = match current {
+            Current::Directory => fs::remove_dir_all(&self.path),
+            Current::Absent => Ok(()),
+            _ => fs::remove_file(&self.path),
+        };
+        r.map_err(|e| format!("Could not remove {}: {e}", self.path.display()))?;
+        self.sync_parent();
+        Ok(())
+    }
+
+    /// Makes a creation, removal or rename in the parent directory durable.
+    fn sync_parent(&self) {
+        if let Some(dir) = self.path.parent() {
+            let _ = atomic::sync_dir(dir);
+        }
+    }
+
+    fn fix_metadata(&self, is_dir: bool) -> Result<(), String> {
+        if let Some(m) = self.mode {
+            let m = if is_dir { dir_mode(m) } else { m };
+            fs::set_permissions(&self.path, fs::Permissions::from_mode(m))
+                .map_err(|e| e.to_string())?;
+        }
+        let uid = self.owner.as_deref().and_then(uid_of);
+        let gid = self.group.as_deref().and_then(gid_of);
+        if uid.is_some() || gid.is_some() {
+            std::os::unix::fs::chown(&self.path, uid, gid).map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    }
+
+    /// Brings `ensure` to its desired value; returns the message Puppet logs.
+    fn sync_ensure(
+        &self,
+        cx: &mut Context,
+        want: &Ensure,
+        current: &Current,
+        content: Option<&[u8]>,
+    ) -> Result<String, String> {
+        let from = current.name();
+        let created = |c: &Current| matches!(c, Current::Absent);
+        match want {
+            Ensure::Absent => {
+                if *current == Current::Directory && !self.force {
+                    return Err("Could not remove directory; use force => true".into());
+                }
+                self.backup(cx)?;
+                self.remove(current)?;
+                Ok("removed".into())
+            }
+            Ensure::File | Ensure::Present => {
+                if *current == Current::Directory {
+                    if !self.force {
+                        return Err(format!(
+                            "Could not set 'file' on ensure: Is a directory - {} (use force => true to replace it)",
+                            self.path.display()
+                        ));
+                    }
+                    self.remove(current)?;
+                } else if matches!(current, Current::Link(_)) {
+                    self.remove(current)?;
+                }
+                self.write(content.unwrap_or_default(), None)?;
+                Ok(match (content, created(current)) {
+                    (Some(b), true) => format!("defined content as '{}'", checksum(b)),
+                    (_, true) => "created".into(),
+                    _ => format!("ensure changed '{from}' to '{}'", want.name()),
+                })
+            }
+            Ensure::Directory => {
+                if !matches!(current, Current::Absent) {
+                    self.remove(current)?;
+                }
+                fs::create_dir(&self.path).map_err(|e| {
+                    format!(
+                        "Could not set 'directory' on ensure: {e} - {}",
+                        self.path.display()
+                    )
+                })?;
+                self.sync_parent();
+                let m = self.mode.map(dir_mode).unwrap_or(0o755);
+                fs::set_permissions(&self.path, fs::Permissions::from_mode(m))
+                    .map_err(|e| e.to_string())?;
+                self.fix_metadata(true)?;
+                Ok(if created(current) {
+                    "created".into()
+                } else {
+                    format!("ensure changed '{from}' to 'directory'")
+                })
+            }
+            Ensure::Link(target) => {
+                if *current == Current::Directory && !self.force {
+                    return Err(format!(
+                        "Could not set 'link' on ensure: Is a directory - {}",
+                        self.path.display()
+                    ));
+                }
+                self.remove(current)?;
+                std::os::unix::fs::symlink(target, &self.path).map_err(|e| {
+                    format!(
+                        "Could not set 'link' on ensure: {e} - {}",
+                        self.path.display()
+                    )
+                })?;
+                self.sync_parent();
+                Ok(if created(current) {
+                    "created".into()
+                } else {
+                    format!("ensure changed '{from}' to 'link'")
+                })
+            }
+        }
+    }
+}
+
+/// Where a chain of symbolic links leads (`links => follow`); the last path may not exist.
+fn resolve_links(path: &Path) -> Result<PathBuf, String> {
+    let mut p = path.to_path_buf();
+    for _ in 0..40 {
+        match fs::symlink_metadata(&p) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let t = fs::read_link(&p)
+                    .map_err(|e| format!("Could not read link {}: {e}", p.display()))?;
+                p = match p.parent() {
+                    Some(dir) if t.is_relative() => dir.join(t),
+                    _ => t,
+                };
+            }
+            _ => return Ok(p),
+        }
+    }
+    Err(format!(
+        "Could not follow {}: Too many levels of symbolic links",
+        path.display()
+    ))
+}
+
+/// The argv of `validate_cmd` with the temporary file where the token is. Whether the command
+/// runs through the shell is decided on the command as written, and the path then goes in as
+/// one argument (single-quoted for the shell), so a file name is never read as shell syntax.
+fn validate_argv(cmd: &str, token: &str, tmp: &Path) -> Vec<String> {
+    let path = tmp.to_string_lossy();
+    let argv = super::command::posix_argv(cmd);
+    if argv.len() == 3 && argv[0] == "/bin/sh" && argv[2] == cmd {
+        let quoted = format!("'{}'", path.replace('\'', "'\\''"));
+        super::command::shell_argv(&cmd.replace(token, &quoted))
+    } else {
+        argv.into_iter().map(|w| w.replace(token, &path)).collect()
+    }
+}
+
+/// `puppet:///modules/MOD/PATH` -> `DIR/MOD/files/PATH`; `file:///x` and `/x` -> `/x`.
+pub fn resolve_source(source: &str, modulepath: &[PathBuf]) -> Option<PathBuf> {
+    if let Some(rest) = source.strip_prefix("puppet:///modules/").or_else(|| {
+        source
+            .strip_prefix("puppet://")
+            .and_then(|r| r.split_once("/modules/").map(|(_, p)| p))
+    }) {
+        let (module, path) = rest.split_once('/')?;
+        return modulepath
+            .iter()
+            .map(|d| d.join(module).join("files").join(path))
+            .find(|p| p.exists());
+    }
+    let local = source.strip_prefix("file://").unwrap_or(source);
+    local.starts_with('/').then(|| PathBuf::from(local))
+}
+
+fn owner_name(uid: u32) -> String {
+    name_of_id("/etc/passwd", uid).unwrap_or_else(|| uid.to_string())
+}
+
+fn group_name(gid: u32) -> String {
+    name_of_id("/etc/group", gid).unwrap_or_else(|| gid.to_string())
+}
+
+impl Provider for File {
+    fn check_apply(&mut self, cx: &mut Context, apply: bool) -> Result<Vec<Change>, String> {
+        if self.follow && !matches!(self.ensure, Some(Ensure::Link(_))) {
+            self.path = resolve_links(&self.declared)?;
+        }
+        let (current, meta) = self.current()?;
+        let content = self.desired_content(cx)?;
+        let mut changes = Vec::new();
+        let ensure_in_sync = match (&self.ensure, &current) {
+            (None, _) => true,
+            (Some(Ensure::Present), c) => *c != Current::Absent,
+            (Some(Ensure::File), Current::File) => true,
+            (Some(Ensure::Directory), Current::Directory) => true,
+            (Some(Ensure::Link(t)), Current::Link(c)) => t == c,
+            (Some(Ensure::Absent), Current::Absent) => true,
+            _ => false,
+        };
+        if !ensure_in_sync {
+            let want = self.ensure.clone().expect("ensure is set when out of sync");
+            let event = match (&want, &current) {
+                (Ensure::Absent, _) => "file_removed",
+                (Ensure::Directory, Current::Absent) => "directory_created",
+                (Ensure::Link(_), Current::Absent) => "link_created",
+                (_, Current::Absent) => "file_created",
+                _ => "file_changed",
+            };
+            let result = if !apply {
+                ChangeResult::Noop
+            } else {
+                match self.sync_ensure(cx, &want, &current, content.as_deref()) {
+                    Ok(m) => ChangeResult::Synced(m),
+                    Err(e) => ChangeResult::Failed(e),
+                }
+            };
+            changes.push(Change {
+                property: "ensure".into(),
+                event: event.into(),
+                previous: quoted(current.name()),
+                desired: quoted(want.name()),
+                result,
+            });
+            return Ok(changes);
+        }
+        let Some(meta) = meta else {
+            return Ok(changes); // nothing to manage: no ensure and the file does not exist
+        };
+        if self.ensure == Some(Ensure::Absent) {
+            return Ok(changes);
+        }
+        // content
+        if let (Current::File, Some(want), true) = (&current, &content, self.replace) {
+            let have = fs::read(&self.path).map_err(|e| e.to_string())?;
+            if have != *want {
+                let (old, new) = (checksum(&have), checksum(want));
+                let result = if !apply {
+                    ChangeResult::Noop
+                } else {
+                    match self.backup(cx).and_then(|_| self.write(want, Some(&meta))) {
+                        Ok(()) => {
+                            ChangeResult::Synced(format!("content changed '{old}' to '{new}'"))
+                        }
+                        Err(e) => ChangeResult::Failed(e),
+                    }
+                };
+                changes.push(Change {
+                    property: "content".into(),
+                    event: "content_changed".into(),
+                    previous: quoted(&old),
+                    desired: quoted(&new),
+                    result,
+                });
+            }
+        }
+        let is_link = matches!(current, Current::Link(_));
+        let meta = fs::symlink_metadata(&self.path).unwrap_or(meta);
+        // owner, group
+        for (prop, want, have, lookup, name) in [
+            (
+                "owner",
+                &self.owner,
+                meta.uid(),
+                uid_of as fn(&str) -> Option<u32>,
+                owner_name as fn(u32) -> String,
+            ),
+            ("group", &self.group, meta.gid(), gid_of, group_name),
+        ] {
+            let Some(want) = want else { continue };
+            let Some(id) = lookup(want) else {
+                changes.push(Change {
+                    property: prop.into(),
+                    event: format!("{prop}_changed"),
+                    previous: quoted(&name(have)),
+                    desired: quoted(want),
+                    result: ChangeResult::Failed(format!(
+                        "Could not find {} {want}",
+                        if prop == "owner" { "user" } else { "group" }
+                    )),
+                });
+                continue;
+            };
+            if id == have {
+                continue;
+            }
+            let (old, new) = (name(have), want.clone());
+            let result = if !apply {
+                ChangeResult::Noop
+            } else {
+                let (u, g) = if prop == "owner" {
+                    (Some(id), None)
+                } else {
+                    (None, Some(id))
+                };
+                match std::os::unix::fs::lchown(&self.path, u, g) {
+                    Ok(()) => ChangeResult::Synced(format!("{prop} changed '{old}' to '{new}'")),
+                    Err(e) => ChangeResult::Failed(format!("Failed to set {prop} to '{new}': {e}")),
+                }
+            };
+            changes.push(Change {
+                property: prop.into(),
+                event: format!("{prop}_changed"),
+                previous: quoted(&old),
+                desired: quoted(&new),
+                result,
+            });
+        }
+        // mode
+        if let (Some(m), false) = (self.mode, is_link) {
+            let want = if current == Current::Directory {
+                dir_mode(m)
+            } else {
+                m
+            };
+            let have = meta.mode() & 0o7777;
+            if have != want {
+                let (old, new) = (show_mode(have), show_mode(want));
+                let result = if !apply {
+                    ChangeResult::Noop
+                } else {
+                    match fs::set_permissions(&self.path, fs::Permissions::from_mode(want)) {
+                        Ok(()) => ChangeResult::Synced(format!("mode changed '{old}' to '{new}'")),
+                        Err(e) => ChangeResult::Failed(format!("failed to set mode {new}: {e}")),
+                    }
+                };
+                changes.push(Change {
+                    property: "mode".into(),
+                    event: "mode_changed".into(),
+                    previous: quoted(&old),
+                    desired: quoted(&new),
+                    result,
+                });
+            }
+        }
+        Ok(changes)
+    }
+}

@@ -1,0 +1,219 @@
+//! Providers: the code that reads and converges one kind of resource.
+//!
+//! The resource API is deliberately narrow (mgmt's `CheckApply`): one method reads the
+//! current state, compares it with the desired state and, only when asked, converges. Noop
+//! costs nothing more than a check, and a check can never change the system.
+
+pub mod command;
+pub mod exec;
+pub mod file;
+pub mod notify;
+pub mod package;
+pub mod service;
+pub mod usergroup;
+
+use crate::apply::log::{Level, LogLine};
+use crate::catalog::Resource;
+use serde_json::Value as Json;
+use std::path::PathBuf;
+
+/// What one property did (or would do): Puppet logs one line and emits one event for each.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Change {
+    pub property: String,
+    /// Event name (`file_created`, `executed_command`, ...): events are grouped by it.
+    pub event: String,
+    /// Current value as Puppet shows it (`'absent'`, `['0']`).
+    pub previous: String,
+    /// Desired value as Puppet shows it.
+    pub desired: String,
+    pub result: ChangeResult,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ChangeResult {
+    /// Converged; the message Puppet logs (`defined content as '{sha256}...'`).
+    Synced(String),
+    /// Would change (noop).
+    Noop,
+    /// The change was attempted and failed with this message.
+    Failed(String),
+}
+
+/// What a provider may use while it works.
+pub struct Context<'a> {
+    /// The resource path for log lines (`/Stage[main]/Main/Exec[x]`).
+    pub path: &'a str,
+    pub modulepath: &'a [PathBuf],
+    pub bucket_dir: &'a std::path::Path,
+    /// Lines the provider logs itself (`Notice: message` of notify, exec output).
+    pub log: Vec<LogLine>,
+}
+
+impl Context<'_> {
+    pub fn log(&mut self, level: Level, source: Option<String>, message: impl Into<String>) {
+        self.log.push(LogLine::new(level, source, message));
+    }
+}
+
+/// One managed resource.
+pub trait Provider: Send {
+    /// Reads the current state and compares it with the desired one; converges when `apply`.
+    /// `Err` means the resource could not even be evaluated (`Could not evaluate: ...`).
+    fn check_apply(&mut self, cx: &mut Context, apply: bool) -> Result<Vec<Change>, String>;
+
+    /// Whether the type reacts to refresh events (exec, service, package).
+    fn refreshable(&self) -> bool {
+        false
+    }
+
+    /// The refresh action (restart, rerun).
+    fn refresh(&mut self, _cx: &mut Context) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+/// Metaparameters every type accepts.
+pub const METAPARAMS: &[&str] = &[
+    "alias",
+    "audit",
+    "before",
+    "consume",
+    "export",
+    "loglevel",
+    "noop",
+    "notify",
+    "require",
+    "schedule",
+    "stage",
+    "subscribe",
+    "tag",
+];
+
+/// Builds the provider of a managed resource, validating its attributes first.
+pub fn build(r: &Resource) -> Result<Box<dyn Provider>, String> {
+    let t = r.type_name.to_ascii_lowercase();
+    let known: &[&str] = match t.as_str() {
+        "notify" => notify::ATTRIBUTES,
+        "file" => file::ATTRIBUTES,
+        "exec" => exec::ATTRIBUTES,
+        "package" => package::ATTRIBUTES,
+        "service" => service::ATTRIBUTES,
+        "user" => usergroup::USER_ATTRIBUTES,
+        "group" => usergroup::GROUP_ATTRIBUTES,
+        "anchor" => &["name"],
+        _ => {
+            return Err(format!(
+                "Ordo cannot manage resources of type '{}' ({}[{}]); supported types: notify, file, exec, package, service, user, group",
+                t, r.type_name, r.title
+            ))
+        }
+    };
+    for name in r.parameters.keys() {
+        if !known.contains(&name.as_str())
+            && !METAPARAMS.contains(&name.as_str())
+            && !crate::graph::requisites::is_extension_metaparam(name)
+        {
+            return Err(format!(
+                "no parameter named '{name}' for {}[{}] (Ordo's {t} does not support it)",
+                r.type_name, r.title
+            ));
+        }
+    }
+    Ok(match t.as_str() {
+        "notify" => Box::new(notify::Notify::new(r)?),
+        "file" => Box::new(file::File::new(r)?),
+        "exec" => Box::new(exec::Exec::new(r)?),
+        "package" => Box::new(package::Package::new(r)?),
+        "service" => Box::new(service::Service::new(r)?),
+        "user" => Box::new(usergroup::User::new(r)?),
+        "group" => Box::new(usergroup::Group::new(r)?),
+        _ => Box::new(Anchor),
+    })
+}
+
+/// stdlib's `anchor`: a no-op resource that only orders, and passes refresh events on.
+struct Anchor;
+
+impl Provider for Anchor {
+    fn check_apply(&mut self, _cx: &mut Context, _apply: bool) -> Result<Vec<Change>, String> {
+        Ok(Vec::new())
+    }
+
+    fn refreshable(&self) -> bool {
+        true
+    }
+}
+
+/// Puppet's display of a value in change messages: strings quoted, arrays bracketed.
+pub fn show(value: &Json) -> String {
+    match value {
+        Json::Array(items) => format!(
+            "[{}]",
+            items.iter().map(show).collect::<Vec<_>>().join(", ")
+        ),
+        Json::Object(map) => format!(
+            "{{{}}}",
+            map.iter()
+                .map(|(k, v)| format!("'{k}' => {}", show(v)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        Json::String(s) => format!("'{s}'"),
+        Json::Null => "'absent'".into(),
+        other => format!("'{other}'"),
+    }
+}
+
+/// A quoted string as Puppet shows it.
+pub fn quoted(s: &str) -> String {
+    format!("'{s}'")
+}
+
+/// A parameter as text (strings, numbers and booleans), if set.
+pub fn param_str(r: &Resource, name: &str) -> Option<String> {
+    match r.parameters.get(name)? {
+        Json::String(s) => Some(s.clone()),
+        Json::Number(n) => Some(n.to_string()),
+        Json::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+/// A parameter as a list of strings (a single value or an array).
+pub fn param_list(r: &Resource, name: &str) -> Vec<String> {
+    match r.parameters.get(name) {
+        Some(Json::Array(items)) => items
+            .iter()
+            .filter_map(|v| match v {
+                Json::String(s) => Some(s.clone()),
+                Json::Number(n) => Some(n.to_string()),
+                Json::Bool(b) => Some(b.to_string()),
+                _ => None,
+            })
+            .collect(),
+        Some(_) => param_str(r, name).into_iter().collect(),
+        None => Vec::new(),
+    }
+}
+
+/// A boolean parameter (`true`, `'true'`, `'yes'`), or the default.
+pub fn param_bool(r: &Resource, name: &str, default: bool) -> Result<bool, String> {
+    match r.parameters.get(name) {
+        None | Some(Json::Null) => Ok(default),
+        Some(Json::Bool(b)) => Ok(*b),
+        Some(Json::String(s)) => match s.as_str() {
+            "true" | "yes" => Ok(true),
+            "false" | "no" => Ok(false),
+            _ => Err(format!(
+                "Invalid value '{s}' for {name}. Valid values are true, false, yes, no"
+            )),
+        },
+        Some(other) => Err(format!("Invalid value {other} for {name}")),
+    }
+}
+
+/// Is the resource in noop mode by its own `noop` metaparameter?
+pub fn resource_noop(r: &Resource) -> bool {
+    param_bool(r, "noop", false).unwrap_or(false)
+}

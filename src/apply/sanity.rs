@@ -1,0 +1,182 @@
+//! Checks of a well-formed catalog's contents that the graph stage does not make: every
+//! resource has a type and a title, no resource is declared twice (by title or by namevar),
+//! relationship metaparameters hold references. Each message names the resource's place in
+//! the catalog (`resources[3]`) and, when known, the manifest line that declared it.
+
+use crate::catalog::{Catalog, Resource};
+use crate::graph::refs::{canonical_ref, namevar};
+use serde_json::Value as Json;
+use std::collections::HashMap;
+
+const RELATIONSHIPS: &[&str] = &["require", "before", "notify", "subscribe"];
+
+/// Error messages; empty when the catalog is sound.
+pub fn check(catalog: &Catalog) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut titles: HashMap<(String, String), usize> = HashMap::new();
+    let mut names: HashMap<(String, String), usize> = HashMap::new();
+    for (i, r) in catalog.resources.iter().enumerate() {
+        if r.type_name.trim().is_empty() {
+            out.push(format!(
+                "Invalid resource at resources[{i}]: the type is empty"
+            ));
+            continue;
+        }
+        if r.title.is_empty() {
+            out.push(format!(
+                "Invalid resource at resources[{i}]: {}[] has an empty title{}",
+                r.type_name,
+                at(r)
+            ));
+            continue;
+        }
+        for p in RELATIONSHIPS {
+            if let Some(v) = r.parameters.get(*p) {
+                if let Some(bad) = not_a_reference(v) {
+                    out.push(format!(
+                        "Invalid relationship at resources[{i}].parameters.{p}: {} {{ {p} => {bad} }} is not a resource reference{}",
+                        r.reference(),
+                        at(r)
+                    ));
+                }
+            }
+        }
+        let reference = canonical_ref(&r.type_name, &r.title);
+        let key = (
+            reference.type_name.to_ascii_lowercase(),
+            title_key(r, &r.title),
+        );
+        if let Some(&first) = titles.get(&key) {
+            out.push(format!(
+                "Duplicate declaration: {reference} is already declared at resources[{first}]{}; cannot redeclare at resources[{i}]{}",
+                at(&catalog.resources[first]),
+                at(r)
+            ));
+            continue;
+        }
+        titles.insert(key, i);
+        // Containers are not managed; exec and tidy are not isomorphic in Puppet (two execs
+        // may run the same command), so their namevar is no identity.
+        let type_lc = reference.type_name.to_ascii_lowercase();
+        if crate::graph::is_container(r) || type_lc == "exec" || type_lc == "tidy" {
+            continue;
+        }
+        if let Some(Json::String(name)) = r.parameters.get(namevar(&r.type_name)) {
+            let mut key = (reference.type_name.to_ascii_lowercase(), title_key(r, name));
+            if key.0 == "package" {
+                // Packages are unique by name and provider together.
+                if let Some(Json::String(p)) = r.parameters.get("provider") {
+                    key.1 = format!("{}\u{0}{p}", key.1);
+                }
+            }
+            match names.get(&key) {
+                Some(&first) if first != i => out.push(format!(
+                    "Cannot alias {reference} to [\"{name}\"]; resource [\"{}\", \"{name}\"] already declared at resources[{first}]{}",
+                    reference.type_name,
+                    at(&catalog.resources[first])
+                )),
+                _ => {
+                    names.insert(key, i);
+                }
+            }
+        }
+    }
+    // A title is also a name: `File[/a]` and `File[x] { path => '/a' }` collide.
+    for (key, &i) in &titles {
+        if let Some(&j) = names.get(key) {
+            if i != j && !crate::graph::is_container(&catalog.resources[i]) {
+                let (a, b) = (i.min(j), i.max(j));
+                let r = &catalog.resources[b];
+                out.push(format!(
+                    "Cannot alias {} to [\"{}\"]; resource [\"{}\", \"{}\"] already declared at resources[{a}]{}",
+                    r.reference(),
+                    key.1,
+                    r.type_name,
+                    key.1,
+                    at(&catalog.resources[a])
+                ));
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Titles and names compare as Puppet compares them: file paths without trailing slashes.
+fn title_key(r: &Resource, title: &str) -> String {
+    if r.type_name.eq_ignore_ascii_case("file") && title.len() > 1 {
+        title.trim_end_matches('/').to_string()
+    } else if r.type_name.eq_ignore_ascii_case("class") {
+        title.trim_start_matches("::").to_ascii_lowercase()
+    } else {
+        title.to_string()
+    }
+}
+
+/// ` (file: site.pp, line: 3)` when the catalog says where the resource was declared.
+fn at(r: &Resource) -> String {
+    match (&r.file, r.line) {
+        (Some(f), Some(l)) => format!(" (file: {f}, line: {l})"),
+        (Some(f), None) => format!(" (file: {f})"),
+        (None, Some(l)) => format!(" (line: {l})"),
+        (None, None) => String::new(),
+    }
+}
+
+/// The first value in a relationship that cannot be a reference (strings, arrays of them and
+/// `{type, title}` objects can).
+fn not_a_reference(v: &Json) -> Option<String> {
+    match v {
+        Json::String(_) | Json::Null => None,
+        Json::Array(items) => items.iter().find_map(not_a_reference),
+        Json::Object(m)
+            if m.get("type").is_some_and(Json::is_string)
+                && m.get("title").is_some_and(Json::is_string) =>
+        {
+            None
+        }
+        other => Some(other.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn catalog(resources: serde_json::Value) -> Catalog {
+        serde_json::from_value(serde_json::json!({ "resources": resources })).unwrap()
+    }
+
+    #[test]
+    fn duplicates_and_bad_shapes() {
+        let c = catalog(serde_json::json!([
+            {"type": "Notify", "title": "a", "file": "site.pp", "line": 1},
+            {"type": "notify", "title": "a", "file": "site.pp", "line": 2},
+            {"type": "File", "title": "/etc/x/"},
+            {"type": "File", "title": "conf", "parameters": {"path": "/etc/x", "require": 5}},
+            {"type": "Exec", "title": ""},
+            {"type": "", "title": "t"}
+        ]));
+        let got = check(&c);
+        assert_eq!(got, vec![
+            "Cannot alias File[conf] to [\"/etc/x\"]; resource [\"File\", \"/etc/x\"] already declared at resources[2]".to_string(),
+            "Duplicate declaration: Notify[a] is already declared at resources[0] (file: site.pp, line: 1); cannot redeclare at resources[1] (file: site.pp, line: 2)".into(),
+            "Invalid relationship at resources[3].parameters.require: File[conf] { require => 5 } is not a resource reference".into(),
+            "Invalid resource at resources[4]: Exec[] has an empty title".into(),
+            "Invalid resource at resources[5]: the type is empty".into(),
+        ]);
+    }
+
+    #[test]
+    fn a_sound_catalog_passes() {
+        let c = catalog(serde_json::json!([
+            {"type": "Class", "title": "main"},
+            {"type": "Class", "title": "foo"},
+            {"type": "File", "title": "/a", "parameters": {"path": "/a", "require": ["Class[foo]", {"type": "Class", "title": "main"}]}},
+            {"type": "Package", "title": "p1", "parameters": {"name": "x", "provider": "apt"}},
+            {"type": "Package", "title": "p2", "parameters": {"name": "x", "provider": "gem"}}
+        ]));
+        assert_eq!(check(&c), Vec::<String>::new());
+    }
+}

@@ -1,0 +1,821 @@
+//! The walk over the graph: statuses, failure propagation, events and refreshes.
+//!
+//! Mirrors transaction.rb `eval_resource`: propagate failures from direct dependencies; skip
+//! (with Puppet's messages) when any failed; otherwise apply, queue the events along
+//! notifying edges, then process the events queued for this resource (refresh at most once).
+//! With `--jobs N`, up to N ready resources are checked and converged at once; everything
+//! else (failures, events, refreshes, logging) happens one resource at a time in priority
+//! order, so the log never depends on timing.
+
+use super::log::{Level, LogLine};
+use super::pending::{PendingEvent, PendingRefresh, Tracker};
+use super::providers::{self, Change, ChangeResult, Context, Provider};
+use super::report::{EventReport, Report, ResourceReport, Summary};
+use super::{ApplyOptions, RunResult};
+use crate::catalog::Catalog;
+use crate::graph::order::Schedule;
+use crate::graph::{Graph, Vertex};
+use petgraph::Direction;
+use std::collections::{HashMap, HashSet};
+use std::time::Instant;
+
+/// Salt requisites and run controls (`apply::requisites`) hooked into this walk.
+mod requisites;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum EventStatus {
+    Success,
+    Noop,
+    Failure,
+}
+
+#[derive(Clone, Debug)]
+struct Event {
+    name: String,
+    status: EventStatus,
+    property: Option<String>,
+    previous: Option<String>,
+    desired: Option<String>,
+    message: String,
+}
+
+#[derive(Default, Debug)]
+struct Status {
+    failed: bool,
+    failed_to_restart: bool,
+    skipped: bool,
+    restarted: bool,
+    changes: usize,
+    failed_deps: Vec<usize>,
+    events: Vec<Event>,
+    time: f64,
+}
+
+/// What the parallel part of applying one resource produced.
+struct Applied {
+    outcome: Result<Vec<Change>, String>,
+    log: Vec<LogLine>,
+    time: f64,
+    /// Run-control notes (onlyif/unless verdicts, attempts, check_cmd).
+    comments: Vec<String>,
+}
+
+struct Run<'a> {
+    catalog: &'a Catalog,
+    graph: &'a Graph,
+    opts: &'a ApplyOptions,
+    providers: HashMap<usize, Box<dyn Provider>>,
+    status: HashMap<Vertex, Status>,
+    queues: HashMap<Vertex, Vec<Event>>,
+    notified: HashSet<usize>,
+    log: Vec<LogLine>,
+    sink: &'a mut dyn FnMut(&LogLine),
+    req: super::requisites::RunState,
+    /// The pending-refresh store (see `pending`), when the run keeps one.
+    pending: Option<Tracker>,
+    /// Events a subscriber will not get in this run (skipped, or in noop): kept as pending.
+    carried: HashMap<Vertex, Vec<Event>>,
+    /// The signal that stopped the run, if one did.
+    interrupted: Option<i32>,
+    /// Anchors from which refresh edges lead to a resource that refreshes: only their events
+    /// are worth keeping as pending.
+    relaying: HashSet<Vertex>,
+}
+
+pub(super) fn run(
+    catalog: &Catalog,
+    graph: &Graph,
+    opts: &ApplyOptions,
+    sink: &mut dyn FnMut(&LogLine),
+) -> RunResult {
+    let start = Instant::now();
+    let mut providers = HashMap::new();
+    for (n, node) in graph.nodes.iter().enumerate() {
+        if let (false, Some(i)) = (node.container, node.index) {
+            if let Ok(p) = providers::build(&catalog.resources[i]) {
+                providers.insert(n, p);
+            }
+        }
+    }
+    let mut r = Run {
+        catalog,
+        graph,
+        opts,
+        providers,
+        status: HashMap::new(),
+        queues: HashMap::new(),
+        notified: HashSet::new(),
+        log: Vec::new(),
+        sink,
+        req: super::requisites::RunState::new(catalog, graph, opts.failhard),
+        pending: None,
+        carried: HashMap::new(),
+        interrupted: None,
+        relaying: HashSet::new(),
+    };
+    r.load_pending();
+    let mut schedule = Schedule::new(graph);
+    let jobs = opts.jobs.max(1);
+    loop {
+        if let Some(sig) = opts.stop.requested() {
+            r.interrupted = Some(sig);
+            break;
+        }
+        let mut batch = Vec::new();
+        while batch.len() < jobs {
+            match schedule.next_ready() {
+                Some(v) => batch.push(v),
+                None => break,
+            }
+        }
+        if batch.is_empty() {
+            break;
+        }
+        r.eval_batch(&batch);
+        for v in batch {
+            schedule.finish(v);
+        }
+        r.sync_pending();
+        if r.req.stopped_by.is_some() {
+            break;
+        }
+    }
+    if let Some(sig) = r.interrupted {
+        let left = graph
+            .nodes
+            .iter()
+            .enumerate()
+            .filter(|(n, node)| {
+                !node.container
+                    && node.index.is_some()
+                    && !r.status.contains_key(&Vertex::Resource(*n))
+            })
+            .count();
+        r.say(
+            Level::Warning,
+            None,
+            format!(
+                "Caught {}; stopped after the current resource: {left} resource(s) not evaluated",
+                super::signals::signal_name(sig)
+            ),
+        );
+    }
+    r.end_of_run();
+    let report = r.report(start.elapsed().as_secs_f64());
+    RunResult {
+        refused: false,
+        interrupted: r.interrupted.is_some(),
+        log: r.log,
+        report,
+    }
+}
+
+impl Run<'_> {
+    fn emit(&mut self, line: LogLine) {
+        (self.sink)(&line);
+        self.log.push(line);
+    }
+
+    fn say(&mut self, level: Level, source: Option<String>, message: impl Into<String>) {
+        self.emit(LogLine::new(level, source, message));
+    }
+
+    /// The name a vertex logs under: the resource path, or the container for anchors.
+    fn source_name(&self, v: Vertex) -> String {
+        match v {
+            Vertex::Resource(n) => self.graph.path(n),
+            _ => self.graph.name(v),
+        }
+    }
+
+    fn noop(&self, v: Vertex) -> bool {
+        self.opts.noop
+            || match v {
+                Vertex::Resource(n) => self.graph.nodes[n]
+                    .index
+                    .is_some_and(|i| providers::resource_noop(&self.catalog.resources[i])),
+                _ => false,
+            }
+    }
+
+    fn refreshable(&self, v: Vertex) -> bool {
+        match v {
+            Vertex::Resource(n) => self.providers.get(&n).is_some_and(|p| p.refreshable()),
+            _ => true,
+        }
+    }
+
+    fn eval_batch(&mut self, batch: &[Vertex]) {
+        // Decide what to skip, in order (dependency notices are once per failure per run).
+        let mut to_apply = Vec::new();
+        for &v in batch {
+            self.propagate_failure(v);
+            self.number(v);
+            if self.skip(v) || !self.requisites_allow(v) {
+                continue;
+            }
+            to_apply.push(v);
+        }
+        // Check and converge (in parallel when allowed).
+        let applied = self.apply_all(&to_apply);
+        for (v, a) in to_apply.into_iter().zip(applied) {
+            self.finish_apply(v, a);
+            self.process_events(v);
+            self.check_failhard(v);
+        }
+    }
+
+    fn propagate_failure(&mut self, v: Vertex) {
+        let mut failed: Vec<usize> = Vec::new();
+        for d in self.graph.adjacent(v, Direction::Incoming) {
+            if super::requisites::soft_edge(self.graph, d, v) {
+                continue; // onfail and `_any` requisites are settled by `requisites_allow`
+            }
+            if let Some(s) = self.status.get(&d) {
+                for f in &s.failed_deps {
+                    if !failed.contains(f) {
+                        failed.push(*f);
+                    }
+                }
+                if (s.failed || s.failed_to_restart) && !failed.contains(&d.node()) {
+                    failed.push(d.node());
+                }
+            }
+        }
+        self.status.entry(v).or_default().failed_deps = failed;
+    }
+
+    /// Skips `v` when a dependency failed, with Puppet's messages. Returns whether skipped.
+    fn skip(&mut self, v: Vertex) -> bool {
+        let failed = self.status[&v].failed_deps.clone();
+        if failed.is_empty() {
+            return false;
+        }
+        if let Vertex::Resource(n) = v {
+            let path = self.graph.path(n);
+            for f in failed {
+                if self.notified.insert(f) {
+                    let dep = self.graph.nodes[f].reference.to_string();
+                    self.say(
+                        Level::Notice,
+                        Some(path.clone()),
+                        format!("Dependency {dep} has failures: true"),
+                    );
+                }
+            }
+            self.say(
+                Level::Warning,
+                Some(path),
+                "Skipping because of failed dependencies",
+            );
+        }
+        self.status.entry(v).or_default().skipped = true;
+        self.carry(v);
+        if self.queues.get(&v).is_some_and(|q| !q.is_empty()) {
+            let name = self.graph.name(v);
+            self.say(
+                Level::Info,
+                Some(self.source_name(v)),
+                format!("Unscheduling all events on {name}"),
+            );
+            self.queues.remove(&v);
+        }
+        true
+    }
+
+    fn apply_all(&mut self, vs: &[Vertex]) -> Vec<Option<Applied>> {
+        let mut jobs: Vec<(usize, Box<dyn Provider>, String, bool)> = Vec::new();
+        for &v in vs {
+            if let Vertex::Resource(n) = v {
+                if let Some(p) = self.providers.remove(&n) {
+                    jobs.push((n, p, self.graph.path(n), !self.noop(v)));
+                }
+            }
+        }
+        let modulepath = &self.opts.modulepath;
+        let bucket = self.opts.bucket_dir.as_path();
+        let controls = &self.req.controls;
+        let work = |(n, mut p, path, apply): (usize, Box<dyn Provider>, String, bool)| {
+            let t = Instant::now();
+            let mut cx = Context {
+                path: &path,
+                modulepath,
+                bucket_dir: bucket,
+                log: Vec::new(),
+            };
+            let c = match controls.get(&n) {
+                Some(c) => super::requisites::controlled_apply(c, p.as_mut(), &mut cx, apply),
+                None => super::requisites::Controlled {
+                    outcome: p.check_apply(&mut cx, apply),
+                    comments: Vec::new(),
+                },
+            };
+            let applied = Applied {
+                outcome: c.outcome,
+                log: cx.log,
+                time: t.elapsed().as_secs_f64(),
+                comments: c.comments,
+            };
+            (n, p, applied)
+        };
+        let results: Vec<(usize, Box<dyn Provider>, Applied)> = if jobs.len() <= 1 {
+            jobs.into_iter().map(work).collect()
+        } else {
+            std::thread::scope(|s| {
+                let handles: Vec<_> = jobs.into_iter().map(|j| s.spawn(move || work(j))).collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().expect("a provider thread panicked"))
+                    .collect()
+            })
+        };
+        let mut by_node: HashMap<usize, Applied> = HashMap::new();
+        for (n, p, a) in results {
+            self.providers.insert(n, p);
+            by_node.insert(n, a);
+        }
+        vs.iter()
+            .map(|v| match v {
+                Vertex::Resource(n) => by_node.remove(n),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn finish_apply(&mut self, v: Vertex, applied: Option<Applied>) {
+        let Some(a) = applied else {
+            return; // anchors have nothing to apply
+        };
+        let n = v.node();
+        let path = self.graph.path(n);
+        for line in a.log {
+            self.emit(line);
+        }
+        if !a.comments.is_empty() {
+            self.req.comments.entry(n).or_default().extend(a.comments);
+        }
+        let mut events = Vec::new();
+        let mut failed = false;
+        match a.outcome {
+            Err(msg) => {
+                failed = true;
+                self.say(
+                    Level::Error,
+                    Some(path.clone()),
+                    format!("Could not evaluate: {msg}"),
+                );
+            }
+            Ok(changes) => {
+                let sensitive: Vec<String> = self.graph.nodes[n]
+                    .index
+                    .map(|i| self.catalog.resources[i].sensitive_parameters.clone())
+                    .unwrap_or_default();
+                for mut c in changes {
+                    if sensitive.contains(&c.property) {
+                        // Puppet never shows sensitive values, not even in noop or errors.
+                        c.previous = "[redacted]".into();
+                        c.desired = "[redacted]".into();
+                        if let ChangeResult::Synced(m) = &mut c.result {
+                            *m = "changed [redacted] to [redacted]".into();
+                        }
+                    }
+                    let source = Some(format!("{path}/{}", c.property));
+                    let (status, message) = match c.result {
+                        ChangeResult::Synced(m) => {
+                            self.say(Level::Notice, source, m.clone());
+                            (EventStatus::Success, m)
+                        }
+                        ChangeResult::Noop => {
+                            let m = format!(
+                                "current_value {}, should be {} (noop)",
+                                c.previous, c.desired
+                            );
+                            self.say(Level::Notice, source, m.clone());
+                            (EventStatus::Noop, m)
+                        }
+                        ChangeResult::Failed(detail) => {
+                            failed = true;
+                            self.say(Level::Error, None, detail.clone());
+                            let m = format!(
+                                "change from {} to {} failed: {detail}",
+                                c.previous, c.desired
+                            );
+                            self.say(Level::Error, source, m.clone());
+                            (EventStatus::Failure, m)
+                        }
+                    };
+                    events.push(Event {
+                        name: c.event,
+                        status,
+                        property: Some(c.property),
+                        previous: Some(c.previous),
+                        desired: Some(c.desired),
+                        message,
+                    });
+                }
+            }
+        }
+        let st = self.status.entry(v).or_default();
+        st.time = a.time;
+        st.failed |= failed;
+        st.changes += events
+            .iter()
+            .filter(|e| e.status == EventStatus::Success)
+            .count();
+        st.events.extend(events.iter().cloned());
+        if !failed {
+            self.queue_events(v, &events);
+        }
+    }
+
+    /// Sends events along the notifying edges out of `v`.
+    fn queue_events(&mut self, v: Vertex, events: &[Event]) {
+        let mut groups: Vec<(String, Vec<Event>)> = Vec::new();
+        for e in events {
+            match groups.iter_mut().find(|(name, _)| *name == e.name) {
+                Some((_, list)) => list.push(e.clone()),
+                None => groups.push((e.name.clone(), vec![e.clone()])),
+            }
+        }
+        let source = self.source_name(v);
+        for (_, list) in groups {
+            let targets: Vec<Vertex> = self
+                .graph
+                .out_edges(v)
+                .into_iter()
+                .filter(|(_, l)| l.refresh)
+                .map(|(t, _)| t)
+                .collect();
+            for t in targets {
+                if !self.refreshable(t) {
+                    continue;
+                }
+                if !matches!(t, Vertex::Completed(_)) {
+                    let name = self.graph.name(t);
+                    self.say(
+                        Level::Info,
+                        Some(source.clone()),
+                        format!("Scheduling refresh of {name}"),
+                    );
+                }
+                self.queues
+                    .entry(t)
+                    .or_default()
+                    .extend(list.iter().cloned());
+            }
+        }
+    }
+
+    fn process_events(&mut self, v: Vertex) {
+        let Some(queued) = self.queues.remove(&v) else {
+            return;
+        };
+        if queued.is_empty() {
+            return;
+        }
+        let n = queued.len();
+        let plural = if n == 1 { "event" } else { "events" };
+        let source = Some(self.source_name(v));
+        if queued.iter().all(|e| e.status == EventStatus::Noop) || self.noop(v) {
+            self.say(
+                Level::Notice,
+                source,
+                format!("Would have triggered 'refresh' from {n} {plural}"),
+            );
+            let e = Event {
+                name: "noop_restart".into(),
+                status: EventStatus::Noop,
+                property: None,
+                previous: None,
+                desired: None,
+                message: String::new(),
+            };
+            self.queue_events(v, &[e]);
+            return;
+        }
+        if let Vertex::Resource(node) = v {
+            let path = self.graph.path(node);
+            let Some(mut p) = self.providers.remove(&node) else {
+                return;
+            };
+            let mut cx = Context {
+                path: &path,
+                modulepath: &self.opts.modulepath,
+                bucket_dir: &self.opts.bucket_dir,
+                log: Vec::new(),
+            };
+            let result = p.refresh(&mut cx);
+            let lines = std::mem::take(&mut cx.log);
+            self.providers.insert(node, p);
+            for l in lines {
+                self.emit(l);
+            }
+            match result {
+                Ok(()) => {
+                    let message = format!("Triggered 'refresh' from {n} {plural}");
+                    self.say(Level::Notice, source, message.clone());
+                    let st = self.status.entry(v).or_default();
+                    st.changes += 1;
+                    st.events.push(Event {
+                        name: "refresh".into(),
+                        status: EventStatus::Success,
+                        property: None,
+                        previous: None,
+                        desired: None,
+                        message,
+                    });
+                }
+                Err(detail) => {
+                    let message = format!("Failed to call refresh: {detail}");
+                    self.say(Level::Error, source, message.clone());
+                    let st = self.status.entry(v).or_default();
+                    st.failed_to_restart = true;
+                    st.events.push(Event {
+                        name: "refresh".into(),
+                        status: EventStatus::Failure,
+                        property: None,
+                        previous: None,
+                        desired: None,
+                        message,
+                    });
+                    return;
+                }
+            }
+        }
+        self.status.entry(v).or_default().restarted = true;
+        let e = Event {
+            name: "restarted".into(),
+            status: EventStatus::Success,
+            property: None,
+            previous: None,
+            desired: None,
+            message: String::new(),
+        };
+        self.queue_events(v, &[e]);
+    }
+
+    /// The key a vertex's pending refreshes are stored under (see `pending`).
+    fn pending_key(&self, v: Vertex) -> (String, Option<String>) {
+        let reference = self.graph.nodes[v.node()].reference.to_string();
+        let anchor = match v {
+            Vertex::Resource(_) => None,
+            Vertex::Admissible(_) => Some("admissible".to_string()),
+            Vertex::Completed(_) => Some("completed".to_string()),
+        };
+        (reference, anchor)
+    }
+
+    fn fingerprint(&self, v: Vertex) -> String {
+        self.graph.nodes[v.node()]
+            .index
+            .map(|i| super::pending::fingerprint(&self.catalog.resources[i]))
+            .unwrap_or_default()
+    }
+
+    /// Opens the store and queues its events for their subscribers.
+    fn load_pending(&mut self) {
+        let Some(path) = self.opts.pending_file.clone() else {
+            return;
+        };
+        let (tracker, deliver, warning) = Tracker::open(&path, self.opts.noop);
+        self.pending = Some(tracker);
+        self.relaying = self.relaying_anchors();
+        if let Some(w) = warning {
+            self.say(Level::Warning, None, w);
+        }
+        let mut keys: HashMap<(String, Option<String>), Vertex> = HashMap::new();
+        for (n, node) in self.graph.nodes.iter().enumerate() {
+            let vs = if node.container {
+                vec![Vertex::Admissible(n), Vertex::Completed(n)]
+            } else {
+                vec![Vertex::Resource(n)]
+            };
+            for v in vs {
+                keys.insert(self.pending_key(v), v);
+            }
+        }
+        for p in deliver {
+            let v = self
+                .graph
+                .find(self.catalog, &p.resource)
+                .map(|n| self.pending_key(Vertex::Resource(n)).0)
+                .and_then(|reference| keys.get(&(reference, p.anchor.clone())).copied());
+            let Some(v) = v.filter(|v| self.refreshable(*v)) else {
+                // An Info line: the log of the run itself stays what Puppet would print.
+                self.say(
+                    Level::Info,
+                    None,
+                    format!(
+                        "Dropping {} pending refresh event(s) for {}: it is not a refreshable resource of this catalog",
+                        p.events.len(),
+                        p.resource
+                    ),
+                );
+                continue;
+            };
+            if p.fingerprint != self.fingerprint(v) {
+                self.say(
+                    Level::Info,
+                    None,
+                    format!(
+                        "Dropping {} pending refresh event(s) for {}: the resource was redefined since",
+                        p.events.len(),
+                        p.resource
+                    ),
+                );
+                continue;
+            }
+            let name = self.graph.name(v);
+            self.say(
+                Level::Info,
+                Some(self.source_name(v)),
+                format!(
+                    "Delivering {} pending refresh event(s) from an earlier run to {name}",
+                    p.events.len()
+                ),
+            );
+            let events = p.events.into_iter().map(|e| Event {
+                name: e.name,
+                status: EventStatus::Success,
+                property: e.property,
+                previous: None,
+                desired: None,
+                message: e.message,
+            });
+            self.queues.entry(v).or_default().extend(events);
+        }
+        self.sync_pending();
+    }
+
+    /// Anchors whose events reach, along refresh edges, a resource that refreshes.
+    fn relaying_anchors(&self) -> HashSet<Vertex> {
+        let mut out = HashSet::new();
+        for (n, node) in self.graph.nodes.iter().enumerate() {
+            if !node.container {
+                continue;
+            }
+            for start in [Vertex::Admissible(n), Vertex::Completed(n)] {
+                let mut seen = HashSet::from([start]);
+                let mut stack = vec![start];
+                while let Some(v) = stack.pop() {
+                    for (t, l) in self.graph.out_edges(v) {
+                        if !l.refresh || !seen.insert(t) {
+                            continue;
+                        }
+                        if t.is_anchor() {
+                            stack.push(t);
+                        } else if self.refreshable(t) {
+                            out.insert(start);
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Keeps the real events queued for `v` as pending: it will not take them in this run.
+    fn carry(&mut self, v: Vertex) {
+        if let Some(q) = self.queues.get(&v) {
+            let real: Vec<Event> = q
+                .iter()
+                .filter(|e| e.status == EventStatus::Success)
+                .cloned()
+                .collect();
+            self.carried.entry(v).or_default().extend(real);
+        }
+    }
+
+    /// Writes every real event not yet delivered (queued or carried) to the store.
+    fn sync_pending(&mut self) {
+        if self.pending.is_none() {
+            return;
+        }
+        // Queued and carried events of one subscriber go under one key.
+        let mut by_key: std::collections::BTreeMap<(String, Option<String>), Vec<PendingEvent>> =
+            std::collections::BTreeMap::new();
+        for (v, q) in self.queues.iter().chain(self.carried.iter()) {
+            if v.is_anchor() && !self.relaying.contains(v) {
+                continue;
+            }
+            for e in q.iter().filter(|e| e.status == EventStatus::Success) {
+                by_key
+                    .entry(self.pending_key(*v))
+                    .or_default()
+                    .push(PendingEvent {
+                        name: e.name.clone(),
+                        property: e.property.clone(),
+                        message: e.message.clone(),
+                    });
+            }
+        }
+        let now: Vec<PendingRefresh> = by_key
+            .into_iter()
+            .map(|((resource, anchor), events)| PendingRefresh {
+                fingerprint: self
+                    .graph
+                    .find(self.catalog, &resource)
+                    .map(|n| self.fingerprint(Vertex::Resource(n)))
+                    .unwrap_or_default(),
+                resource,
+                anchor,
+                events,
+            })
+            .collect();
+        let result = self.pending.as_mut().map(|t| t.sync(now));
+        if let Some(Err(e)) = result {
+            self.say(Level::Warning, None, e);
+        }
+    }
+
+    fn report(&self, time: f64) -> Report {
+        let mut summary = Summary {
+            time,
+            ..Summary::default()
+        };
+        let mut resources = Vec::new();
+        for (n, node) in self.graph.nodes.iter().enumerate() {
+            if node.container || node.index.is_none() {
+                continue;
+            }
+            let v = Vertex::Resource(n);
+            let st = self.status.get(&v);
+            let evaluated = st.is_some();
+            let empty = Status::default();
+            let st = st.unwrap_or(&empty);
+            let status = if st.failed || st.failed_to_restart {
+                "failed"
+            } else if st.skipped || (!evaluated && self.interrupted.is_some()) {
+                "skipped"
+            } else if st.changes > 0 {
+                "changed"
+            } else if st.events.iter().any(|e| e.status == EventStatus::Noop) {
+                "noop"
+            } else {
+                "unchanged"
+            };
+            summary.total += 1;
+            match status {
+                "failed" => summary.failed += 1,
+                "skipped" => summary.skipped += 1,
+                "changed" => summary.changed += 1,
+                "noop" => summary.noop += 1,
+                _ => summary.unchanged += 1,
+            }
+            if st.failed_to_restart {
+                summary.failed_to_restart += 1;
+            }
+            if st.restarted {
+                summary.restarted += 1;
+            }
+            summary.changes += st.changes;
+            summary.events += st.events.len();
+            resources.push(ResourceReport {
+                resource: node.reference.to_string(),
+                path: self.graph.path(n),
+                file: node.file.clone(),
+                line: node.line,
+                status: status.into(),
+                failed_to_restart: st.failed_to_restart,
+                restarted: st.restarted,
+                events: st
+                    .events
+                    .iter()
+                    .map(|e| EventReport {
+                        property: e.property.clone(),
+                        name: e.name.clone(),
+                        status: match e.status {
+                            EventStatus::Success => "success",
+                            EventStatus::Noop => "noop",
+                            EventStatus::Failure => "failure",
+                        }
+                        .into(),
+                        previous_value: e.previous.clone(),
+                        desired_value: e.desired.clone(),
+                        message: e.message.clone(),
+                    })
+                    .collect(),
+                evaluation_time: st.time,
+                comments: self.req.comments.get(&n).cloned().unwrap_or_default(),
+                run_num: self.req.run_num.get(&n).copied(),
+                start_time: self.req.started.get(&n).copied(),
+            });
+        }
+        let status = if self.interrupted.is_some() {
+            "interrupted"
+        } else if summary.failed > 0 {
+            "failed"
+        } else if summary.changes > 0 {
+            "changed"
+        } else {
+            "unchanged"
+        };
+        Report {
+            status: status.into(),
+            noop: self.opts.noop,
+            summary,
+            resources,
+            logs: self.log.clone(),
+        }
+    }
+}

@@ -1,0 +1,231 @@
+//! `ordo apply CATALOG.json`: apply a catalog to this machine.
+
+use super::compile::CompileInputs;
+use super::{load_input, stdout_color};
+use crate::apply::lock::ApplyLock;
+use crate::apply::log::{Level, LogFormat, LogLine};
+use crate::apply::state::{StateDir, DEFAULT_STATE_DIR};
+use crate::apply::{apply, signals, ApplyOptions, Report, RunResult};
+use crate::catalog::Catalog;
+use crate::graph::Ordering;
+use std::io::Write;
+use std::path::PathBuf;
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct ApplyArgs {
+    /// The manifest (.pp) or catalog (JSON) to apply.
+    pub file: PathBuf,
+    /// Report what would change without changing anything (exit 0 even with pending changes).
+    #[arg(long)]
+    pub noop: bool,
+    /// Exit 0 (no change), 2 (changes), 4 (failures), 6 (both); 1 when the catalog is refused.
+    #[arg(long)]
+    pub detailed_exitcodes: bool,
+    /// `puppet`: exactly Puppet's log lines; `human`: short lines, colour, a summary.
+    #[arg(long, default_value = "human")]
+    pub log_format: LogFormat,
+    /// Write a JSON report of the run to this file.
+    #[arg(long)]
+    pub report: Option<PathBuf>,
+    /// Apply up to N independent resources at once.
+    #[arg(long, default_value_t = 1)]
+    pub jobs: usize,
+    /// Order of unrelated resources: manifest, title-hash, random[:SEED] or alphanumeric
+    /// (Rudder's technique-by-technique order, with `priority`).
+    #[arg(long, default_value = "manifest")]
+    pub ordering: Ordering,
+    /// Ordo's state directory: the lock, the bucket and pending refreshes (see
+    /// docs/apply-safety.md).
+    #[arg(long, default_value = DEFAULT_STATE_DIR)]
+    pub state_dir: PathBuf,
+    /// Where replaced files are backed up (`backup => puppet`); default STATE_DIR/clientbucket.
+    #[arg(long = "bucket", alias = "bucket-dir")]
+    pub bucket_dir: Option<PathBuf>,
+    /// Node, facts and modules for compiling a manifest (the module path also serves
+    /// `puppet:///modules/...` file sources).
+    #[command(flatten)]
+    pub inputs: CompileInputs,
+    /// End the run at the first failure (Salt's failhard; a resource's `failhard => false`
+    /// keeps going).
+    #[arg(long)]
+    pub failhard: bool,
+    /// Format of the report: `ordo` (Ordo's JSON) or `salt` (Salt's state return). Without
+    /// `--report`, a Salt return is printed on stdout and the log goes to stderr.
+    #[arg(long, default_value = "ordo")]
+    pub report_format: ReportFormat,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum ReportFormat {
+    #[default]
+    Ordo,
+    Salt,
+}
+
+impl std::str::FromStr for ReportFormat {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<ReportFormat, String> {
+        match s {
+            "ordo" => Ok(ReportFormat::Ordo),
+            "salt" => Ok(ReportFormat::Salt),
+            _ => Err(format!(
+                "unknown report format '{s}' (expected ordo or salt)"
+            )),
+        }
+    }
+}
+
+impl ApplyArgs {
+    pub fn options(&self) -> ApplyOptions {
+        let mut o = ApplyOptions {
+            noop: self.noop,
+            ordering: self.ordering,
+            modulepath: self
+                .inputs
+                .module_dirs()
+                .into_iter()
+                .map(PathBuf::from)
+                .collect(),
+            jobs: self.jobs.max(1),
+            failhard: self.failhard,
+            ..ApplyOptions::default()
+        };
+        let state = StateDir::new(&self.state_dir);
+        o.bucket_dir = self
+            .bucket_dir
+            .clone()
+            .unwrap_or_else(|| state.bucket_dir());
+        o.pending_file = Some(state.pending_path(&self.file));
+        o
+    }
+}
+
+/// `ordo apply FILE`: a manifest (compiled first) or a catalog file. Returns the exit status.
+pub fn run(args: &ApplyArgs) -> i32 {
+    match load_input(&args.file, &args.inputs) {
+        Ok(catalog) => run_catalog(&catalog, args),
+        Err(code) => {
+            if let Some(path) = &args.report {
+                let mut report = Report::refused(args.noop);
+                report.logs = vec![LogLine::new(
+                    Level::Error,
+                    None,
+                    format!("{} was refused before any change", args.file.display()),
+                )];
+                write_report(path, &report.to_json());
+            }
+            code
+        }
+    }
+}
+
+/// Writes the report atomically (a reader never sees half of it).
+fn write_report(path: &std::path::Path, text: &str) {
+    if let Err(e) = crate::apply::atomic::write_file(path, text.as_bytes(), 0o644) {
+        eprintln!("Error: Could not write report {}: {e}", path.display());
+    }
+}
+
+/// Installs the SIGINT/SIGTERM handlers once per process; returns the flag they set.
+fn stop_flag() -> Result<signals::StopFlag, String> {
+    static FLAG: std::sync::OnceLock<Result<signals::StopFlag, String>> =
+        std::sync::OnceLock::new();
+    FLAG.get_or_init(|| {
+        let flag = signals::StopFlag::new();
+        signals::install(flag.clone()).map(|_| flag)
+    })
+    .clone()
+}
+
+/// Applies an already-compiled catalog with the command-line options; prints the log and
+/// writes the report. Returns the exit status.
+pub fn run_catalog(catalog: &Catalog, args: &ApplyArgs) -> i32 {
+    let format = args.log_format;
+    // A Salt return printed on stdout sends the log to stderr.
+    let salt_on_stdout = args.report_format == ReportFormat::Salt && args.report.is_none();
+    let color = if salt_on_stdout {
+        false
+    } else {
+        stdout_color()
+    };
+    let mut sink = |line: &LogLine| {
+        let text = match format {
+            LogFormat::Puppet => line.puppet(),
+            LogFormat::Human => line.human(color),
+        };
+        if salt_on_stdout {
+            eprintln!("{text}");
+        } else {
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(out, "{text}");
+            let _ = out.flush();
+        }
+    };
+    let state = StateDir::new(&args.state_dir);
+    // One apply at a time on this machine; the lock lives as long as `_lock`.
+    let _lock = match state
+        .create()
+        .and_then(|_| ApplyLock::acquire(&state.lock_path()))
+    {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("Error: {e}");
+            return 1;
+        }
+    };
+    let mut opts = args.options();
+    match stop_flag() {
+        Ok(flag) => opts.stop = flag,
+        Err(e) => eprintln!("Warning: {e}; SIGINT and SIGTERM will end the run at once"),
+    }
+    let result = apply(catalog, &opts, &mut sink);
+    if format == LogFormat::Human {
+        if salt_on_stdout {
+            eprintln!("{}", summary(&result));
+        } else {
+            outln!("{}", summary(&result));
+        }
+    }
+    let mut report = result.report.clone();
+    report.logs = result.log.clone();
+    let text = match args.report_format {
+        ReportFormat::Ordo => report.to_json(),
+        ReportFormat::Salt => {
+            serde_json::to_string_pretty(&crate::apply::salt::salt_return(&report, catalog))
+                .expect("a Salt return serialises")
+        }
+    };
+    match &args.report {
+        Some(path) => write_report(path, &text),
+        None if salt_on_stdout => outln!("{text}"),
+        None => {}
+    }
+    result.exit_code(args.detailed_exitcodes)
+}
+
+/// One line for people at the end of a run.
+pub fn summary(r: &RunResult) -> String {
+    if r.refused {
+        let errors = r.log.iter().filter(|l| l.level == Level::Error).count();
+        return format!("refused: {errors} error(s) found before any change; nothing was applied");
+    }
+    let s = &r.report.summary;
+    format!(
+        "{}{}{} resources: {} changed, {} unchanged, {} failed, {} skipped{}, {} refreshed in {:.2}s",
+        if r.interrupted { "interrupted: " } else { "" },
+        if r.report.noop { "noop: " } else { "" },
+        s.total,
+        s.changed,
+        s.unchanged,
+        s.failed,
+        s.skipped,
+        if s.noop > 0 {
+            format!(", {} would change", s.noop)
+        } else {
+            String::new()
+        },
+        s.restarted,
+        s.time
+    )
+}

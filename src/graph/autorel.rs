@@ -1,0 +1,154 @@
+//! Automatic relationships (Puppet's `autorequire` blocks of the core types).
+//!
+//! They are invisible in the catalog and added at apply time, and they silently yield to an
+//! explicit relationship between the same two resources, in either direction (so an
+//! explicit `require` the other way round never makes a cycle).
+
+use super::refs::{reference_strings, RefIndex};
+use super::{Graph, Origin, Relation};
+use crate::catalog::Catalog;
+use serde_json::Value as Json;
+
+/// A resource an automatic relationship may point at: (type, name, rule).
+type Wanted = (&'static str, String, &'static str);
+
+pub(super) fn add_auto_relations(g: &mut Graph, catalog: &Catalog, index: &RefIndex) {
+    for (i, r) in catalog.resources.iter().enumerate() {
+        let me = g.node_of[i];
+        if g.nodes[me].container {
+            continue;
+        }
+        let wanted = match r.type_name.to_ascii_lowercase().as_str() {
+            "file" => file_wants(r, index),
+            "exec" => exec_wants(r),
+            "user" => user_wants(r),
+            "package" => package_wants(r),
+            _ => Vec::new(),
+        };
+        for (type_name, name, rule) in wanted {
+            let Some(dep) = index.find(type_name, &name) else {
+                continue;
+            };
+            let dep = g.node_of[dep];
+            if dep == me || g.has_relation(dep, me) || g.has_relation(me, dep) {
+                continue;
+            }
+            g.relations.push(Relation {
+                source: dep,
+                target: me,
+                refresh: false,
+                origin: Origin::Auto { rule },
+            });
+        }
+    }
+}
+
+fn string_param(r: &crate::catalog::Resource, name: &str) -> Option<String> {
+    match r.parameters.get(name)? {
+        Json::String(s) => Some(s.clone()),
+        Json::Array(items) => items.first().and_then(|v| v.as_str()).map(str::to_string),
+        _ => None,
+    }
+}
+
+fn is_numeric(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
+}
+
+fn file_wants(r: &crate::catalog::Resource, index: &RefIndex) -> Vec<Wanted> {
+    let mut out = Vec::new();
+    let path = string_param(r, "path").unwrap_or_else(|| r.title.clone());
+    // The nearest managed ancestor directory.
+    let mut p = std::path::Path::new(path.trim_end_matches('/'));
+    while let Some(parent) = p.parent() {
+        let s = parent.to_string_lossy();
+        if s.is_empty() {
+            break;
+        }
+        if index.find("File", &s).is_some() {
+            out.push((
+                "File",
+                s.into_owned(),
+                "file autorequires its nearest managed parent directory",
+            ));
+            break;
+        }
+        p = parent;
+    }
+    if let Some(target) = string_param(r, "target") {
+        out.push(("File", target, "link autorequires its target"));
+    }
+    for (ty, param, rule) in [
+        ("User", "owner", "file autorequires its owner"),
+        ("Group", "group", "file autorequires its group"),
+    ] {
+        if let Some(v) = string_param(r, param).filter(|v| !is_numeric(v)) {
+            out.push((ty, v, rule));
+        }
+    }
+    out
+}
+
+/// Absolute paths a command starts with (`/usr/bin/foo args` -> `/usr/bin/foo`).
+fn command_paths(cmd: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    if cmd.starts_with('/') {
+        let end = cmd.find(char::is_whitespace).unwrap_or(cmd.len());
+        out.push(cmd[..end].to_string());
+    }
+    if let Some(rest) = cmd.strip_prefix('"') {
+        if let Some(end) = rest.find('"') {
+            out.push(rest[..end].to_string());
+        }
+    }
+    out
+}
+
+fn exec_wants(r: &crate::catalog::Resource) -> Vec<Wanted> {
+    let mut out = Vec::new();
+    if let Some(cwd) = string_param(r, "cwd") {
+        out.push(("File", cwd, "exec autorequires its cwd"));
+    }
+    let command = string_param(r, "command").unwrap_or_else(|| r.title.clone());
+    for p in command_paths(&command) {
+        out.push(("File", p, "exec autorequires the file of its command"));
+    }
+    for param in ["onlyif", "unless"] {
+        if let Some(v) = r.parameters.get(param) {
+            for cmd in reference_strings(v) {
+                for p in command_paths(&cmd) {
+                    out.push(("File", p, "exec autorequires the file of its onlyif/unless"));
+                }
+            }
+        }
+    }
+    if let Some(user) = string_param(r, "user").filter(|u| !is_numeric(u)) {
+        out.push(("User", user, "exec autorequires its user"));
+    }
+    out
+}
+
+fn user_wants(r: &crate::catalog::Resource) -> Vec<Wanted> {
+    let mut out = Vec::new();
+    if let Some(gid) = string_param(r, "gid").filter(|g| !is_numeric(g)) {
+        out.push(("Group", gid, "user autorequires its primary group"));
+    }
+    if let Some(groups) = r.parameters.get("groups") {
+        for g in reference_strings(groups) {
+            for g in g.split(',').map(str::trim).filter(|g| !g.is_empty()) {
+                out.push(("Group", g.to_string(), "user autorequires its groups"));
+            }
+        }
+    }
+    out
+}
+
+fn package_wants(r: &crate::catalog::Resource) -> Vec<Wanted> {
+    let mut out = Vec::new();
+    for param in ["responsefile", "adminfile", "source"] {
+        if let Some(v) = string_param(r, param).filter(|v| v.starts_with('/')) {
+            out.push(("File", v, "package autorequires its source/response file"));
+        }
+    }
+    out
+}

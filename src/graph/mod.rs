@@ -1,0 +1,674 @@
+//! The graph stage: from a catalog to the graph the runner walks.
+//!
+//! Puppet's model (lib/puppet/graph/relationship_graph.rb), step by step:
+//! 1. every catalog resource is a vertex, in catalog (evaluation) order;
+//! 2. relationship metaparameters (`require`, `subscribe`, `before`, `notify`) become edges;
+//! 3. automatic relationships (file -> parent directory, ...) are added unless an explicit
+//!    edge already links the pair, in either direction;
+//! 4. every container (class, defined-type instance, stage) is replaced by two anchors,
+//!    *admissible* and *completed*: contents come after admissible and before completed, edges
+//!    into the container go to admissible and edges out of it leave from completed. This is
+//!    how `Class[a] -> Class[b]` orders everything inside and how containers forward events.
+//!
+//! **Invariant**: the stage does no IO and is deterministic: the same catalog and ordering
+//! always give the same graph, order and cycle report.
+
+pub mod autorel;
+pub mod cycles;
+pub mod digest;
+pub mod dot;
+pub mod explain;
+pub mod order;
+pub mod placement;
+pub mod refs;
+pub mod requisites;
+
+use crate::catalog::{Catalog, Resource, ResourceKind, ResourceRef};
+use crate::diagnostics::Diagnostic;
+use petgraph::stable_graph::{EdgeIndex, NodeIndex, StableDiGraph};
+use petgraph::visit::EdgeRef;
+use petgraph::Direction;
+use refs::RefIndex;
+use std::collections::HashMap;
+
+pub use order::Ordering;
+
+/// Resource types the runner knows how to manage (Puppet's core types that Ordo implements,
+/// plus stdlib's no-op `anchor`).
+pub const MANAGED_TYPES: &[&str] = &[
+    "notify", "file", "exec", "package", "service", "user", "group", "anchor",
+];
+
+/// Puppet's own core types: a catalog resource of one of these types without `kind` is still
+/// a managed resource, not a container.
+const CORE_TYPES: &[&str] = &[
+    "notify",
+    "file",
+    "exec",
+    "package",
+    "service",
+    "user",
+    "group",
+    "cron",
+    "host",
+    "mount",
+    "tidy",
+    "schedule",
+    "filebucket",
+    "resources",
+    "ssh_authorized_key",
+    "sshkey",
+    "augeas",
+    "stage",
+    "whit",
+    "component",
+    "anchor",
+    "yumrepo",
+    "zone",
+    "selboolean",
+    "selmodule",
+];
+
+/// One vertex of the catalog: a managed resource or a container.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Node {
+    pub reference: ResourceRef,
+    /// Position in `Catalog::resources`; `None` for the `Class[Settings]` Puppet always has.
+    pub index: Option<usize>,
+    pub container: bool,
+    pub file: Option<String>,
+    pub line: Option<u32>,
+}
+
+impl Node {
+    /// `(file: manifest.pp, line: 2)` as Puppet appends to resource errors, or "".
+    pub fn location(&self) -> String {
+        match (&self.file, self.line) {
+            (Some(f), Some(l)) => format!("(file: {f}, line: {l})"),
+            (Some(f), None) => format!("(file: {f})"),
+            (None, Some(l)) => format!("(line: {l})"),
+            (None, None) => String::new(),
+        }
+    }
+
+    /// `manifest.pp:2`, for people.
+    pub fn short_location(&self) -> Option<String> {
+        match (&self.file, self.line) {
+            (Some(f), Some(l)) => Some(format!("{f}:{l}")),
+            (None, Some(l)) => Some(format!("line {l}")),
+            (Some(f), None) => Some(f.clone()),
+            _ => None,
+        }
+    }
+}
+
+/// Why an edge exists; kept on every edge for explanations.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// A relationship metaparameter (`param`) written on node `on`.
+    Metaparam { param: &'static str, on: usize },
+    /// Anchors of a container (`contains`) around its contents.
+    Containment { container: usize },
+    /// An automatic relationship; `rule` says which one.
+    Auto { rule: &'static str },
+}
+
+/// An edge of the relationship graph (containers still present).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Relation {
+    pub source: usize,
+    pub target: usize,
+    /// Notifying edge (`notify`, `subscribe`, `~>`): carries refresh events.
+    pub refresh: bool,
+    pub origin: Origin,
+}
+
+/// A vertex of the expanded graph: a managed resource or one of a container's two anchors.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Vertex {
+    Resource(usize),
+    Admissible(usize),
+    Completed(usize),
+}
+
+impl Vertex {
+    pub fn node(self) -> usize {
+        match self {
+            Vertex::Resource(n) | Vertex::Admissible(n) | Vertex::Completed(n) => n,
+        }
+    }
+
+    pub fn is_anchor(self) -> bool {
+        !matches!(self, Vertex::Resource(_))
+    }
+}
+
+/// Label of an expanded-graph edge.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Label {
+    pub refresh: bool,
+    pub origin: Origin,
+    /// Insertion number: Puppet's graph keeps insertion order, and so do we.
+    pub seq: u64,
+}
+
+/// An error found while building the graph (the catalog cannot be applied).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum GraphError {
+    /// A relationship names a resource absent from the catalog.
+    MissingDependency {
+        reference: String,
+        resource: usize,
+        param: &'static str,
+    },
+    /// A relationship value that is not a reference at all.
+    BadReference {
+        value: String,
+        resource: usize,
+        param: &'static str,
+    },
+    /// A containment edge whose end is not in the catalog.
+    BadEdge { source: String, target: String },
+    /// An invalid value of an Ordo metaparameter (`order`, `priority`, `retry`, ...).
+    Invalid { resource: usize, message: String },
+}
+
+/// The graph of a catalog, ready to be ordered and walked.
+#[derive(Debug)]
+pub struct Graph {
+    pub nodes: Vec<Node>,
+    /// Node of each catalog resource.
+    pub node_of: Vec<usize>,
+    /// Relationship edges between nodes (containers included), in Puppet's order.
+    pub relations: Vec<Relation>,
+    /// Containment: children of each node, in catalog edge order.
+    pub children: Vec<Vec<usize>>,
+    /// The container shown in a resource's path (`/Stage[main]/Main/...`).
+    pub parent: Vec<Option<usize>>,
+    /// The expanded graph: containers replaced by anchors.
+    pub expanded: StableDiGraph<Vertex, Label>,
+    vertex_index: HashMap<Vertex, NodeIndex>,
+    /// Priority rank of each node under the chosen ordering (smaller goes first).
+    pub priority: Vec<u64>,
+    pub errors: Vec<GraphError>,
+}
+
+/// Is this catalog resource a container rather than something to manage?
+pub fn is_container(r: &Resource) -> bool {
+    let t = r.type_name.to_ascii_lowercase();
+    if matches!(t.as_str(), "class" | "stage" | "node") {
+        return true;
+    }
+    match r.kind {
+        Some(ResourceKind::CompilableType) => false,
+        Some(_) => true,
+        None => !CORE_TYPES.contains(&t.as_str()),
+    }
+}
+
+const RELATIONSHIP_PARAMS: [(&str, bool, bool); 4] = [
+    // (name, points at a dependency (edge target -> this), refresh)
+    ("require", true, false),
+    ("subscribe", true, true),
+    ("before", false, false),
+    ("notify", false, true),
+];
+
+impl Graph {
+    /// Builds the graph of a catalog. Problems (missing dependencies, bad edges) are collected
+    /// in `errors`; the graph is still built from what could be resolved.
+    pub fn build(catalog: &Catalog, ordering: Ordering) -> Graph {
+        let (nodes, node_of) = make_nodes(catalog);
+        let index = RefIndex::new(&catalog.resources);
+        let n = nodes.len();
+        let mut g = Graph {
+            nodes,
+            node_of,
+            relations: Vec::new(),
+            children: vec![Vec::new(); n],
+            parent: vec![None; n],
+            expanded: StableDiGraph::new(),
+            vertex_index: HashMap::new(),
+            priority: Vec::new(),
+            errors: Vec::new(),
+        };
+        g.add_containment(catalog, &index);
+        g.add_manual_relations(catalog, &index);
+        autorel::add_auto_relations(&mut g, catalog, &index);
+        g.expand();
+        g.priority = order::priorities(&g.nodes, ordering);
+        placement::adjust(&mut g, catalog, ordering);
+        g
+    }
+
+    fn add_containment(&mut self, catalog: &Catalog, index: &RefIndex) {
+        // Puppet always compiles an empty Class[Settings] first into Stage[main]; modelling it
+        // keeps our cycle reports identical to Puppet's when a cycle runs through Stage[main].
+        if let Some(settings) = self.nodes.iter().position(|n| n.index.is_none()) {
+            if let Some(main) = index.find("Stage", "main") {
+                self.children[self.node_of[main]].push(settings);
+            }
+        }
+        for e in &catalog.edges {
+            match (index.resolve(&e.source), index.resolve(&e.target)) {
+                (Some(s), Some(t)) => {
+                    let (s, t) = (self.node_of[s], self.node_of[t]);
+                    if !self.children[s].contains(&t) {
+                        self.children[s].push(t);
+                    }
+                }
+                _ => self.errors.push(GraphError::BadEdge {
+                    source: e.source.clone(),
+                    target: e.target.clone(),
+                }),
+            }
+        }
+        // The path parent: a stage when there is one (a contained class also hangs from the
+        // class that contains it), else the first container.
+        for (p, kids) in self.children.iter().enumerate() {
+            for &k in kids {
+                let current = self.parent[k];
+                let is_stage = self.nodes[p].reference.type_name == "Stage";
+                let current_is_stage =
+                    current.is_some_and(|c| self.nodes[c].reference.type_name == "Stage");
+                if current.is_none() || (is_stage && !current_is_stage) {
+                    self.parent[k] = Some(p);
+                }
+            }
+        }
+    }
+
+    fn add_manual_relations(&mut self, catalog: &Catalog, index: &RefIndex) {
+        for (i, r) in catalog.resources.iter().enumerate() {
+            let me = self.node_of[i];
+            let params = RELATIONSHIP_PARAMS.iter().chain(requisites::EDGE_PARAMS);
+            for &(param, inward, refresh) in params {
+                let Some(value) = r.parameters.get(param) else {
+                    continue;
+                };
+                for reference in refs::reference_strings(value) {
+                    if crate::catalog::ResourceRef::parse(&reference).is_none() {
+                        self.errors.push(GraphError::BadReference {
+                            value: reference,
+                            resource: me,
+                            param,
+                        });
+                        continue;
+                    }
+                    let Some(other) = index.resolve(&reference) else {
+                        self.errors.push(GraphError::MissingDependency {
+                            reference: display_ref(&reference),
+                            resource: me,
+                            param,
+                        });
+                        continue;
+                    };
+                    let other = self.node_of[other];
+                    let (source, target) = if inward { (other, me) } else { (me, other) };
+                    let rel = Relation {
+                        source,
+                        target,
+                        refresh,
+                        origin: Origin::Metaparam { param, on: me },
+                    };
+                    if !self.relations.contains(&rel) {
+                        self.relations.push(rel);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Is there a relationship edge between the two nodes, in this direction?
+    pub fn has_relation(&self, source: usize, target: usize) -> bool {
+        self.relations
+            .iter()
+            .any(|r| r.source == source && r.target == target)
+    }
+
+    /// Replaces containers by their admissible/completed anchors (the six rules in
+    /// relationship_graph.rb `replace_containers_with_anchors`).
+    fn expand(&mut self) {
+        let mut seq = 0u64;
+        let mut add = |g: &mut StableDiGraph<Vertex, Label>,
+                       idx: &HashMap<Vertex, NodeIndex>,
+                       s: Vertex,
+                       t: Vertex,
+                       refresh: bool,
+                       origin: Origin| {
+            seq += 1;
+            g.add_edge(
+                idx[&s],
+                idx[&t],
+                Label {
+                    refresh,
+                    origin,
+                    seq,
+                },
+            );
+        };
+        let admissible = |nodes: &[Node], n: usize| {
+            if nodes[n].container {
+                Vertex::Admissible(n)
+            } else {
+                Vertex::Resource(n)
+            }
+        };
+        let completed = |nodes: &[Node], n: usize| {
+            if nodes[n].container {
+                Vertex::Completed(n)
+            } else {
+                Vertex::Resource(n)
+            }
+        };
+        // Step 1: every node is a vertex, containers included for now.
+        for n in 0..self.nodes.len() {
+            let v = Vertex::Resource(n);
+            self.vertex_index.insert(v, self.expanded.add_node(v));
+        }
+        for rel in self.relations.clone() {
+            add(
+                &mut self.expanded,
+                &self.vertex_index,
+                Vertex::Resource(rel.source),
+                Vertex::Resource(rel.target),
+                rel.refresh,
+                rel.origin,
+            );
+        }
+        let containers: Vec<usize> = (0..self.nodes.len())
+            .filter(|&n| self.nodes[n].container)
+            .collect();
+        for &x in &containers {
+            for v in [Vertex::Admissible(x), Vertex::Completed(x)] {
+                self.vertex_index.insert(v, self.expanded.add_node(v));
+            }
+        }
+        for &x in &containers {
+            let origin = Origin::Containment { container: x };
+            if self.children[x].is_empty() {
+                add(
+                    &mut self.expanded,
+                    &self.vertex_index,
+                    Vertex::Admissible(x),
+                    Vertex::Completed(x),
+                    false,
+                    origin.clone(),
+                );
+            }
+            for &v in &self.children[x].clone() {
+                let (av, cv) = (admissible(&self.nodes, v), completed(&self.nodes, v));
+                let g = &mut self.expanded;
+                add(
+                    g,
+                    &self.vertex_index,
+                    Vertex::Admissible(x),
+                    av,
+                    true,
+                    origin.clone(),
+                );
+                add(
+                    g,
+                    &self.vertex_index,
+                    cv,
+                    Vertex::Completed(x),
+                    true,
+                    origin.clone(),
+                );
+            }
+            let xv = self.vertex_index[&Vertex::Resource(x)];
+            for e in self.ordered_edges(xv, Direction::Incoming) {
+                let (src, label) = {
+                    let (s, _) = self.expanded.edge_endpoints(e).expect("edge exists");
+                    (self.expanded[s], self.expanded[e].clone())
+                };
+                let src = match src {
+                    Vertex::Resource(s) => completed(&self.nodes, s),
+                    other => other,
+                };
+                add(
+                    &mut self.expanded,
+                    &self.vertex_index,
+                    src,
+                    Vertex::Admissible(x),
+                    label.refresh,
+                    label.origin,
+                );
+                self.expanded.remove_edge(e);
+            }
+            for e in self.ordered_edges(xv, Direction::Outgoing) {
+                let (dst, label) = {
+                    let (_, t) = self.expanded.edge_endpoints(e).expect("edge exists");
+                    (self.expanded[t], self.expanded[e].clone())
+                };
+                let dst = match dst {
+                    Vertex::Resource(t) => admissible(&self.nodes, t),
+                    other => other,
+                };
+                add(
+                    &mut self.expanded,
+                    &self.vertex_index,
+                    Vertex::Completed(x),
+                    dst,
+                    label.refresh,
+                    label.origin,
+                );
+                self.expanded.remove_edge(e);
+            }
+        }
+        for &x in &containers {
+            if let Some(ix) = self.vertex_index.remove(&Vertex::Resource(x)) {
+                self.expanded.remove_node(ix);
+            }
+        }
+    }
+
+    /// Edges of a vertex in insertion order.
+    fn ordered_edges(&self, v: NodeIndex, dir: Direction) -> Vec<EdgeIndex> {
+        let mut es: Vec<(u64, EdgeIndex)> = self
+            .expanded
+            .edges_directed(v, dir)
+            .map(|e| (e.weight().seq, e.id()))
+            .collect();
+        es.sort();
+        es.into_iter().map(|(_, e)| e).collect()
+    }
+
+    /// The expanded-graph vertices, in a stable order (node order, anchors after).
+    pub fn vertices(&self) -> Vec<Vertex> {
+        let mut vs: Vec<Vertex> = self.vertex_index.keys().copied().collect();
+        vs.sort_by_key(|v| (v.node(), *v));
+        vs
+    }
+
+    pub fn index_of(&self, v: Vertex) -> Option<NodeIndex> {
+        self.vertex_index.get(&v).copied()
+    }
+
+    /// Out-neighbours (`dir` = Outgoing) or in-neighbours of a vertex, unique, in insertion order.
+    pub fn adjacent(&self, v: Vertex, dir: Direction) -> Vec<Vertex> {
+        let Some(ix) = self.index_of(v) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for e in self.ordered_edges(ix, dir) {
+            let (s, t) = self.expanded.edge_endpoints(e).expect("edge exists");
+            let other = self.expanded[if dir == Direction::Outgoing { t } else { s }];
+            if !out.contains(&other) {
+                out.push(other);
+            }
+        }
+        out
+    }
+
+    /// Outgoing edges of a vertex in insertion order: (target, label).
+    pub fn out_edges(&self, v: Vertex) -> Vec<(Vertex, &Label)> {
+        let Some(ix) = self.index_of(v) else {
+            return Vec::new();
+        };
+        self.ordered_edges(ix, Direction::Outgoing)
+            .into_iter()
+            .map(|e| {
+                let (_, t) = self.expanded.edge_endpoints(e).expect("edge exists");
+                (self.expanded[t], &self.expanded[e])
+            })
+            .collect()
+    }
+
+    /// Labels of the edges from `s` to `t`.
+    pub fn labels_between(&self, s: Vertex, t: Vertex) -> Vec<&Label> {
+        self.out_edges(s)
+            .into_iter()
+            .filter(|(x, _)| *x == t)
+            .map(|(_, l)| l)
+            .collect()
+    }
+
+    /// How Puppet names a vertex in messages: anchors go by their container's name.
+    pub fn name(&self, v: Vertex) -> String {
+        self.nodes[v.node()].reference.to_string()
+    }
+
+    /// Puppet's sort key of a vertex (`ref`): anchors are `Whit[admissible_Class[X]]`.
+    pub fn sort_key(&self, v: Vertex) -> String {
+        match v {
+            Vertex::Resource(n) => self.nodes[n].reference.to_string(),
+            Vertex::Admissible(n) => format!("Whit[admissible_{}]", self.nodes[n].reference),
+            Vertex::Completed(n) => format!("Whit[completed_{}]", self.nodes[n].reference),
+        }
+    }
+
+    /// Priority key of a vertex: anchors share their container's priority.
+    pub fn priority_of(&self, v: Vertex) -> (u64, u8) {
+        let p = self.priority[v.node()];
+        match v {
+            Vertex::Completed(_) => (p, 1),
+            _ => (p, 0),
+        }
+    }
+
+    /// The resource path Puppet logs: `/Stage[main]/Main/D[x]/Notify[a]`.
+    pub fn path(&self, node: usize) -> String {
+        let mut segments = Vec::new();
+        let mut cur = Some(node);
+        let mut guard = 0;
+        while let Some(n) = cur {
+            let r = &self.nodes[n].reference;
+            segments.push(if r.type_name == "Class" {
+                r.title.clone()
+            } else {
+                r.to_string()
+            });
+            cur = self.parent[n];
+            guard += 1;
+            if guard > self.nodes.len() {
+                break; // containment loops are reported elsewhere; never spin
+            }
+        }
+        segments.reverse();
+        format!("/{}", segments.join("/"))
+    }
+
+    /// Looks a node up by a user-written reference (`Notify[a]`, `file[/x]`).
+    pub fn find(&self, catalog: &Catalog, reference: &str) -> Option<usize> {
+        RefIndex::new(&catalog.resources)
+            .resolve(reference)
+            .map(|i| self.node_of[i])
+    }
+
+    /// The graph errors as diagnostics, in Puppet's words.
+    pub fn diagnostics(&self) -> Vec<Diagnostic> {
+        self.errors
+            .iter()
+            .map(|e| self.error_diagnostic(e))
+            .collect()
+    }
+
+    pub fn error_message(&self, e: &GraphError) -> String {
+        match e {
+            GraphError::MissingDependency {
+                reference,
+                resource,
+                param,
+            } => {
+                let node = &self.nodes[*resource];
+                let inward = RELATIONSHIP_PARAMS
+                    .iter()
+                    .chain(requisites::EDGE_PARAMS)
+                    .any(|(p, inward, _)| p == param && *inward)
+                    || param.ends_with("_any")
+                    || matches!(*param, "use" | "listen");
+                let what = if inward { "dependency" } else { "dependent" };
+                let loc = node.location();
+                let sep = if loc.is_empty() { "" } else { " " };
+                format!(
+                    "Could not find {what} {reference} for {}{sep}{loc}",
+                    node.reference
+                )
+            }
+            GraphError::BadReference {
+                value,
+                resource,
+                param,
+            } => format!(
+                "Invalid relationship: {} {{ {param} => '{value}' }} is not a resource reference",
+                self.nodes[*resource].reference
+            ),
+            GraphError::BadEdge { source, target } => {
+                format!("Could not find resource for containment edge {source} -> {target}")
+            }
+            GraphError::Invalid { resource, message } => {
+                let loc = self.nodes[*resource].location();
+                let sep = if loc.is_empty() { "" } else { " " };
+                format!("{message}{sep}{loc}")
+            }
+        }
+    }
+
+    fn error_diagnostic(&self, e: &GraphError) -> Diagnostic {
+        let code = match e {
+            GraphError::MissingDependency { .. } => "missing-dependency",
+            GraphError::BadReference { .. } => "bad-reference",
+            GraphError::BadEdge { .. } => "bad-edge",
+            GraphError::Invalid { .. } => "invalid-metaparameter",
+        };
+        Diagnostic::error(code, self.error_message(e))
+    }
+}
+
+/// `Notify['a']` -> `Notify[a]`, type capitalised, as Puppet prints references.
+fn display_ref(s: &str) -> String {
+    ResourceRef::parse(s.trim())
+        .map(|r| r.to_string())
+        .unwrap_or_else(|| s.to_string())
+}
+
+fn make_nodes(catalog: &Catalog) -> (Vec<Node>, Vec<usize>) {
+    let mut nodes = Vec::new();
+    let mut node_of = Vec::new();
+    let has_settings = catalog.resources.iter().any(|r| {
+        r.type_name.eq_ignore_ascii_case("class") && r.title.eq_ignore_ascii_case("settings")
+    });
+    for (i, r) in catalog.resources.iter().enumerate() {
+        node_of.push(nodes.len());
+        let reference = refs::canonical_ref(&r.type_name, &r.title);
+        let is_main_stage = reference.type_name == "Stage" && reference.title == "main";
+        nodes.push(Node {
+            reference,
+            index: Some(i),
+            container: is_container(r),
+            file: r.file.clone(),
+            line: r.line,
+        });
+        if is_main_stage && !has_settings {
+            nodes.push(Node {
+                reference: ResourceRef::new("Class", "Settings"),
+                index: None,
+                container: true,
+                file: None,
+                line: None,
+            });
+        }
+    }
+    (nodes, node_of)
+}

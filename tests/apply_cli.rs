@@ -1,0 +1,275 @@
+//! The catalog subcommands end to end (the binary), and the graph stage over the real-world
+//! catalogs Puppet compiled for the corpus.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const ORDO: &str = env!("CARGO_BIN_EXE_ordo");
+
+fn fixture(p: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join(p)
+}
+
+fn ordo(args: &[&str]) -> (i32, String, String) {
+    // Each apply gets its own state directory (lock, bucket, pending refreshes), so tests
+    // running at once neither wait for one another nor share state.
+    let state = tempfile::tempdir().unwrap();
+    let mut args: Vec<&str> = args.to_vec();
+    if args.first() == Some(&"apply") && !args.contains(&"--state-dir") {
+        args.push("--state-dir");
+        args.push(state.path().to_str().unwrap());
+    }
+    let out = Command::new(ORDO)
+        .args(&args)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn write_catalog(dir: &Path, resources: serde_json::Value) -> PathBuf {
+    let mut rs = vec![
+        serde_json::json!({"type": "Stage", "title": "main", "kind": "compilable_type"}),
+        serde_json::json!({"type": "Class", "title": "main", "kind": "unknown"}),
+    ];
+    let mut edges = vec![serde_json::json!({"source": "Stage[main]", "target": "Class[main]"})];
+    for r in resources.as_array().unwrap() {
+        edges.push(serde_json::json!({"source": "Class[main]", "target": format!("{}[{}]", r["type"].as_str().unwrap(), r["title"].as_str().unwrap())}));
+        let mut r = r.clone();
+        r["kind"] = "compilable_type".into();
+        rs.push(r);
+    }
+    let p = dir.join("catalog.json");
+    std::fs::write(
+        &p,
+        serde_json::json!({"resources": rs, "edges": edges}).to_string(),
+    )
+    .unwrap();
+    p
+}
+
+#[test]
+fn apply_exit_codes_and_formats() {
+    let dir = tempfile::tempdir().unwrap();
+    let bucket = dir.path().join("bucket");
+    let bucket = bucket.to_str().unwrap();
+    let cat = write_catalog(
+        dir.path(),
+        serde_json::json!([{"type": "Notify", "title": "hi"}]),
+    );
+    let cat = cat.to_str().unwrap();
+    let (code, out, _) = ordo(&[
+        "apply",
+        cat,
+        "--detailed-exitcodes",
+        "--log-format",
+        "puppet",
+        "--node",
+        "x",
+        "--bucket-dir",
+        bucket,
+    ]);
+    assert_eq!(code, 2);
+    assert_eq!(
+        out,
+        "Notice: hi\nNotice: /Stage[main]/Main/Notify[hi]/message: defined 'message' as 'hi'\n"
+    );
+    let (code, out, _) = ordo(&[
+        "apply",
+        cat,
+        "--noop",
+        "--detailed-exitcodes",
+        "--bucket-dir",
+        bucket,
+    ]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("notice: Notify[hi] message: current_value 'absent', should be 'hi' (noop)"),
+        "{out}"
+    );
+    assert!(out.contains("1 would change"), "{out}");
+    let report = dir.path().join("report.json");
+    let (code, _, _) = ordo(&[
+        "apply",
+        cat,
+        "--report",
+        report.to_str().unwrap(),
+        "--bucket-dir",
+        bucket,
+    ]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(v["summary"]["changed"], 1);
+    assert_eq!(v["logs"][0]["message"], "hi");
+    // A refused catalog exits 1 and applies nothing.
+    let cycle = fixture("apply/err/cycle-two.json");
+    let (code, out, _) = ordo(&[
+        "apply",
+        cycle.to_str().unwrap(),
+        "--detailed-exitcodes",
+        "--log-format",
+        "puppet",
+    ]);
+    assert_eq!(code, 1);
+    assert!(!out.contains("Notice:"), "{out}");
+    let (code, out, _) = ordo(&["apply", "/nonexistent/catalog.json"]);
+    assert_eq!(code, 1, "{out}");
+}
+
+#[test]
+fn check_graph_explain() {
+    let dir = tempfile::tempdir().unwrap();
+    let cycle = fixture("apply/err/missing-dependency.json");
+    let (code, out, _) = ordo(&["check", cycle.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(code, 1);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v[0]["code"], "missing-dependency");
+    let ok = fixture("graph/priority.json");
+    assert_eq!(ordo(&["check", ok.to_str().unwrap()]).0, 0);
+    let warn = fixture("graph/containers.json");
+    let (code, _, err) = ordo(&["check", warn.to_str().unwrap(), "--deny-warnings"]);
+    assert_eq!((code, err.contains("0 warning")), (0, true), "{err}");
+    let dot = dir.path().join("g.dot");
+    let (code, _, _) = ordo(&[
+        "graph",
+        ok.to_str().unwrap(),
+        "--kind",
+        "expanded",
+        "-o",
+        dot.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0);
+    let text = std::fs::read_to_string(&dot).unwrap();
+    assert!(text.starts_with("digraph Expanded_relationships {"));
+    assert!(
+        text.contains("\"Notify[three]\" -> \"Notify[one]\""),
+        "{text}"
+    );
+    assert!(
+        text.contains("\"Admissible_Class[Main]\" -> \"Notify[one]\""),
+        "{text}"
+    );
+    let (code, out, _) = ordo(&[
+        "explain",
+        ok.to_str().unwrap(),
+        "Notify[one]",
+        "notify[three]",
+    ]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        out,
+        "Notify[three] is applied before Notify[one]:\n  Notify[three] => Notify[one]: before => Notify[one] on Notify[three] (site.pp:3)\n"
+    );
+    let (_, out, _) = ordo(&[
+        "explain",
+        ok.to_str().unwrap(),
+        "Notify[two]",
+        "Notify[four]",
+    ]);
+    assert!(
+        out.starts_with(
+            "no relationship orders Notify[two] and Notify[four]; Notify[two] comes first"
+        ),
+        "{out}"
+    );
+}
+
+/// Every catalog Puppet compiled for the real-world corpus builds a graph without missing
+/// dependencies, bad edges or cycles (unsupported resource types are expected there).
+#[test]
+fn corpus_catalogs_have_sound_graphs() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/compile-truth");
+    let mut checked = 0;
+    for e in std::fs::read_dir(&dir).expect("the shared corpus is present") {
+        let p = e.unwrap().path().join("catalog.json");
+        if !p.exists() {
+            continue;
+        }
+        let catalog = ordo::cli::load_catalog(&p).unwrap();
+        let g = ordo::graph::Graph::build(&catalog, ordo::graph::Ordering::Manifest);
+        assert!(g.errors.is_empty(), "{}: {:?}", p.display(), g.errors);
+        assert!(
+            ordo::graph::cycles::find_cycles(&g).is_empty(),
+            "{}",
+            p.display()
+        );
+        let order = ordo::graph::order::apply_order(&g);
+        assert_eq!(
+            order.len(),
+            g.vertices().len(),
+            "{}: not every vertex is reached",
+            p.display()
+        );
+        checked += 1;
+    }
+    assert!(checked >= 30, "only {checked} corpus catalogs found");
+}
+
+#[test]
+fn services_users_groups_packages_in_safe_ways() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("trace");
+    let t = t.to_str().unwrap();
+    let cat = write_catalog(
+        dir.path(),
+        serde_json::json!([
+            // Status, start and restart overrides: a fake service driven by shell commands.
+            {"type": "Service", "title": "fake", "parameters": {"ensure": "running", "status": "/bin/false", "start": format!("echo start >> {t}"), "restart": format!("echo restart >> {t}"), "provider": "base"}},
+            {"type": "Service", "title": "up", "parameters": {"ensure": "running", "status": "/bin/true", "restart": format!("echo restart-up >> {t}"), "provider": "base", "subscribe": "Notify[n]"}},
+            {"type": "Notify", "title": "n"},
+            {"type": "User", "title": "root", "parameters": {"ensure": "present", "uid": "0"}},
+            {"type": "Group", "title": "root", "parameters": {"ensure": "present", "gid": "0"}},
+        ]),
+    );
+    let (code, out, _) = ordo(&[
+        "apply",
+        cat.to_str().unwrap(),
+        "--detailed-exitcodes",
+        "--log-format",
+        "puppet",
+    ]);
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.contains(
+            "Notice: /Stage[main]/Main/Service[fake]/ensure: ensure changed 'stopped' to 'running'"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("Notice: /Stage[main]/Main/Service[up]: Triggered 'refresh' from 1 event"),
+        "{out}"
+    );
+    assert!(
+        !out.contains("User[root]") && !out.contains("Group[root]"),
+        "{out}"
+    );
+    assert_eq!(std::fs::read_to_string(t).unwrap(), "start\nrestart-up\n");
+    // Noop only: a user, a group and a package that do not exist would be created.
+    let cat = write_catalog(
+        dir.path(),
+        serde_json::json!([
+            {"type": "User", "title": "ordo-test-no-such-user", "parameters": {"ensure": "present"}},
+            {"type": "Group", "title": "ordo-test-no-such-group", "parameters": {"ensure": "present"}},
+            {"type": "Package", "title": "ordo-test-no-such-package", "parameters": {"ensure": "installed"}},
+        ]),
+    );
+    let (code, out, _) = ordo(&[
+        "apply",
+        cat.to_str().unwrap(),
+        "--noop",
+        "--detailed-exitcodes",
+        "--log-format",
+        "puppet",
+    ]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("User[ordo-test-no-such-user]/ensure: current_value 'absent', should be 'present' (noop)"), "{out}");
+    assert!(out.contains("Group[ordo-test-no-such-group]/ensure: current_value 'absent', should be 'present' (noop)"), "{out}");
+    assert!(out.contains("Package[ordo-test-no-such-package]/ensure: current_value 'purged', should be 'installed' (noop)"), "{out}");
+}
