@@ -108,3 +108,32 @@ fn ok_fixtures_compile_as_expected() {
 fn err_fixtures_fail_with_puppets_message() {
     check("err", true);
 }
+
+/// The evaluator reads modules only through its loader: an in-memory module autoloads.
+#[test]
+fn modules_load_from_memory() {
+    let mut loader = ordo::eval::MemoryLoader::default();
+    loader.files.insert(
+        "app/manifests/init.pp".into(),
+        "class app($port = 8080) { app::site { 'main': } }".into(),
+    );
+    loader.files.insert(
+        "app/manifests/site.pp".into(),
+        "define app::site() { notify { \"${title} on ${app::port}\": } }".into(),
+    );
+    let opts = CompileOptions {
+        node: "n1".into(),
+        facts: serde_json::json!({}),
+        strict_variables: false,
+    };
+    let result = compile("site.pp", "include app", &loader, &opts);
+    assert!(
+        result.diagnostics.iter().all(|d| !d.is_error()),
+        "{:?}",
+        result.diagnostics
+    );
+    let catalog = result.catalog.expect("a catalog");
+    let titles: Vec<&str> = catalog.resources.iter().map(|r| r.title.as_str()).collect();
+    assert!(titles.contains(&"main on 8080"), "{titles:?}");
+    assert_eq!(catalog.classes, vec!["app".to_string()]);
+}

@@ -1,6 +1,6 @@
-//! Puppet's built-in resource types (core and the `*_core` modules shipped with the agent):
-//! name, namevar attributes and every attribute name. Generated from
-//! `../shared/corpus/resource-type-schemas.json`; metaparameters are listed under `_metaparams`.
+//! Puppet 7.23's built-in resource types (those Puppet itself ships; `cron`, `host`, `mount`
+//! and the other `*_core` types come from modules): name, namevar attributes and every
+//! attribute name. Generated from `../shared/corpus/resource-type-schemas.json`.
 
 pub struct BuiltinType {
     pub name: &'static str,
@@ -10,64 +10,9 @@ pub struct BuiltinType {
 
 pub const BUILTIN_TYPES: &[BuiltinType] = &[
     BuiltinType {
-        name: "_metaparams",
-        namevars: &[],
-        attributes: &[
-            "noop",
-            "schedule",
-            "audit",
-            "loglevel",
-            "alias",
-            "tag",
-            "require",
-            "subscribe",
-            "before",
-            "notify",
-            "stage",
-        ],
-    },
-    BuiltinType {
-        name: "augeas",
-        namevars: &["name"],
-        attributes: &[
-            "name",
-            "context",
-            "onlyif",
-            "changes",
-            "root",
-            "load_path",
-            "force",
-            "type_check",
-            "lens",
-            "incl",
-            "show_diff",
-            "provider",
-            "returns",
-        ],
-    },
-    BuiltinType {
         name: "component",
         namevars: &["name"],
         attributes: &["name"],
-    },
-    BuiltinType {
-        name: "cron",
-        namevars: &["name"],
-        attributes: &[
-            "name",
-            "provider",
-            "ensure",
-            "command",
-            "special",
-            "minute",
-            "hour",
-            "weekday",
-            "month",
-            "monthday",
-            "environment",
-            "user",
-            "target",
-        ],
     },
     BuiltinType {
         name: "exec",
@@ -157,42 +102,6 @@ pub const BUILTIN_TYPES: &[BuiltinType] = &[
         ],
     },
     BuiltinType {
-        name: "host",
-        namevars: &["name"],
-        attributes: &[
-            "name",
-            "provider",
-            "ensure",
-            "ip",
-            "host_aliases",
-            "comment",
-            "target",
-        ],
-    },
-    BuiltinType {
-        name: "mailalias",
-        namevars: &["name"],
-        attributes: &["name", "provider", "ensure", "recipient", "file", "target"],
-    },
-    BuiltinType {
-        name: "mount",
-        namevars: &["name"],
-        attributes: &[
-            "name",
-            "remounts",
-            "provider",
-            "ensure",
-            "device",
-            "blockdevice",
-            "fstype",
-            "options",
-            "pass",
-            "atboot",
-            "dump",
-            "target",
-        ],
-    },
-    BuiltinType {
         name: "notify",
         namevars: &["name"],
         attributes: &["withpath", "name", "message"],
@@ -246,23 +155,6 @@ pub const BUILTIN_TYPES: &[BuiltinType] = &[
         ],
     },
     BuiltinType {
-        name: "selboolean",
-        namevars: &["name"],
-        attributes: &["name", "persistent", "provider", "value"],
-    },
-    BuiltinType {
-        name: "selmodule",
-        namevars: &["name"],
-        attributes: &[
-            "name",
-            "selmoduledir",
-            "selmodulepath",
-            "provider",
-            "ensure",
-            "syncversion",
-        ],
-    },
-    BuiltinType {
         name: "service",
         namevars: &["name"],
         attributes: &[
@@ -285,34 +177,6 @@ pub const BUILTIN_TYPES: &[BuiltinType] = &[
             "ensure",
             "logonaccount",
             "flags",
-        ],
-    },
-    BuiltinType {
-        name: "ssh_authorized_key",
-        namevars: &["name"],
-        attributes: &[
-            "name",
-            "drop_privileges",
-            "provider",
-            "ensure",
-            "type",
-            "key",
-            "user",
-            "target",
-            "options",
-        ],
-    },
-    BuiltinType {
-        name: "sshkey",
-        namevars: &["type", "name"],
-        attributes: &[
-            "type",
-            "name",
-            "provider",
-            "ensure",
-            "key",
-            "host_aliases",
-            "target",
         ],
     },
     BuiltinType {

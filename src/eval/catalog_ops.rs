@@ -100,12 +100,23 @@ impl Compiler<'_> {
                             idx,
                             existing,
                             &format!("[{}]", json_str(&nv)),
-                            &nv,
+                            &json_str(&nv),
                         ));
                     }
                 }
                 self.aliases.insert(akey, idx);
             }
+        }
+        if let Some(parts) = self.composite_key(&self.resources[idx]) {
+            let joined = parts.join(", ");
+            let akey = (key.0.clone(), format!("[{joined}]"));
+            if let Some(&existing) = self.aliases.get(&akey) {
+                if existing != idx {
+                    self.index.remove(&key);
+                    return Err(self.alias_error(idx, existing, &format!("[{joined}]"), &joined));
+                }
+            }
+            self.aliases.insert(akey, idx);
         }
         let alias_values: Vec<String> = match self.resources[idx].params.get("alias") {
             Some(Value::Array(a)) => a.iter().map(|v| v.to_display()).collect(),
@@ -117,7 +128,7 @@ impl Compiler<'_> {
             if let Some(&existing) = self.index.get(&akey).or_else(|| self.aliases.get(&akey)) {
                 if existing != idx {
                     self.index.remove(&key);
-                    return Err(self.alias_error(idx, existing, &json_str(&a), &a));
+                    return Err(self.alias_error(idx, existing, &json_str(&a), &json_str(&a)));
                 }
             }
             self.aliases.insert(akey, idx);
@@ -139,6 +150,9 @@ impl Compiler<'_> {
             return None;
         }
         let b = builtin_types::find(&lower)?;
+        if b.namevars.len() > 1 {
+            return None;
+        }
         let nv = *b.namevars.first()?;
         if let Some(v) = r.params.get(nv) {
             return Some(v.to_display());
@@ -148,6 +162,27 @@ impl Compiler<'_> {
             return Some(if t.is_empty() { "/".into() } else { t.into() });
         }
         None
+    }
+
+    /// The uniqueness key of a type with several key attributes (`package`: command, name,
+    /// provider), rendered as Puppet inspects it: `nil, "x", nil`.
+    fn composite_key(&self, r: &Res) -> Option<Vec<String>> {
+        let b = builtin_types::find(&r.type_name.to_lowercase())?;
+        if b.namevars.len() < 2 {
+            return None;
+        }
+        let mut attrs: Vec<&str> = b.namevars.to_vec();
+        attrs.sort();
+        Some(
+            attrs
+                .iter()
+                .map(|a| match r.params.get(*a) {
+                    Some(v) => json_str(&v.to_display()),
+                    None if *a == b.namevars[0] => json_str(&r.title),
+                    None => "nil".to_string(),
+                })
+                .collect(),
+        )
     }
 
     fn duplicate_error(&self, new: usize, existing: usize) -> EvalError {
@@ -174,7 +209,7 @@ impl Compiler<'_> {
             shown,
             self.line_location(n.file, n.line),
             json_str(&n.type_name),
-            json_str(key)
+            key
         );
         self.runtime(join_loc(msg, &self.line_location(e.file, e.line)), n.span)
     }
@@ -269,6 +304,9 @@ impl Compiler<'_> {
         }
         let source = self.scopes[scope].source.clone();
         for a in params {
+            if a.name == "tag" {
+                self.check_tags(&a.value, span)?;
+            }
             self.set_param(idx, &a.name, a.value.clone(), &source, a.span);
         }
         for (k, v) in self.lookup_defaults(scope, &tname) {
@@ -324,6 +362,20 @@ impl Compiler<'_> {
                 let loc = self.line_location(r.file, r.line);
                 let msg = format!("no parameter named '{k}' {loc} on {} {loc}", r.reference());
                 return Err(Flow::Err(self.plain(msg, Some(r.span))));
+            }
+        }
+        Ok(())
+    }
+
+    /// Puppet refuses tags that are not tag-shaped (`Invalid tag 'in foo'`).
+    pub(super) fn check_tags(&self, v: &Value, span: Span) -> Result<(), EvalError> {
+        for t in flatten_values(v) {
+            let t = t.to_display();
+            if !super::compiler::is_valid_tag(&t.to_lowercase()) {
+                return Err(self.plain(
+                    join_loc(format!("Invalid tag '{t}'"), &self.span_location(span)),
+                    Some(span),
+                ));
             }
         }
         Ok(())
@@ -805,13 +857,18 @@ impl Compiler<'_> {
                         ));
                     }
                     let r = &mut self.resources[sidx];
-                    let mut items = match r.params.get(param) {
-                        None => vec![],
-                        Some(Value::Array(a)) => a.clone(),
-                        Some(v) => vec![v.clone()],
-                    };
-                    items.push(Value::str(format!("{tt}[{ttitle}]")));
-                    r.params.insert(param.to_string(), Value::Array(items));
+                    let target = Value::str(format!("{tt}[{ttitle}]"));
+                    match r.params.get_mut(param) {
+                        Some(Value::Array(items)) => items.push(target),
+                        Some(v) => {
+                            let first = std::mem::replace(v, Value::Undef);
+                            *v = Value::Array(vec![first, target]);
+                        }
+                        None => {
+                            r.params
+                                .insert(param.to_string(), Value::Array(vec![target]));
+                        }
+                    }
                 }
             }
         }

@@ -26,6 +26,8 @@ pub struct Collector {
     pub source: String,
     pub span: Span,
     pub collected: Vec<usize>,
+    /// The same, for membership tests.
+    pub collected_set: std::collections::HashSet<usize>,
     /// What stood left of this collector in a chain, used when it collects nothing.
     pub empty_alternative: Option<Vec<Operand>>,
     /// `realize`: the references still to find.
@@ -83,6 +85,7 @@ impl Compiler<'_> {
             source,
             span,
             collected: vec![],
+            collected_set: Default::default(),
             empty_alternative: None,
             unresolved: vec![],
             fixed: false,
@@ -148,6 +151,7 @@ impl Compiler<'_> {
             source,
             span,
             collected: vec![],
+            collected_set: Default::default(),
             empty_alternative: None,
             unresolved: refs,
             fixed: true,
@@ -183,7 +187,7 @@ impl Compiler<'_> {
                     let r = &self.resources[i];
                     r.type_name == type_name
                         && !r.dropped
-                        && !self.collectors[ci].collected.contains(&i)
+                        && !self.collectors[ci].collected_set.contains(&i)
                         && self.query_matches(&query, i)
                 })
                 .collect();
@@ -191,6 +195,7 @@ impl Compiler<'_> {
                 changed = true;
                 self.resources[i].virtual_ = false;
                 self.collectors[ci].collected.push(i);
+                self.collectors[ci].collected_set.insert(i);
                 if !self.collectors[ci].overrides.is_empty() {
                     let c = &self.collectors[ci];
                     let o = Override {

@@ -394,13 +394,27 @@ impl<'a> Compiler<'a> {
         let name = name.trim_start_matches("::").to_lowercase();
         let segs: Vec<&str> = name.split("::").collect();
         let module = segs[0];
-        let path = match (dir, segs.len()) {
-            ("manifests", 1) => "manifests/init.pp".to_string(),
-            ("manifests", _) => format!("manifests/{}.pp", segs[1..].join("/")),
-            (d, 1) if d == "types" || d == "functions" => return false,
-            (d, _) => format!("{d}/{}.pp", segs[1..].join("/")),
-        };
-        self.load_module_file(module, &path)
+        if dir != "manifests" {
+            if segs.len() == 1 {
+                return false;
+            }
+            return self.load_module_file(module, &format!("{dir}/{}.pp", segs[1..].join("/")));
+        }
+        // `a::b::c` is looked for in a/manifests/b/c.pp, then in the files of its enclosing
+        // namespaces (a/manifests/b.pp, a/manifests/init.pp), where it may be nested.
+        let mut loaded = false;
+        for n in (1..=segs.len()).rev() {
+            let path = if n == 1 {
+                "manifests/init.pp".to_string()
+            } else {
+                format!("manifests/{}.pp", segs[1..n].join("/"))
+            };
+            loaded |= self.load_module_file(module, &path);
+            if self.classes.contains_key(&name) || self.defines.contains_key(&name) {
+                break;
+            }
+        }
+        loaded
     }
 
     pub(super) fn load_module_file(&mut self, module: &str, path: &str) -> bool {

@@ -449,18 +449,7 @@ impl Compiler<'_> {
                 }
                 self.unknown_var(name, span)
             }
-            None => {
-                let why = if self.find_class(&class).is_some() {
-                    "has not been evaluated"
-                } else {
-                    "could not be found"
-                };
-                self.warn_at(
-                    &format!("Could not look up qualified variable '{name}'; class {class} {why}"),
-                    span,
-                );
-                Ok(Value::Undef)
-            }
+            None => self.unknown_var(name, span),
         }
     }
 

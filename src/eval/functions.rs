@@ -527,6 +527,7 @@ fn f_realize(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 fn f_tag(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let container = c.scope_resource(a.scope);
     for v in &a.values {
+        c.check_tags(v, a.span)?;
         for t in flatten_values(v) {
             super::compiler::add_tag(&mut c.resources[container].tags, &t.to_display());
         }

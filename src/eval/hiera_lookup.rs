@@ -89,26 +89,26 @@ pub fn f_lookup(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
             ))
         }
     };
-    let (mut value_type, mut merge, mut default) = (None, None, None);
-    match arg(a, 1) {
-        Value::Hash(opts) => {
-            if let Some(Value::Type(t)) = opts.get(&Value::str("value_type")) {
-                value_type = Some((**t).clone());
-            }
-            merge = opts.get(&Value::str("merge")).cloned();
-            if let Some(d) = opts.get(&Value::str("default_value")) {
-                default = Some(d.clone());
-            }
-        }
-        Value::Type(t) => {
-            value_type = Some(*t);
-            merge = a.values.get(2).cloned();
-            if a.values.len() > 3 {
-                default = Some(arg(a, 3));
-            }
-        }
-        _ => {}
-    }
+    let (value_type, merge, default) = match arg(a, 1) {
+        Value::Hash(opts) => (
+            match opts.get(&Value::str("value_type")) {
+                Some(Value::Type(t)) => Some((**t).clone()),
+                _ => None,
+            },
+            opts.get(&Value::str("merge")).cloned(),
+            opts.get(&Value::str("default_value")).cloned(),
+        ),
+        // The positional form: lookup(name, value_type, merge, default_value), where
+        // value_type and merge may be undef.
+        first => (
+            match first {
+                Value::Type(t) => Some(*t),
+                _ => None,
+            },
+            a.values.get(2).cloned(),
+            (a.values.len() > 3).then(|| arg(a, 3)),
+        ),
+    };
     let strategy = match &merge {
         None | Some(Value::Undef) => None,
         Some(m) => match Merge::from_value(m) {

@@ -707,8 +707,35 @@ impl PType {
     }
 }
 
+fn size_range(min: i64, max: i64) -> String {
+    if min == max {
+        min.to_string()
+    } else if min <= 0 {
+        format!("at most {max}")
+    } else if max == MAX {
+        format!("at least {min}")
+    } else {
+        format!("between {min} and {max}")
+    }
+}
+
+fn size_mismatch(min: i64, max: i64, n: usize) -> Option<String> {
+    let n = n as i64;
+    (n < min || n > max).then(|| format!("expects size to be {}, got {n}", size_range(min, max)))
+}
+
 fn nested_mismatch(t: &PType, v: &Value) -> Option<String> {
     use PType::*;
+    let sized = match (t, v) {
+        (Array(_, min, max), Value::Array(a)) | (Tuple(_, min, max), Value::Array(a)) => {
+            size_mismatch(*min, *max, a.len())
+        }
+        (Hash(_, _, min, max), Value::Hash(h)) => size_mismatch(*min, *max, h.len()),
+        _ => None,
+    };
+    if sized.is_some() {
+        return sized;
+    }
     match (t, v) {
         (Array(e, ..), Value::Array(a)) => a.iter().enumerate().find_map(|(i, x)| {
             (!e.is_instance(x)).then(|| format!("index {i} {}", mismatch(e, x)))
@@ -910,7 +937,7 @@ impl fmt::Display for PType {
             Timestamp => write!(f, "Timestamp"),
             Init => write!(f, "Init"),
             Object => write!(f, "Object"),
-            Alias(name, _) => write!(f, "{name}"),
+            Alias(name, t) => write!(f, "{name} = {t}"),
         }
     }
 }

@@ -271,7 +271,12 @@ impl Value {
                     .collect(),
             ),
             Value::Type(t) => Json::String(t.catalog_string()),
-            Value::Sensitive(v) => v.to_json(),
+            Value::Sensitive(v) => {
+                let mut m = serde_json::Map::new();
+                m.insert("__ptype".into(), Json::String("Sensitive".into()));
+                m.insert("__pvalue".into(), v.to_json());
+                Json::Object(m)
+            }
         }
     }
 
