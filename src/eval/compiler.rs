@@ -131,6 +131,8 @@ pub struct Compiler<'a> {
     pub(super) main_file: FileId,
     /// Output buffers of the EPP templates being rendered.
     pub(super) render_stack: Vec<String>,
+    /// Rudder priorities: pending class declarations, resolved conflicts.
+    pub(super) priority: super::priority::PriorityState,
 }
 
 impl<'a> Compiler<'a> {
@@ -162,6 +164,7 @@ impl<'a> Compiler<'a> {
             node_scope: None,
             main_file: FileId(0),
             render_stack: Vec::new(),
+            priority: Default::default(),
         }
     }
 
@@ -199,6 +202,7 @@ impl<'a> Compiler<'a> {
                     logs: self.logs,
                     diagnostics,
                     sources: self.sources,
+                    priorities: vec![],
                 };
             }
         };
@@ -208,6 +212,7 @@ impl<'a> Compiler<'a> {
                 catalog: Some(catalog),
                 logs: std::mem::take(&mut self.logs),
                 diagnostics,
+                priorities: std::mem::take(&mut self.priority.conflicts),
                 sources: self.sources,
             },
             Err(e) => {
@@ -218,6 +223,7 @@ impl<'a> Compiler<'a> {
                     catalog: None,
                     logs: std::mem::take(&mut self.logs),
                     diagnostics,
+                    priorities: std::mem::take(&mut self.priority.conflicts),
                     sources: self.sources,
                 }
             }
@@ -667,7 +673,8 @@ impl<'a> Compiler<'a> {
 
     fn evaluate_generators(&mut self) -> Result<(), EvalError> {
         for _ in 0..1000 {
-            let mut changed = self.evaluate_collections()?;
+            let settled = self.settle_priority_classes()?;
+            let mut changed = self.evaluate_collections()? || settled;
             let pending: Vec<usize> = (0..self.resources.len())
                 .filter(|&i| {
                     let r = &self.resources[i];

@@ -16,6 +16,7 @@ mod compiler;
 mod expr;
 mod functions;
 mod output;
+pub mod priority;
 mod scope;
 mod strings;
 pub mod types;
@@ -125,6 +126,8 @@ pub struct CompileResult {
     pub logs: Vec<LogLine>,
     pub diagnostics: Vec<Diagnostic>,
     pub sources: SourceMap,
+    /// Duplicate declarations resolved by `priority` (Ordo extension, `priority.rs`).
+    pub priorities: Vec<priority::PriorityConflict>,
 }
 
 /// Compiles the manifest `text` (named `name`) for a node.
