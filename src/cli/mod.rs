@@ -27,6 +27,7 @@ pub mod catalog_file;
 pub mod compile;
 pub mod graph;
 pub mod parse;
+pub mod priorities;
 
 use crate::catalog::Catalog;
 use std::path::Path;

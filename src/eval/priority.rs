@@ -69,14 +69,19 @@ impl Declaration {
         self.key() < other.key()
     }
 
-    /// `file:line (priority 1, class r1)`.
-    pub fn describe(&self) -> String {
+    /// `priority 1, class r1`.
+    pub fn terms(&self) -> String {
         let p = if self.explicit {
             format!("priority {}", self.priority)
         } else {
             format!("default priority {}", self.priority)
         };
-        format!("{} ({p}, class {})", self.location, self.class)
+        format!("{p}, class {}", self.class)
+    }
+
+    /// `file:line (priority 1, class r1)`.
+    pub fn describe(&self) -> String {
+        format!("{} ({})", self.location, self.terms())
     }
 }
 
@@ -293,10 +298,10 @@ impl Compiler<'_> {
         }
         if self.resources[existing].is_define && self.resources[existing].evaluated {
             let msg = format!(
-                "Duplicate declaration: {} is already declared at {} and was already evaluated; the declaration with {} cannot replace it",
+                "Duplicate declaration: {} is already declared at {} and was already evaluated; the one declared here ({}) cannot replace it",
                 new.reference,
                 old.describe(),
-                new.describe().replacen(&format!("{} (", new.location), "(", 1)
+                new.terms()
             );
             return Err(Flow::Err(self.runtime(msg, span)));
         }
@@ -406,10 +411,10 @@ impl Compiler<'_> {
                 return Ok(Some(existing));
             }
             let msg = format!(
-                "Duplicate declaration: {} is already declared at {} and its body was already evaluated; the declaration with {} cannot replace it",
+                "Duplicate declaration: {} is already declared at {} and its body was already evaluated; the one declared here ({}) cannot replace it",
                 decl.reference,
                 old.describe(),
-                decl.describe().replacen(&format!("{} (", decl.location), "(", 1)
+                decl.terms()
             );
             return Err(Flow::Err(self.runtime(msg, span)));
         }
