@@ -32,15 +32,21 @@ fn applied(path: &Path) -> String {
     let out = Command::new(env!("CARGO_BIN_EXE_ordo"))
         .arg("apply")
         .arg(path)
-        .args(["--ordering", "alphanumeric", "--noop", "--log-format", "puppet"])
+        .args([
+            "--ordering",
+            "alphanumeric",
+            "--noop",
+            "--log-format",
+            "puppet",
+        ])
         .args(["--node", "oracle-node", "--facts"])
         .arg(&facts)
         .arg("--state-dir")
         .arg(tmp.path().join("state"))
         .output()
         .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout).into_owned()
-        + &String::from_utf8_lossy(&out.stderr);
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
     let mut s = format!("exit {}\n", out.status.code().unwrap_or(-1));
     for l in text.lines().filter(|l| l.contains("/message: ")) {
         s.push_str(l);
@@ -104,7 +110,12 @@ fn check(kind: &str, must_fail: bool) {
     let mut bad = vec![];
     for f in files {
         let (got, failed) = render(&f);
-        assert_eq!(failed, must_fail, "{}: failure expected: {must_fail}\n{got}", f.display());
+        assert_eq!(
+            failed,
+            must_fail,
+            "{}: failure expected: {must_fail}\n{got}",
+            f.display()
+        );
         let expect = f.with_extension("out");
         if update {
             std::fs::write(&expect, &got).unwrap();
@@ -112,7 +123,10 @@ fn check(kind: &str, must_fail: bool) {
         }
         let want = std::fs::read_to_string(&expect).unwrap_or_default();
         if want != got {
-            bad.push(format!("{}:\n--- expected\n{want}\n--- got\n{got}", f.display()));
+            bad.push(format!(
+                "{}:\n--- expected\n{want}\n--- got\n{got}",
+                f.display()
+            ));
         }
     }
     assert!(bad.is_empty(), "{}", bad.join("\n"));

@@ -50,7 +50,9 @@ pub fn explain(catalog: &Catalog, conflicts: &[PriorityConflict]) -> String {
     }
     order.sort();
     if !order.is_empty() {
-        out.push_str("Technique order with --ordering alphanumeric (class, title of the first directive):\n");
+        out.push_str(
+            "Technique order with --ordering alphanumeric (class, title of the first directive):\n",
+        );
         for (k, (class, title, technique)) in order.iter().enumerate() {
             let _ = writeln!(out, "  {}. {technique} ({class}, {title})", k + 1);
         }
