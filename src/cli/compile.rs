@@ -189,6 +189,10 @@ pub struct CompileArgs {
     /// Write the catalog here instead of stdout.
     #[arg(short = 'o', long)]
     pub output: Option<PathBuf>,
+    /// Print on stderr the duplicate declarations resolved by `priority` and the merged
+    /// order of every defined type's instances (Rudder ordering, Ordo extension).
+    #[arg(long)]
+    pub explain_priorities: bool,
 }
 
 /// `ordo compile`: prints the catalog (or writes it to `--output`); returns the exit code.
@@ -197,10 +201,13 @@ pub fn run(args: &CompileArgs) -> i32 {
         .manifest
         .clone()
         .unwrap_or_else(|| PathBuf::from("site.pp"));
-    let catalog = match compile_manifest(&manifest, &args.inputs) {
+    let (catalog, conflicts) = match compile_manifest_with_priorities(&manifest, &args.inputs) {
         Ok(c) => c,
         Err(code) => return code,
     };
+    if args.explain_priorities {
+        eprint!("{}", super::priorities::explain(&catalog, &conflicts));
+    }
     let json = catalog.to_json_pretty();
     match &args.output {
         Some(p) => {
@@ -217,6 +224,14 @@ pub fn run(args: &CompileArgs) -> i32 {
 /// Compiles a manifest into a catalog, printing compile-time log lines and errors on stderr
 /// as Puppet does. `Err` carries the exit code.
 pub fn compile_manifest(manifest: &Path, inputs: &CompileInputs) -> Result<Catalog, i32> {
+    compile_manifest_with_priorities(manifest, inputs).map(|(c, _)| c)
+}
+
+/// [`compile_manifest`], also returning the conflicts resolved by `priority`.
+pub fn compile_manifest_with_priorities(
+    manifest: &Path,
+    inputs: &CompileInputs,
+) -> Result<(Catalog, Vec<eval::priority::PriorityConflict>), i32> {
     let text = std::fs::read_to_string(manifest).map_err(|e| {
         eprintln!("Error: Could not read manifest {}: {e}", manifest.display());
         1
@@ -255,7 +270,7 @@ pub fn compile_manifest(manifest: &Path, inputs: &CompileInputs) -> Result<Catal
     }
     let errors: Vec<_> = result.diagnostics.iter().filter(|d| d.is_error()).collect();
     match result.catalog {
-        Some(catalog) if errors.is_empty() => Ok(catalog),
+        Some(catalog) if errors.is_empty() => Ok((catalog, result.priorities)),
         _ => {
             for d in errors {
                 let _ = writeln!(err, "Error: {} on node {}", d.message, node);

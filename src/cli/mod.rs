@@ -28,6 +28,7 @@ pub mod compile;
 pub mod data;
 pub mod graph;
 pub mod parse;
+pub mod priorities;
 
 use crate::catalog::Catalog;
 use std::path::Path;

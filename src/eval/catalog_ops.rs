@@ -3,6 +3,7 @@
 
 use super::builtin_types;
 use super::compiler::{add_tag, join_loc, Compiler, EvalError, Flow, Operand, Res, R};
+use super::priority::PRIORITY;
 use super::scope::{Scope, ScopeId, ScopeKind};
 use super::types::{mismatch, PType};
 use super::value::{quote_string, Value};
@@ -323,6 +324,9 @@ impl Compiler<'_> {
                 span,
             )));
         }
+        if let Some(kept) = self.priority_on_declare(idx, kind, params, span)? {
+            return Ok(kept);
+        }
         self.check_attributes(idx, kind)?;
         self.add_to_catalog(idx)?;
         if tname != "Stage" {
@@ -337,12 +341,17 @@ impl Compiler<'_> {
         let allowed: Box<dyn Fn(&str) -> bool> = match kind {
             TypeKind::Builtin(b) => {
                 let b = *b;
-                Box::new(move |n: &str| b.attributes.contains(&n) || METAPARAMS.contains(&n))
+                Box::new(move |n: &str| {
+                    b.attributes.contains(&n) || METAPARAMS.contains(&n) || n == PRIORITY
+                })
             }
             TypeKind::Define(d) => {
                 let d = d.clone();
                 Box::new(move |n: &str| {
-                    METAPARAMS.contains(&n) || n == "name" || d.params.iter().any(|p| p.name == n)
+                    METAPARAMS.contains(&n)
+                        || n == "name"
+                        || n == PRIORITY
+                        || d.params.iter().any(|p| p.name == n)
                 })
             }
             TypeKind::Ruby => match self.loader.type_schema(&r.type_name.to_lowercase()) {
@@ -410,6 +419,9 @@ impl Compiler<'_> {
         if let Some(i) = self.find_resource("Class", &lname) {
             return Ok(i);
         }
+        if let Some(i) = self.settle_priority_class(&lname)? {
+            return Ok(i);
+        }
         let Some(def) = self.find_class(&lname) else {
             return Err(Flow::Err(self.runtime(
                 format!("Could not find class ::{lname} for {}", self.opts.node),
@@ -433,6 +445,9 @@ impl Compiler<'_> {
                 self.runtime(format!("Could not find declared class {lname}"), span),
             ));
         };
+        if let Some(idx) = self.priority_declare_class(&lname, &def, params, scope, span)? {
+            return Ok(idx);
+        }
         if let Some(existing) = self.find_resource("Class", &lname) {
             let e = &self.resources[existing];
             let mut msg = format!(
@@ -449,7 +464,7 @@ impl Compiler<'_> {
         self.instantiate_class(def, scope, span, Some(params))
     }
 
-    fn instantiate_class(
+    pub(super) fn instantiate_class(
         &mut self,
         def: Rc<crate::ast::ClassDef>,
         scope: ScopeId,
@@ -484,6 +499,7 @@ impl Compiler<'_> {
         if let Some(ps) = params {
             for a in ps {
                 if !METAPARAMS.contains(&a.name.as_str())
+                    && a.name != PRIORITY
                     && !def.params.iter().any(|p| p.name == a.name)
                 {
                     return Err(Flow::Err(self.runtime(

@@ -134,6 +134,8 @@ pub struct Compiler<'a> {
     pub(super) hiera_cache: crate::hiera::Cache,
     /// Nesting of Puppet-language function calls.
     pub(super) call_depth: usize,
+    /// Rudder priorities: pending class declarations, resolved conflicts.
+    pub(super) priority: super::priority::PriorityState,
 }
 
 impl<'a> Compiler<'a> {
@@ -167,6 +169,7 @@ impl<'a> Compiler<'a> {
             render_stack: Vec::new(),
             hiera_cache: Default::default(),
             call_depth: 0,
+            priority: Default::default(),
         }
     }
 
@@ -204,6 +207,7 @@ impl<'a> Compiler<'a> {
                     logs: self.logs,
                     diagnostics,
                     sources: self.sources,
+                    priorities: vec![],
                 };
             }
         };
@@ -213,6 +217,7 @@ impl<'a> Compiler<'a> {
                 catalog: Some(catalog),
                 logs: std::mem::take(&mut self.logs),
                 diagnostics,
+                priorities: std::mem::take(&mut self.priority.conflicts),
                 sources: self.sources,
             },
             Err(e) => {
@@ -223,6 +228,7 @@ impl<'a> Compiler<'a> {
                     catalog: None,
                     logs: std::mem::take(&mut self.logs),
                     diagnostics,
+                    priorities: std::mem::take(&mut self.priority.conflicts),
                     sources: self.sources,
                 }
             }
@@ -682,7 +688,8 @@ impl<'a> Compiler<'a> {
 
     fn evaluate_generators(&mut self) -> Result<(), EvalError> {
         for _ in 0..1000 {
-            let mut changed = self.evaluate_collections()?;
+            let settled = self.settle_priority_classes()?;
+            let mut changed = self.evaluate_collections()? || settled;
             let pending: Vec<usize> = (0..self.resources.len())
                 .filter(|&i| {
                     let r = &self.resources[i];

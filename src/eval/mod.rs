@@ -19,6 +19,7 @@ mod functions;
 mod hiera_lookup;
 mod module_functions;
 mod output;
+pub mod priority;
 mod ruby;
 mod ruby_random;
 mod scope;
@@ -149,6 +150,8 @@ pub struct CompileResult {
     pub logs: Vec<LogLine>,
     pub diagnostics: Vec<Diagnostic>,
     pub sources: SourceMap,
+    /// Duplicate declarations resolved by `priority` (Ordo extension, `priority.rs`).
+    pub priorities: Vec<priority::PriorityConflict>,
 }
 
 /// Compiles the manifest `text` (named `name`) for a node.

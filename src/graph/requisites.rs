@@ -384,8 +384,10 @@ fn validate(r: &Resource) -> Vec<String> {
             ));
         }
     }
+    // A class or defined type may have a `priority` parameter of its own (apt::pin's is 500):
+    // there a value outside 0..10 is not Rudder's priority and is left alone.
     if let Some(v) = r.parameters.get("priority") {
-        if priority_value(v).is_none() {
+        if priority_value(v).is_none() && !crate::graph::is_container(r) {
             out.push(format!(
                 "Invalid value {v} for priority on {at}: expected an integer from 0 (highest) to 10"
             ));
@@ -559,5 +561,16 @@ mod tests {
         assert_eq!(p.missing.len(), 1);
         assert_eq!(p.missing[0].param, "watch_in");
         assert_eq!(p.invalid.len(), 2);
+    }
+
+    #[test]
+    fn a_defined_types_own_priority_parameter_is_not_rudders() {
+        let c = catalog(json!([
+            {"type": "Apt::Pin", "title": "a", "kind": "defined_type", "parameters": {"priority": 500}},
+            {"type": "Notify", "title": "n", "kind": "compilable_type", "parameters": {"priority": 500}},
+        ]));
+        let p = prepare(&c);
+        assert_eq!(p.invalid.len(), 1, "{:?}", p.invalid);
+        assert!(p.invalid[0].1.contains("Notify[n]"), "{:?}", p.invalid);
     }
 }
