@@ -196,6 +196,29 @@ pub fn run(args: &CompileArgs) -> i32 {
 /// Compiles a manifest into a catalog, printing compile-time log lines and errors on stderr
 /// as Puppet does. `Err` carries the exit code.
 pub fn compile_manifest(manifest: &Path, inputs: &CompileInputs) -> Result<Catalog, i32> {
+    let (result, node) = compile_result(manifest, inputs)?;
+    let mut err = std::io::stderr().lock();
+    for l in &result.logs {
+        let _ = writeln!(err, "{}", l.render());
+    }
+    let errors: Vec<_> = result.diagnostics.iter().filter(|d| d.is_error()).collect();
+    match result.catalog {
+        Some(catalog) if errors.is_empty() => Ok(catalog),
+        _ => {
+            for d in errors {
+                let _ = writeln!(err, "Error: {} on node {}", d.message, node);
+            }
+            Err(1)
+        }
+    }
+}
+
+/// Compiles a manifest without printing anything: the result and the node name. `Err` (the
+/// exit code) when the manifest or the facts cannot be read (already printed).
+pub fn compile_result(
+    manifest: &Path,
+    inputs: &CompileInputs,
+) -> Result<(eval::CompileResult, String), i32> {
     let text = std::fs::read_to_string(manifest).map_err(|e| {
         eprintln!("Error: Could not read manifest {}: {e}", manifest.display());
         1
@@ -223,20 +246,7 @@ pub fn compile_manifest(manifest: &Path, inputs: &CompileInputs) -> Result<Catal
     let modulepath = inputs.module_dirs().join(":");
     let loader = FsLoader::new(Some(&modulepath));
     let result = eval::compile(&display_name(manifest), &text, &loader, &opts);
-    let mut err = std::io::stderr().lock();
-    for l in &result.logs {
-        let _ = writeln!(err, "{}", l.render());
-    }
-    let errors: Vec<_> = result.diagnostics.iter().filter(|d| d.is_error()).collect();
-    match result.catalog {
-        Some(catalog) if errors.is_empty() => Ok(catalog),
-        _ => {
-            for d in errors {
-                let _ = writeln!(err, "Error: {} on node {}", d.message, node);
-            }
-            Err(1)
-        }
-    }
+    Ok((result, node))
 }
 
 fn display_name(p: &Path) -> String {

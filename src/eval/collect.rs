@@ -189,6 +189,9 @@ impl Compiler<'_> {
                 .collect();
             for i in matches {
                 changed = true;
+                if self.resources[i].virtual_ {
+                    self.recorder.realized(ci, i);
+                }
                 self.resources[i].virtual_ = false;
                 self.collectors[ci].collected.push(i);
                 if !self.collectors[ci].overrides.is_empty() {

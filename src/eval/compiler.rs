@@ -92,6 +92,9 @@ pub struct Relationship {
     pub source: Vec<Operand>,
     pub target: Vec<Operand>,
     pub notify: bool,
+    /// Where the source and target operands were written.
+    pub source_span: Span,
+    pub target_span: Span,
 }
 
 /// One side of a relationship: a reference or a collector (by index).
@@ -131,6 +134,8 @@ pub struct Compiler<'a> {
     pub(super) main_file: FileId,
     /// Output buffers of the EPP templates being rendered.
     pub(super) render_stack: Vec<String>,
+    /// Spans of edges and Ordo's own warnings, for `ordo check`.
+    pub(super) recorder: super::provenance::Recorder,
 }
 
 impl<'a> Compiler<'a> {
@@ -162,6 +167,7 @@ impl<'a> Compiler<'a> {
             node_scope: None,
             main_file: FileId(0),
             render_stack: Vec::new(),
+            recorder: Default::default(),
         }
     }
 
@@ -199,17 +205,23 @@ impl<'a> Compiler<'a> {
                     logs: self.logs,
                     diagnostics,
                     sources: self.sources,
+                    provenance: Default::default(),
                 };
             }
         };
         let result = self.compile_program(&program);
         match result {
-            Ok(catalog) => CompileResult {
-                catalog: Some(catalog),
-                logs: std::mem::take(&mut self.logs),
-                diagnostics,
-                sources: self.sources,
-            },
+            Ok(catalog) => {
+                let provenance = self.provenance();
+                diagnostics.append(&mut self.recorder.warnings);
+                CompileResult {
+                    catalog: Some(catalog),
+                    logs: std::mem::take(&mut self.logs),
+                    diagnostics,
+                    sources: self.sources,
+                    provenance,
+                }
+            }
             Err(e) => {
                 let mut d = Diagnostic::error("evaluation", e.msg);
                 d.span = e.span;
@@ -218,6 +230,7 @@ impl<'a> Compiler<'a> {
                     catalog: None,
                     logs: std::mem::take(&mut self.logs),
                     diagnostics,
+                    provenance: self.provenance(),
                     sources: self.sources,
                 }
             }

@@ -16,6 +16,7 @@ mod compiler;
 mod expr;
 mod functions;
 mod output;
+mod provenance;
 mod scope;
 mod strings;
 pub mod types;
@@ -27,6 +28,7 @@ use crate::span::SourceMap;
 use serde_json::Value as Json;
 
 pub use compiler::Compiler;
+pub use provenance::{ArrowEdge, CallEdge, Provenance};
 
 /// Where module files come from. `module` is the first segment of a qualified name,
 /// `path` is relative to the module root (`manifests/sub/cls.pp`).
@@ -119,12 +121,15 @@ impl LogLine {
 }
 
 /// What a compile produced: the catalog when it succeeded, log lines, and diagnostics
-/// (errors carry Puppet's message text, without the `Error: ` prefix).
+/// (errors carry Puppet's message text, without the `Error: ` prefix; warnings are Ordo's
+/// own, which only `ordo check` shows).
 pub struct CompileResult {
     pub catalog: Option<Catalog>,
     pub logs: Vec<LogLine>,
     pub diagnostics: Vec<Diagnostic>,
     pub sources: SourceMap,
+    /// Where resources and edges were written (for `ordo check`).
+    pub provenance: Provenance,
 }
 
 /// Compiles the manifest `text` (named `name`) for a node.
