@@ -121,3 +121,38 @@ fn json_diagnostics_carry_places() {
         assert!(!l["message"].as_str().unwrap_or("").is_empty());
     }
 }
+
+/// `ordo explain` on a manifest names the arrow and the `require` call behind each edge.
+#[test]
+fn explain_names_arrows_and_require_calls() {
+    let text = "class a {\n  require b\n}\nclass b {}\ninclude a\nnotify { 'x': }\nnotify { 'y': }\nNotify['x'] -> Notify['y']\n";
+    let opts = CompileOptions {
+        node: "oracle-node".into(),
+        facts: serde_json::json!({}),
+        strict_variables: false,
+    };
+    let result = ordo::eval::compile("site.pp", text, &ordo::eval::NoModules, &opts);
+    let catalog = result.catalog.clone().expect("compiles");
+    let loc = ordo::check::Locator::from_provenance(result.provenance.clone());
+    let explain = |a: &str, b: &str| {
+        ordo::cli::graph::explain_located(
+            &catalog,
+            a,
+            b,
+            ordo::graph::Ordering::Manifest,
+            &loc,
+            &result.sources,
+        )
+        .expect("both resources exist")
+        .join("\n")
+    };
+    assert_eq!(
+        explain("Notify[x]", "Notify[y]"),
+        "Notify[x] is applied before Notify[y]:\n  Notify[x] => Notify[y]: chaining arrow Notify[x] -> Notify[y] (site.pp:8)"
+    );
+    let lines = explain("Class[b]", "Class[a]");
+    assert!(
+        lines.contains("Class[B] => Class[A]: require call in Class[A] (site.pp:2)"),
+        "{lines}"
+    );
+}

@@ -49,6 +49,21 @@ pub fn short_location(sources: &SourceMap, span: Span) -> Option<String> {
     Some(format!("{}:{}", f.name, f.line_of(span.start as usize)))
 }
 
+/// One edge in words with where it was written, e.g. `chaining arrow Notify[a] -> Notify[b]
+/// (site.pp:3)` (for `ordo explain`).
+pub fn edge_words(g: &Graph, loc: &Locator, sources: &SourceMap, s: Vertex, t: Vertex) -> String {
+    let step = Step::Edge { from: s, to: t };
+    let (text, label) = describe(g, loc, step);
+    let at = label
+        .and_then(|(span, _)| short_location(sources, span))
+        .or_else(|| fallback_location(g, step))
+        .map(|l| format!(" ({l})"))
+        .unwrap_or_default();
+    // `describe` starts with `A => B: `, which `explain` already prints.
+    let words = text.split_once(": ").map_or(text.as_str(), |(_, w)| w);
+    format!("{words}{at}")
+}
+
 /// The `file:line` of the node an edge was written on, when no span is known.
 fn fallback_location(g: &Graph, step: Step) -> Option<String> {
     let (from, to) = match step {

@@ -189,6 +189,26 @@ pub fn explain_catalog(
     b: &str,
     ordering: Ordering,
 ) -> Result<Vec<String>, String> {
+    explain_located(
+        catalog,
+        a,
+        b,
+        ordering,
+        &Locator::none(),
+        &SourceMap::default(),
+    )
+}
+
+/// [`explain_catalog`] naming the source of each edge (arrows, `require` calls) when the
+/// locator knows it.
+pub fn explain_located(
+    catalog: &Catalog,
+    a: &str,
+    b: &str,
+    ordering: Ordering,
+    loc: &Locator,
+    sources: &SourceMap,
+) -> Result<Vec<String>, String> {
     let (prepared, graph) = crate::graph::requisites::build(catalog, ordering);
     let catalog = &prepared;
     let find = |r: &str| {
@@ -197,7 +217,9 @@ pub fn explain_catalog(
             .ok_or_else(|| format!("no resource {r} in the catalog"))
     };
     let (na, nb) = (find(a)?, find(b)?);
-    let mut lines = crate::graph::explain::explain(&graph, na, nb);
+    let describe =
+        |s: Vertex, t: Vertex| crate::check::cycles::edge_words(&graph, loc, sources, s, t);
+    let mut lines = crate::graph::explain::explain_with(&graph, na, nb, &describe);
     for c in find_cycles(&graph) {
         let on = |n: usize| c.members.iter().any(|v: &Vertex| v.node() == n);
         if on(na) || on(nb) {
@@ -211,11 +233,38 @@ pub fn explain_catalog(
 }
 
 pub fn explain_cmd(args: &ExplainArgs) -> i32 {
-    let catalog = match load_input(&args.file, &args.inputs) {
-        Ok(c) => c,
-        Err(code) => return code,
+    let result = if super::is_catalog_file(&args.file) {
+        let catalog = match load_input(&args.file, &args.inputs) {
+            Ok(c) => c,
+            Err(code) => return code,
+        };
+        explain_catalog(&catalog, &args.first, &args.second, args.ordering)
+    } else {
+        // A manifest: compile it (printing its log as `ordo compile` does) and keep the spans.
+        let (result, node) = match super::compile::compile_result(&args.file, &args.inputs) {
+            Ok(r) => r,
+            Err(code) => return code,
+        };
+        for l in &result.logs {
+            eprintln!("{}", l.render());
+        }
+        let errors: Vec<_> = result.diagnostics.iter().filter(|d| d.is_error()).collect();
+        let Some(catalog) = result.catalog.as_ref().filter(|_| errors.is_empty()) else {
+            for d in errors {
+                eprintln!("Error: {} on node {node}", d.message);
+            }
+            return 1;
+        };
+        let loc = Locator::from_provenance(result.provenance.clone());
+        explain_located(
+            catalog,
+            &args.first,
+            &args.second,
+            args.ordering,
+            &loc,
+            &result.sources,
+        )
     };
-    let result = explain_catalog(&catalog, &args.first, &args.second, args.ordering);
     match result {
         Ok(lines) => {
             for l in lines {
