@@ -115,7 +115,7 @@ impl RenderOptions {
 
 /// Renders one diagnostic as text (ariadne when it has a location in a known file).
 pub fn render(diag: &Diagnostic, sources: &SourceMap, opts: RenderOptions) -> String {
-    use ariadne::{Config, Label as ALabel, Report, ReportKind, Source};
+    use ariadne::{Config, Label as ALabel, Report, ReportKind};
 
     let kind = match diag.severity {
         Severity::Error => ReportKind::Error,
@@ -141,20 +141,29 @@ pub fn render(diag: &Diagnostic, sources: &SourceMap, opts: RenderOptions) -> St
         return out;
     };
     let name = file.name.clone();
-    // ariadne counts characters; convert byte offsets once.
-    let to_char = |byte: u32| -> usize {
-        let b = (byte as usize).min(file.text.len());
-        file.text.get(..b).map_or(b, |s| s.chars().count())
+    // ariadne counts characters; convert byte offsets once per label.
+    let to_char = |span: Span, byte: u32| -> usize {
+        let text = sources.get(span.file).map_or("", |f| f.text.as_str());
+        let b = (byte as usize).min(text.len());
+        text.get(..b).map_or(b, |s| s.chars().count())
     };
     let (line, col) = file.line_col(span.start as usize);
-    let mut report = Report::build(kind, (name.clone(), to_char(span.start)..to_char(span.end)))
-        .with_config(Config::default().with_color(opts.color))
-        .with_code(diag.code)
-        .with_message(format!("{} ({}:{}:{})", diag.message, name, line, col));
+    let mut report = Report::build(
+        kind,
+        (
+            name.clone(),
+            to_char(span, span.start)..to_char(span, span.end),
+        ),
+    )
+    .with_config(Config::default().with_color(opts.color))
+    .with_code(diag.code)
+    .with_message(format!("{} ({}:{}:{})", diag.message, name, line, col));
+    // Labels may point into other files (a cycle through modules): each known file is given
+    // to ariadne under its name.
     let mut labels: Vec<&Label> = diag
         .labels
         .iter()
-        .filter(|l| l.span.file == span.file)
+        .filter(|l| sources.get(l.span.file).is_some())
         .collect();
     let main_label;
     if labels.is_empty() {
@@ -164,9 +173,29 @@ pub fn render(diag: &Diagnostic, sources: &SourceMap, opts: RenderOptions) -> St
         };
         labels.push(&main_label);
     }
-    for l in labels {
-        let range = to_char(l.span.start)..to_char(l.span.end.max(l.span.start + 1));
-        let mut al = ALabel::new((name.clone(), range));
+    let mut files: Vec<(String, String)> = vec![(name.clone(), file.text.clone())];
+    for (order, l) in labels.into_iter().enumerate() {
+        let Some(f) = sources.get(l.span.file) else {
+            continue;
+        };
+        if !files.iter().any(|(n, _)| *n == f.name) {
+            files.push((f.name.clone(), f.text.clone()));
+        }
+        // ariadne draws nothing for a label over several lines that has no message (a whole
+        // resource): such a label is cut to its first line.
+        let mut end = l.span.end;
+        if l.message.is_empty() {
+            if let Some(i) = f
+                .text
+                .get(l.span.start as usize..l.span.end as usize)
+                .and_then(|t| t.find('\n'))
+            {
+                end = l.span.start + i as u32;
+            }
+        }
+        let end = end.max(l.span.start + 1);
+        let range = to_char(l.span, l.span.start)..to_char(l.span, end);
+        let mut al = ALabel::new((f.name.clone(), range)).with_order(order as i32);
         if !l.message.is_empty() {
             al = al.with_message(&l.message);
         }
@@ -179,8 +208,42 @@ pub fn render(diag: &Diagnostic, sources: &SourceMap, opts: RenderOptions) -> St
         report = report.with_help(h);
     }
     let mut buf = Vec::new();
-    let _ = report
-        .finish()
-        .write((name.clone(), Source::from(file.text.as_str())), &mut buf);
+    let _ = report.finish().write(ariadne::sources(files), &mut buf);
     String::from_utf8_lossy(&buf).into_owned()
+}
+
+/// A diagnostic as JSON for tools: severity, code, message, and the place of the diagnostic
+/// and of each label as file, line and column (1-based; columns count characters).
+pub fn to_json(diag: &Diagnostic, sources: &SourceMap) -> serde_json::Value {
+    use serde_json::json;
+    let place = |span: Option<Span>| -> serde_json::Value {
+        let Some((s, f)) = span.and_then(|s| sources.get(s.file).map(|f| (s, f))) else {
+            return json!({"file": null, "line": null, "column": null, "end_line": null, "end_column": null});
+        };
+        let (line, column) = f.line_col(s.start as usize);
+        let (end_line, end_column) = f.line_col(s.end as usize);
+        json!({"file": f.name, "line": line, "column": column, "end_line": end_line, "end_column": end_column})
+    };
+    let mut out = json!({
+        "severity": diag.severity,
+        "code": diag.code,
+        "message": diag.message,
+    });
+    let obj = out.as_object_mut().expect("an object");
+    if let serde_json::Value::Object(p) = place(diag.span) {
+        obj.extend(p);
+    }
+    let labels: Vec<serde_json::Value> = diag
+        .labels
+        .iter()
+        .map(|l| {
+            let mut v = place(Some(l.span));
+            v["message"] = json!(l.message);
+            v
+        })
+        .collect();
+    obj.insert("labels".into(), json!(labels));
+    obj.insert("notes".into(), json!(diag.notes));
+    obj.insert("help".into(), json!(diag.help));
+    out
 }

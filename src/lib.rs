@@ -7,6 +7,7 @@ pub mod apply;
 pub mod ast;
 pub mod ast_walk;
 pub mod catalog;
+pub mod check;
 pub mod cli;
 pub mod diagnostics;
 pub mod eval;

@@ -232,6 +232,29 @@ pub fn compile_manifest_with_priorities(
     manifest: &Path,
     inputs: &CompileInputs,
 ) -> Result<(Catalog, Vec<eval::priority::PriorityConflict>), i32> {
+    let (result, node) = compile_result(manifest, inputs)?;
+    let mut err = std::io::stderr().lock();
+    for l in &result.logs {
+        let _ = writeln!(err, "{}", l.render());
+    }
+    let errors: Vec<_> = result.diagnostics.iter().filter(|d| d.is_error()).collect();
+    match result.catalog {
+        Some(catalog) if errors.is_empty() => Ok((catalog, result.priorities)),
+        _ => {
+            for d in errors {
+                let _ = writeln!(err, "Error: {} on node {}", d.message, node);
+            }
+            Err(1)
+        }
+    }
+}
+
+/// Compiles a manifest without printing anything: the result and the node name. `Err` (the
+/// exit code) when the manifest or the facts cannot be read (already printed).
+pub fn compile_result(
+    manifest: &Path,
+    inputs: &CompileInputs,
+) -> Result<(eval::CompileResult, String), i32> {
     let text = std::fs::read_to_string(manifest).map_err(|e| {
         eprintln!("Error: Could not read manifest {}: {e}", manifest.display());
         1
@@ -264,20 +287,7 @@ pub fn compile_manifest_with_priorities(
         inputs.types.clone(),
     );
     let result = eval::compile(&display_name(manifest), &text, &loader, &opts);
-    let mut err = std::io::stderr().lock();
-    for l in &result.logs {
-        let _ = writeln!(err, "{}", l.render());
-    }
-    let errors: Vec<_> = result.diagnostics.iter().filter(|d| d.is_error()).collect();
-    match result.catalog {
-        Some(catalog) if errors.is_empty() => Ok((catalog, result.priorities)),
-        _ => {
-            for d in errors {
-                let _ = writeln!(err, "Error: {} on node {}", d.message, node);
-            }
-            Err(1)
-        }
-    }
+    Ok((result, node))
 }
 
 fn display_name(p: &Path) -> String {

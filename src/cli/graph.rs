@@ -2,12 +2,12 @@
 
 use super::compile::CompileInputs;
 use super::load_input;
-use crate::apply::providers;
 use crate::catalog::Catalog;
-use crate::diagnostics::{render, Diagnostic, RenderOptions};
-use crate::graph::cycles::{explain, find_cycles, path_names};
+use crate::check::{Locator, Report};
+use crate::diagnostics::{render, to_json, Diagnostic, RenderOptions};
+use crate::graph::cycles::{find_cycles, path_names};
 use crate::graph::dot::{to_dot, Kind};
-use crate::graph::{Graph, Ordering, Origin, Vertex};
+use crate::graph::{Ordering, Vertex};
 use crate::span::SourceMap;
 use std::path::PathBuf;
 
@@ -59,108 +59,80 @@ pub struct ExplainArgs {
     pub inputs: CompileInputs,
 }
 
-/// Everything `ordo check` finds in a catalog: errors (missing dependencies, unsupported
-/// types or attributes, cycles with the origin of each edge) and warnings.
+/// Everything `ordo check` finds in a catalog (see `crate::check`), without source spans.
 pub fn check_catalog(catalog: &Catalog) -> Vec<Diagnostic> {
-    let (prepared, graph) = crate::graph::requisites::build(catalog, Ordering::Manifest);
-    let catalog = &prepared;
-    let mut out = graph.diagnostics();
-    for node in &graph.nodes {
-        if let (false, Some(i)) = (node.container, node.index) {
-            if let Err(msg) = providers::build(&catalog.resources[i]) {
-                let mut d = Diagnostic::error("unsupported", msg);
-                if let Some(l) = node.short_location() {
-                    d = d.with_note(format!("declared at {l}"));
-                }
-                out.push(d);
-            }
-        }
-    }
-    let cycles = find_cycles(&graph);
-    if !cycles.is_empty() {
-        let n = cycles.len();
-        for (k, c) in cycles.iter().enumerate() {
-            let mut d = Diagnostic::error(
-                "cycle",
-                format!(
-                    "dependency cycle {} of {n}: ({})",
-                    k + 1,
-                    path_names(&graph, &c.path).join(" => ")
-                ),
-            );
-            for line in explain(&graph, c) {
-                d = d.with_note(line);
-            }
-            out.push(d);
-        }
-    }
-    out.extend(warnings(catalog, &graph));
-    out
+    crate::check::check_catalog(catalog, &Locator::none(), &SourceMap::default())
 }
 
-/// Notifying relationships whose target cannot refresh: the event is silently dropped.
-fn warnings(catalog: &Catalog, graph: &Graph) -> Vec<Diagnostic> {
-    let mut out = Vec::new();
-    let mut seen = std::collections::HashSet::new();
-    for rel in &graph.relations {
-        if !rel.refresh || !seen.insert((rel.source, rel.target)) {
-            continue;
-        }
-        let target = &graph.nodes[rel.target];
-        if target.container {
-            continue;
-        }
-        // Unsupported targets are reported as errors already.
-        let provider = target
-            .index
-            .and_then(|i| providers::build(&catalog.resources[i]).ok());
-        if provider.is_some_and(|p| !p.refreshable()) {
-            let mut d = Diagnostic::warning(
-                "refresh-ignored",
-                format!(
-                    "{} notifies {}, which does not refresh: the events are ignored",
-                    graph.nodes[rel.source].reference, target.reference
-                ),
-            );
-            if let Origin::Metaparam { on, .. } = rel.origin {
-                if let Some(l) = graph.nodes[on].short_location() {
-                    d = d.with_note(format!("relationship declared at {l}"));
-                }
-            }
-            out.push(d);
-        }
+/// The report of `ordo check` on a file: a catalog (its resources' files are read when they
+/// exist, for snippets) or a manifest (compiled, with the evaluator's spans).
+fn check_report(args: &CheckArgs) -> Result<(Report, Option<Catalog>), i32> {
+    if super::is_catalog_file(&args.file) {
+        let catalog = super::load_catalog(&args.file).map_err(|e| {
+            eprintln!("{e}");
+            1
+        })?;
+        let mut sources = SourceMap::default();
+        let loc =
+            Locator::from_catalog(&catalog, &mut sources, &|f| std::fs::read_to_string(f).ok());
+        let diagnostics = crate::check::check_catalog(&catalog, &loc, &sources);
+        return Ok((
+            Report {
+                diagnostics,
+                sources,
+            },
+            Some(catalog),
+        ));
     }
-    out
+    let (result, _node) = super::compile::compile_result(&args.file, &args.inputs)?;
+    let catalog = result
+        .catalog
+        .clone()
+        .filter(|_| !result.diagnostics.iter().any(Diagnostic::is_error));
+    Ok((crate::check::check_compiled(result), catalog))
 }
 
 pub fn check(args: &CheckArgs) -> i32 {
-    let catalog = match load_input(&args.file, &args.inputs) {
-        Ok(c) => c,
+    let (mut report, catalog) = match check_report(args) {
+        Ok(r) => r,
         Err(code) => return code,
     };
-    let mut diags = check_catalog(&catalog);
-    if args.puppet_compatible {
-        diags.extend(puppet_compatibility(&catalog));
+    if let (true, Some(catalog)) = (args.puppet_compatible, &catalog) {
+        report.diagnostics.extend(puppet_compatibility(catalog));
     }
-    if args.format == "json" {
-        outln!(
-            "{}",
-            serde_json::to_string_pretty(&diags).expect("diagnostics serialise")
-        );
-    } else {
-        let opts = RenderOptions::for_stderr();
-        let sources = SourceMap::default();
-        for d in &diags {
-            eprint!("{}", render(d, &sources, opts));
+    match args.format.as_str() {
+        "json" => {
+            let items: Vec<serde_json::Value> = report
+                .diagnostics
+                .iter()
+                .map(|d| to_json(d, &report.sources))
+                .collect();
+            outln!(
+                "{}",
+                serde_json::to_string_pretty(&items).expect("diagnostics serialise")
+            );
         }
-        let errors = diags.iter().filter(|d| d.is_error()).count();
-        eprintln!(
-            "{}: {errors} error(s), {} warning(s)",
-            args.file.display(),
-            diags.len() - errors
-        );
+        "human" => {
+            let opts = RenderOptions::for_stderr();
+            for d in &report.diagnostics {
+                eprint!("{}", render(d, &report.sources, opts));
+            }
+            eprintln!(
+                "{}: {} error(s), {} warning(s)",
+                args.file.display(),
+                report.errors(),
+                report.warnings()
+            );
+        }
+        other => {
+            eprintln!("error: unknown format '{other}' (human or json)");
+            return 2;
+        }
     }
-    let failing = diags.iter().any(|d| d.is_error() || args.deny_warnings);
+    let failing = report
+        .diagnostics
+        .iter()
+        .any(|d| d.is_error() || args.deny_warnings);
     i32::from(failing)
 }
 
@@ -217,6 +189,26 @@ pub fn explain_catalog(
     b: &str,
     ordering: Ordering,
 ) -> Result<Vec<String>, String> {
+    explain_located(
+        catalog,
+        a,
+        b,
+        ordering,
+        &Locator::none(),
+        &SourceMap::default(),
+    )
+}
+
+/// [`explain_catalog`] naming the source of each edge (arrows, `require` calls) when the
+/// locator knows it.
+pub fn explain_located(
+    catalog: &Catalog,
+    a: &str,
+    b: &str,
+    ordering: Ordering,
+    loc: &Locator,
+    sources: &SourceMap,
+) -> Result<Vec<String>, String> {
     let (prepared, graph) = crate::graph::requisites::build(catalog, ordering);
     let catalog = &prepared;
     let find = |r: &str| {
@@ -225,7 +217,9 @@ pub fn explain_catalog(
             .ok_or_else(|| format!("no resource {r} in the catalog"))
     };
     let (na, nb) = (find(a)?, find(b)?);
-    let mut lines = crate::graph::explain::explain(&graph, na, nb);
+    let describe =
+        |s: Vertex, t: Vertex| crate::check::cycles::edge_words(&graph, loc, sources, s, t);
+    let mut lines = crate::graph::explain::explain_with(&graph, na, nb, &describe);
     for c in find_cycles(&graph) {
         let on = |n: usize| c.members.iter().any(|v: &Vertex| v.node() == n);
         if on(na) || on(nb) {
@@ -239,11 +233,38 @@ pub fn explain_catalog(
 }
 
 pub fn explain_cmd(args: &ExplainArgs) -> i32 {
-    let catalog = match load_input(&args.file, &args.inputs) {
-        Ok(c) => c,
-        Err(code) => return code,
+    let result = if super::is_catalog_file(&args.file) {
+        let catalog = match load_input(&args.file, &args.inputs) {
+            Ok(c) => c,
+            Err(code) => return code,
+        };
+        explain_catalog(&catalog, &args.first, &args.second, args.ordering)
+    } else {
+        // A manifest: compile it (printing its log as `ordo compile` does) and keep the spans.
+        let (result, node) = match super::compile::compile_result(&args.file, &args.inputs) {
+            Ok(r) => r,
+            Err(code) => return code,
+        };
+        for l in &result.logs {
+            eprintln!("{}", l.render());
+        }
+        let errors: Vec<_> = result.diagnostics.iter().filter(|d| d.is_error()).collect();
+        let Some(catalog) = result.catalog.as_ref().filter(|_| errors.is_empty()) else {
+            for d in errors {
+                eprintln!("Error: {} on node {node}", d.message);
+            }
+            return 1;
+        };
+        let loc = Locator::from_provenance(result.provenance.clone());
+        explain_located(
+            catalog,
+            &args.first,
+            &args.second,
+            args.ordering,
+            &loc,
+            &result.sources,
+        )
     };
-    let result = explain_catalog(&catalog, &args.first, &args.second, args.ordering);
     match result {
         Ok(lines) => {
             for l in lines {

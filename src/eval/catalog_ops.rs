@@ -88,6 +88,8 @@ impl Compiler<'_> {
             )
         };
         if let Some(&existing) = self.index.get(&key).or_else(|| self.aliases.get(&key)) {
+            let first = self.resources[existing].span;
+            self.recorder.error_label(first, "first declared here");
             return Err(self.duplicate_error(idx, existing));
         }
         self.index.insert(key.clone(), idx);
@@ -97,6 +99,8 @@ impl Compiler<'_> {
                 if let Some(&existing) = self.index.get(&akey).or_else(|| self.aliases.get(&akey)) {
                     if existing != idx {
                         self.index.remove(&key);
+                        let first = self.resources[existing].span;
+                        self.recorder.error_label(first, "already declared here");
                         return Err(self.alias_error(
                             idx,
                             existing,
@@ -129,6 +133,8 @@ impl Compiler<'_> {
             if let Some(&existing) = self.index.get(&akey).or_else(|| self.aliases.get(&akey)) {
                 if existing != idx {
                     self.index.remove(&key);
+                    let first = self.resources[existing].span;
+                    self.recorder.error_label(first, "already declared here");
                     return Err(self.alias_error(idx, existing, &json_str(&a), &json_str(&a)));
                 }
             }
@@ -409,6 +415,7 @@ impl Compiler<'_> {
         r.param_sources.insert(name.to_string(), source.to_string());
         r.param_lines
             .insert(name.to_string(), (Some(span.file), line));
+        self.recorder.param(idx, name, span);
     }
 
     // ---- classes ---------------------------------------------------------------------------
@@ -837,8 +844,9 @@ impl Compiler<'_> {
                     if self.find_resource(&t, &title).is_none() {
                         let (f, l) = r.param_lines.get(*p).copied().unwrap_or((r.file, r.line));
                         let msg = format!("Could not find resource '{shown}' in parameter '{p}'");
+                        let span = self.recorder.param_span(idx, p).unwrap_or(r.span);
                         return Err(
-                            self.plain(join_loc(msg, &self.line_location(f, l)), Some(r.span))
+                            self.plain(join_loc(msg, &self.line_location(f, l)), Some(span))
                         );
                     }
                 }
@@ -850,6 +858,11 @@ impl Compiler<'_> {
     /// Chaining arrows become `before`/`notify` values on the source resources.
     pub(super) fn evaluate_relationships(&mut self) -> Result<(), EvalError> {
         let rels = std::mem::take(&mut self.relationships);
+        let operands: Vec<&[Operand]> = rels
+            .iter()
+            .flat_map(|r| [r.source.as_slice(), r.target.as_slice()])
+            .collect();
+        self.collector_relationship_warnings(&operands);
         for rel in &rels {
             let sources = self.operand_refs(&rel.source, true);
             let targets = self.operand_refs(&rel.target, false);
@@ -863,15 +876,17 @@ impl Compiler<'_> {
                             format!(
                                 "Could not find resource '{sshown}' for relationship on '{tshown}'"
                             ),
-                            None,
+                            Some(rel.source_span),
                         ));
                     };
-                    if self.find_resource(&tt, &ttitle).is_none() {
+                    let Some(tidx) = self.find_resource(&tt, &ttitle) else {
                         return Err(self.plain(
                             format!("Could not find resource '{tshown}' for relationship from '{sshown}'"),
-                            None,
+                            Some(rel.target_span),
                         ));
-                    }
+                    };
+                    let span = rel.source_span.to(rel.target_span);
+                    self.recorder.arrow(sidx, tidx, rel.notify, span);
                     let r = &mut self.resources[sidx];
                     let target = Value::str(format!("{tt}[{ttitle}]"));
                     match r.params.get_mut(param) {

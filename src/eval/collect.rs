@@ -193,6 +193,9 @@ impl Compiler<'_> {
                 .collect();
             for i in matches {
                 changed = true;
+                if self.resources[i].virtual_ {
+                    self.recorder.realized(ci, i);
+                }
                 self.resources[i].virtual_ = false;
                 self.collectors[ci].collected.push(i);
                 self.collectors[ci].collected_set.insert(i);

@@ -92,6 +92,9 @@ pub struct Relationship {
     pub source: Vec<Operand>,
     pub target: Vec<Operand>,
     pub notify: bool,
+    /// Where the source and target operands were written.
+    pub source_span: Span,
+    pub target_span: Span,
 }
 
 /// One side of a relationship: a reference or a collector (by index).
@@ -136,6 +139,8 @@ pub struct Compiler<'a> {
     pub(super) call_depth: usize,
     /// Rudder priorities: pending class declarations, resolved conflicts.
     pub(super) priority: super::priority::PriorityState,
+    /// Spans of edges and Ordo's own warnings, for `ordo check`.
+    pub(super) recorder: super::provenance::Recorder,
 }
 
 impl<'a> Compiler<'a> {
@@ -170,6 +175,7 @@ impl<'a> Compiler<'a> {
             hiera_cache: Default::default(),
             call_depth: 0,
             priority: Default::default(),
+            recorder: Default::default(),
         }
     }
 
@@ -208,18 +214,24 @@ impl<'a> Compiler<'a> {
                     diagnostics,
                     sources: self.sources,
                     priorities: vec![],
+                    provenance: Default::default(),
                 };
             }
         };
         let result = self.compile_program(&program);
         match result {
-            Ok(catalog) => CompileResult {
-                catalog: Some(catalog),
-                logs: std::mem::take(&mut self.logs),
-                diagnostics,
-                priorities: std::mem::take(&mut self.priority.conflicts),
-                sources: self.sources,
-            },
+            Ok(catalog) => {
+                let provenance = self.provenance();
+                diagnostics.append(&mut self.recorder.warnings);
+                CompileResult {
+                    catalog: Some(catalog),
+                    logs: std::mem::take(&mut self.logs),
+                    diagnostics,
+                    sources: self.sources,
+                    provenance,
+                    priorities: std::mem::take(&mut self.priority.conflicts),
+                }
+            }
             Err(e) => {
                 let mut d = Diagnostic::error("evaluation", e.msg);
                 d.span = e.span;
@@ -229,6 +241,7 @@ impl<'a> Compiler<'a> {
                     logs: std::mem::take(&mut self.logs),
                     diagnostics,
                     priorities: std::mem::take(&mut self.priority.conflicts),
+                    provenance: self.provenance(),
                     sources: self.sources,
                 }
             }

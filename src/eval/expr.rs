@@ -1058,14 +1058,17 @@ impl Compiler<'_> {
         };
         let l = self.rel_operand_expr(left, scope)?;
         let r = self.rel_operand_expr(right, scope)?;
-        let (source, target) = match op {
-            RelOp::Before | RelOp::Notify => (l.clone(), r.clone()),
-            RelOp::Require | RelOp::Subscribe => (r.clone(), l.clone()),
+        let (ls, rs) = (operand_span(left), operand_span(right));
+        let ((source, source_span), (target, target_span)) = match op {
+            RelOp::Before | RelOp::Notify => ((l.clone(), ls), (r.clone(), rs)),
+            RelOp::Require | RelOp::Subscribe => ((r.clone(), rs), (l.clone(), ls)),
         };
         self.relationships.push(Relationship {
             source,
             target,
             notify: matches!(op, RelOp::Notify | RelOp::Subscribe),
+            source_span,
+            target_span,
         });
         if r.is_empty() {
             return Ok(l);
@@ -1355,5 +1358,14 @@ fn simple_type_name(v: &Value) -> String {
         Value::Array(_) => "Array".into(),
         Value::Hash(_) => "Hash".into(),
         other => other.type_name(),
+    }
+}
+
+/// The span of what a relationship operand stands for: in `a -> b -> c`, the left operand
+/// of the second arrow is `b`.
+fn operand_span(e: &Expr) -> crate::span::Span {
+    match &e.kind {
+        ExprKind::Relationship { right, .. } => operand_span(right),
+        _ => e.span,
     }
 }

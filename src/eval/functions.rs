@@ -473,6 +473,7 @@ fn f_require(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         let idx = c.include_class(&n, a.scope, a.span)?;
         let t = res_type(&c.resources[idx]);
         let container = c.scope_resource(a.scope);
+        c.recorder.call("require", container, idx, a.span);
         let r = &mut c.resources[container];
         let mut items = match r.params.get("require") {
             None => vec![],
@@ -498,6 +499,7 @@ fn f_contain(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         let container = c.scope_resource(a.scope);
         if container != idx && !c.containment.contains(&(container, idx)) {
             c.containment.push((container, idx));
+            c.recorder.call("contain", container, idx, a.span);
         }
         out.push(Value::Type(Box::new(res_type(&c.resources[idx]))));
     }

@@ -20,6 +20,7 @@ mod hiera_lookup;
 mod module_functions;
 mod output;
 pub mod priority;
+mod provenance;
 mod ruby;
 mod ruby_random;
 mod scope;
@@ -36,6 +37,7 @@ use crate::span::SourceMap;
 use serde_json::Value as Json;
 
 pub use compiler::Compiler;
+pub use provenance::{ArrowEdge, CallEdge, Provenance};
 
 /// Where module files come from. `module` is the first segment of a qualified name,
 /// `path` is relative to the module root (`manifests/sub/cls.pp`).
@@ -144,7 +146,8 @@ impl LogLine {
 }
 
 /// What a compile produced: the catalog when it succeeded, log lines, and diagnostics
-/// (errors carry Puppet's message text, without the `Error: ` prefix).
+/// (errors carry Puppet's message text, without the `Error: ` prefix; warnings are Ordo's
+/// own, which only `ordo check` shows).
 pub struct CompileResult {
     pub catalog: Option<Catalog>,
     pub logs: Vec<LogLine>,
@@ -152,6 +155,8 @@ pub struct CompileResult {
     pub sources: SourceMap,
     /// Duplicate declarations resolved by `priority` (Ordo extension, `priority.rs`).
     pub priorities: Vec<priority::PriorityConflict>,
+    /// Where resources and edges were written (for `ordo check`).
+    pub provenance: Provenance,
 }
 
 /// Compiles the manifest `text` (named `name`) for a node.

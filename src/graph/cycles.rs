@@ -120,52 +120,73 @@ pub fn describe_origin(g: &Graph, origin: &Origin, s: Vertex, t: Vertex) -> Stri
     }
 }
 
-/// The cycle explained edge by edge; runs of containment edges are folded into one step.
-pub fn explain(g: &Graph, c: &Cycle) -> Vec<String> {
-    let mut lines = Vec::new();
+/// One step of a cycle as people read it: an edge, or a run of containment edges folded into
+/// one (`Stage[main] contains ... Notify[x]`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    Edge {
+        from: Vertex,
+        to: Vertex,
+    },
+    /// `inside`: `from` is inside `to` (the run leaves a container), else `from` contains `to`.
+    Containment {
+        from: Vertex,
+        to: Vertex,
+        inside: bool,
+    },
+}
+
+fn all_containment(g: &Graph, s: Vertex, t: Vertex) -> bool {
+    g.labels_between(s, t)
+        .iter()
+        .all(|l| matches!(l.origin, Origin::Containment { .. }))
+}
+
+/// The steps of a cycle's path; containment runs between the same node are dropped.
+pub fn steps(g: &Graph, c: &Cycle) -> Vec<Step> {
+    let mut out = Vec::new();
     let mut i = 0;
     let path = &c.path;
     while i + 1 < path.len() {
         let (s, t) = (path[i], path[i + 1]);
-        let is_containment = g
-            .labels_between(s, t)
-            .iter()
-            .all(|l| matches!(l.origin, Origin::Containment { .. }));
-        if is_containment {
-            // Fold consecutive containment edges: `Stage[main] contains ... Notify[x]`.
+        if all_containment(g, s, t) {
             let mut j = i + 1;
-            while j + 1 < path.len()
-                && g.labels_between(path[j], path[j + 1])
-                    .iter()
-                    .all(|l| matches!(l.origin, Origin::Containment { .. }))
-            {
+            while j + 1 < path.len() && all_containment(g, path[j], path[j + 1]) {
                 j += 1;
             }
             let (a, b) = (path[i], path[j]);
             if a.node() != b.node() {
-                let rel = if matches!(b, Vertex::Completed(_)) {
-                    "is inside"
-                } else {
-                    "contains"
-                };
-                lines.push(format!(
-                    "{} => {}: containment ({} {rel} {})",
-                    g.name(a),
-                    g.name(b),
-                    g.name(a),
-                    g.name(b)
-                ));
+                out.push(Step::Containment {
+                    from: a,
+                    to: b,
+                    inside: matches!(b, Vertex::Completed(_)),
+                });
             }
             i = j;
         } else {
-            lines.push(format!(
-                "{} => {}: {}",
-                g.name(s),
-                g.name(t),
-                describe_edge(g, s, t)
-            ));
+            out.push(Step::Edge { from: s, to: t });
             i += 1;
         }
     }
-    lines
+    out
+}
+
+/// The cycle explained edge by edge; runs of containment edges are folded into one step.
+pub fn explain(g: &Graph, c: &Cycle) -> Vec<String> {
+    steps(g, c)
+        .into_iter()
+        .map(|step| match step {
+            Step::Containment { from, to, inside } => {
+                let (a, b) = (g.name(from), g.name(to));
+                let rel = if inside { "is inside" } else { "contains" };
+                format!("{a} => {b}: containment ({a} {rel} {b})")
+            }
+            Step::Edge { from, to } => format!(
+                "{} => {}: {}",
+                g.name(from),
+                g.name(to),
+                describe_edge(g, from, to)
+            ),
+        })
+        .collect()
 }

@@ -53,6 +53,17 @@ pub fn path(g: &Graph, from: Vertex, to: Vertex) -> Option<Vec<Vertex>> {
 
 /// Lines explaining the relative order of nodes `a` and `b`.
 pub fn explain(g: &Graph, a: usize, b: usize) -> Vec<String> {
+    explain_with(g, a, b, &|s, t| describe_edge(g, s, t))
+}
+
+/// [`explain`] with the words for each edge given by `describe` (the checker knows more about
+/// where edges come from when it has the manifest).
+pub fn explain_with(
+    g: &Graph,
+    a: usize,
+    b: usize,
+    describe: &dyn Fn(Vertex, Vertex) -> String,
+) -> Vec<String> {
     let (ra, rb) = (&g.nodes[a].reference, &g.nodes[b].reference);
     for (x, y, rx, ry) in [(a, b, ra, rb), (b, a, rb, ra)] {
         if let Some(p) = path(g, exit(g, x), entry(g, y)) {
@@ -62,7 +73,7 @@ pub fn explain(g: &Graph, a: usize, b: usize) -> Vec<String> {
                     "  {} => {}: {}",
                     g.name(w[0]),
                     g.name(w[1]),
-                    describe_edge(g, w[0], w[1])
+                    describe(w[0], w[1])
                 ));
             }
             return lines;

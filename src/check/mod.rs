@@ -1,0 +1,191 @@
+//! `ordo check`: everything that would stop or surprise an apply, found without applying.
+//!
+//! Errors: what the compile rejects (missing relationship targets, duplicate declarations, ...,
+//! in Puppet's words), then what the catalog cannot do (missing dependencies, unsupported
+//! types or attributes, dependency cycles with the origin of each edge). Warnings Puppet lacks:
+//! collectors in relationships that match nothing or realize virtual resources (found by the
+//! evaluator), notifications a resource cannot act on, `refreshonly` execs nothing notifies.
+//!
+//! The checks are pure: they take a compile result or a catalog and return diagnostics; the
+//! CLI reads files and renders.
+
+pub mod cycles;
+pub mod locate;
+mod warnings;
+
+use crate::apply::providers;
+use crate::catalog::Catalog;
+use crate::diagnostics::{Diagnostic, Severity};
+use crate::eval::{CompileOptions, CompileResult, Loader, LogLevel};
+use crate::graph::{GraphError, Ordering};
+use crate::span::SourceMap;
+pub use locate::Locator;
+
+/// Diagnostics and the sources their spans point into.
+pub struct Report {
+    pub diagnostics: Vec<Diagnostic>,
+    pub sources: SourceMap,
+}
+
+impl Report {
+    pub fn errors(&self) -> usize {
+        self.diagnostics.iter().filter(|d| d.is_error()).count()
+    }
+
+    pub fn warnings(&self) -> usize {
+        self.diagnostics.len() - self.errors()
+    }
+}
+
+/// Compiles a manifest and checks its catalog.
+pub fn check_manifest(
+    name: &str,
+    text: &str,
+    loader: &dyn Loader,
+    opts: &CompileOptions,
+) -> Report {
+    let result = crate::eval::compile(name, text, loader, opts);
+    check_compiled(result)
+}
+
+/// Checks what a compile produced: its errors and warnings, then its catalog.
+pub fn check_compiled(result: CompileResult) -> Report {
+    let CompileResult {
+        catalog,
+        logs,
+        diagnostics,
+        sources,
+        provenance,
+        ..
+    } = result;
+    let loc = Locator::from_provenance(provenance);
+    let mut out: Vec<Diagnostic> = logs
+        .iter()
+        .filter(|l| l.level == LogLevel::Warning)
+        .map(|l| Diagnostic::warning("puppet-warning", l.message.clone()))
+        .collect();
+    let failed = diagnostics.iter().any(Diagnostic::is_error);
+    for d in diagnostics {
+        out.push(compile_diagnostic(d, &loc, &sources));
+    }
+    if let (Some(catalog), false) = (catalog, failed) {
+        out.extend(check_catalog(&catalog, &loc, &sources));
+    }
+    Report {
+        diagnostics: out,
+        sources,
+    }
+}
+
+/// A compile diagnostic made ready to draw: a code that says what it is, a label at its span,
+/// and without Puppet's `(file: x.pp, line: 3)` suffix when the drawing shows the place.
+fn compile_diagnostic(mut d: Diagnostic, loc: &Locator, sources: &SourceMap) -> Diagnostic {
+    if d.severity != Severity::Error {
+        return d;
+    }
+    let Some(span) = d.span.filter(|s| sources.get(s.file).is_some()) else {
+        return d;
+    };
+    d.message = strip_location(&d.message).to_string();
+    if d.code == "syntax" || d.message.starts_with("Could not parse") {
+        return d.with_label(span, "");
+    }
+    if d.message.contains("Could not find resource '") {
+        d.code = "missing-target";
+        return d.with_label(span, "this reference names no resource of the catalog");
+    }
+    if d.message.contains("Duplicate declaration:") || d.message.contains("Cannot alias ") {
+        d.code = "duplicate-declaration";
+        d = d.with_label(span, "declared again here");
+        for (s, m) in loc.error_labels() {
+            d = d.with_label(*s, m.clone());
+        }
+        return d;
+    }
+    d.with_label(span, "")
+}
+
+/// `msg (file: x.pp, line: 3, column: 5)` -> `msg`.
+fn strip_location(mut msg: &str) -> &str {
+    // Puppet may append two (`... (file: x.pp, line: 3) (file: x.pp, line: 3, column: 1)`).
+    while let Some(i) = msg.rfind(" (file: ").filter(|_| msg.ends_with(')')) {
+        msg = &msg[..i];
+    }
+    msg
+}
+
+/// Everything found in a catalog. `loc` and `sources` give spans when known.
+pub fn check_catalog(catalog: &Catalog, loc: &Locator, sources: &SourceMap) -> Vec<Diagnostic> {
+    let (prepared, graph) = crate::graph::requisites::build(catalog, Ordering::Manifest);
+    let catalog = &prepared;
+    let mut out: Vec<Diagnostic> = crate::apply::sanity::check(catalog)
+        .into_iter()
+        .map(|m| {
+            let code = if m.starts_with("Duplicate declaration") {
+                "duplicate-declaration"
+            } else {
+                "invalid-catalog"
+            };
+            Diagnostic::error(code, m)
+        })
+        .collect();
+    for e in &graph.errors {
+        out.push(graph_error(&graph, e, loc));
+    }
+    for node in &graph.nodes {
+        if let (false, Some(i)) = (node.container, node.index) {
+            if let Err(msg) = providers::build(&catalog.resources[i]) {
+                let mut d = Diagnostic::error("unsupported", msg);
+                match loc.resource(&node.reference) {
+                    Some(span) => d = d.with_label(span, "declared here"),
+                    None => {
+                        if let Some(l) = node.short_location() {
+                            d = d.with_note(format!("declared at {l}"));
+                        }
+                    }
+                }
+                out.push(d);
+            }
+        }
+    }
+    out.extend(cycles::diagnostics(&graph, loc, sources));
+    out.extend(warnings::refresh_ignored(catalog, &graph, loc));
+    out.extend(warnings::refreshonly_unnotified(catalog, &graph, loc));
+    out
+}
+
+fn graph_error(g: &crate::graph::Graph, e: &GraphError, loc: &Locator) -> Diagnostic {
+    let (code, at) = match e {
+        GraphError::MissingDependency {
+            reference,
+            resource,
+            param,
+        } => (
+            "missing-dependency",
+            Some((
+                *resource,
+                *param,
+                format!("{reference} is not in the catalog"),
+            )),
+        ),
+        GraphError::BadReference {
+            resource, param, ..
+        } => (
+            "bad-reference",
+            Some((*resource, *param, "not a resource reference".to_string())),
+        ),
+        GraphError::BadEdge { .. } => ("bad-edge", None),
+        GraphError::Invalid { resource, .. } => (
+            "invalid-metaparameter",
+            Some((*resource, "", String::new())),
+        ),
+    };
+    let message = g.error_message(e);
+    if let Some((node, param, label)) = at {
+        let r = &g.nodes[node].reference;
+        if let Some(span) = loc.param(r, param).or_else(|| loc.resource(r)) {
+            return Diagnostic::error(code, strip_location(&message)).with_label(span, label);
+        }
+    }
+    Diagnostic::error(code, message)
+}

@@ -1,0 +1,143 @@
+//! Warnings about refresh events: sent where nothing can act on them, or awaited where
+//! nothing sends them.
+
+use super::locate::Locator;
+use crate::apply::providers;
+use crate::catalog::Catalog;
+use crate::diagnostics::Diagnostic;
+use crate::graph::{Graph, Origin, Vertex};
+use petgraph::visit::EdgeRef;
+use petgraph::Direction;
+use serde_json::Value as Json;
+use std::collections::HashSet;
+
+/// Notifying relationships whose target cannot refresh: the events are silently dropped.
+pub fn refresh_ignored(catalog: &Catalog, graph: &Graph, loc: &Locator) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    let mut seen = HashSet::new();
+    for rel in &graph.relations {
+        if !rel.refresh || !seen.insert((rel.source, rel.target)) {
+            continue;
+        }
+        let target = &graph.nodes[rel.target];
+        if target.container {
+            continue;
+        }
+        // Unsupported targets are reported as errors already.
+        let provider = target
+            .index
+            .and_then(|i| providers::build(&catalog.resources[i]).ok());
+        if provider.is_none_or(|p| p.refreshable()) {
+            continue;
+        }
+        let source = &graph.nodes[rel.source].reference;
+        let mut d = Diagnostic::warning(
+            "refresh-ignored",
+            format!(
+                "{source} notifies {}, which does not refresh: the events are ignored",
+                target.reference
+            ),
+        );
+        if let Origin::Metaparam { on, param } = rel.origin {
+            let on_ref = &graph.nodes[on].reference;
+            let other = if on == rel.source {
+                &target.reference
+            } else {
+                source
+            };
+            let span = if on == rel.source && param == "notify" {
+                loc.arrow(source, &target.reference, true)
+            } else {
+                None
+            }
+            .or_else(|| loc.param(on_ref, param));
+            match span {
+                Some(span) => d = d.with_label(span, format!("{param} => {other}")),
+                None => {
+                    if let Some(l) = graph.nodes[on].short_location() {
+                        d = d.with_note(format!("relationship declared at {l}"));
+                    }
+                }
+            }
+        }
+        out.push(d);
+    }
+    out
+}
+
+fn is_true(v: Option<&Json>) -> bool {
+    match v {
+        Some(Json::Bool(b)) => *b,
+        Some(Json::String(s)) => s == "true",
+        _ => false,
+    }
+}
+
+/// `refreshonly` execs that no notifying relationship reaches: they never run.
+///
+/// Events reach a resource along notifying edges, including the ones a container forwards to
+/// its contents (`~> Class[x]` refreshes the resources of `x`). Walking back from the exec over
+/// notifying edges, it is notified when one of them is not containment plumbing.
+pub fn refreshonly_unnotified(catalog: &Catalog, graph: &Graph, loc: &Locator) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    for (n, node) in graph.nodes.iter().enumerate() {
+        let Some(i) = node.index else { continue };
+        let r = &catalog.resources[i];
+        if node.container
+            || !r.type_name.eq_ignore_ascii_case("exec")
+            || !is_true(r.parameters.get("refreshonly"))
+        {
+            continue;
+        }
+        if notified(graph, Vertex::Resource(n)) {
+            continue;
+        }
+        let mut d = Diagnostic::warning(
+            "refreshonly-unnotified",
+            format!(
+                "{} is refreshonly but nothing notifies it: it will never run",
+                node.reference
+            ),
+        )
+        .with_help(
+            "add `subscribe => ...` to it, or `notify => ...` (or `~>`) on what should trigger it",
+        );
+        match loc
+            .param(&node.reference, "refreshonly")
+            .or_else(|| loc.resource(&node.reference))
+        {
+            Some(span) => d = d.with_label(span, "refreshonly, and no event can reach it"),
+            None => {
+                if let Some(l) = node.short_location() {
+                    d = d.with_note(format!("declared at {l}"));
+                }
+            }
+        }
+        out.push(d);
+    }
+    out
+}
+
+fn notified(graph: &Graph, v: Vertex) -> bool {
+    let mut seen = HashSet::from([v]);
+    let mut todo = vec![v];
+    while let Some(v) = todo.pop() {
+        let Some(ix) = graph.index_of(v) else {
+            continue;
+        };
+        for e in graph.expanded.edges_directed(ix, Direction::Incoming) {
+            if !e.weight().refresh {
+                continue;
+            }
+            if !matches!(e.weight().origin, Origin::Containment { .. }) {
+                return true;
+            }
+            let from = graph.expanded[e.source()];
+            // Only events entering a container flow down to its contents.
+            if matches!(from, Vertex::Admissible(_)) && seen.insert(from) {
+                todo.push(from);
+            }
+        }
+    }
+    false
+}
