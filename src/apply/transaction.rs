@@ -120,6 +120,7 @@ pub(super) fn run(
             break;
         }
     }
+    super::providers::file::sync_changed_dirs();
     r.end_of_run();
     let report = r.report(start.elapsed().as_secs_f64());
     RunResult {

@@ -1,7 +1,9 @@
 //! `file`: files, directories and links, with content or a source, mode, owner and group.
 //!
 //! Content is written atomically: a temporary file in the same directory, fsync, then rename
-//! over the target. Replaced content is backed up first (a bucket directory by default, or a
+//! over the target; the directories whose entries changed are synced once each at the end of
+//! the run ([`sync_changed_dirs`]) rather than after every file (two fsyncs per file made a
+//! first run of 1,000 files wait on the disk for seconds; Puppet syncs no directory at all). Replaced content is backed up first (a bucket directory by default, or a
 //! suffix).
 
 use super::command::{gid_of, name_of_id, uid_of};
@@ -369,9 +371,7 @@ impl File {
             let _ = fs::remove_file(&tmp);
             format!("Could not rename into {}: {e}", self.path.display())
         })?;
-        if let Ok(d) = fs::File::open(dir) {
-            let _ = d.sync_all();
-        }
+        defer_dir_sync(dir);
         Ok(())
     }
 
@@ -655,5 +655,29 @@ impl Provider for File {
             }
         }
         Ok(changes)
+    }
+}
+
+/// Directories with a renamed entry not yet synced to disk.
+static CHANGED_DIRS: std::sync::Mutex<std::collections::BTreeSet<PathBuf>> =
+    std::sync::Mutex::new(std::collections::BTreeSet::new());
+
+fn defer_dir_sync(dir: &Path) {
+    if let Ok(mut dirs) = CHANGED_DIRS.lock() {
+        dirs.insert(dir.to_path_buf());
+    }
+}
+
+/// Syncs every directory a file was renamed into since the last call (the runner calls it
+/// at the end of a run, so renames are durable when the run reports them).
+pub fn sync_changed_dirs() {
+    let dirs = match CHANGED_DIRS.lock() {
+        Ok(mut dirs) => std::mem::take(&mut *dirs),
+        Err(_) => return,
+    };
+    for d in dirs {
+        if let Ok(f) = fs::File::open(&d) {
+            let _ = f.sync_all();
+        }
     }
 }
