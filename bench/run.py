@@ -1,21 +1,45 @@
 #!/usr/bin/env python3
 """bench/run.py -- Ordo against Puppet on the same generated manifests, side by side.
 
-usage: python3 bench/run.py [--ordo target/release/ordo] [--runs 5] [--sizes 1000,10000]
-                            [--shapes chain,fanout,mixed,wide] [--no-puppet] [--markdown FILE]
+usage: python3 bench/run.py [--ordo target/release/ordo] [--compiler ORDO_WITH_COMPILE]
+                            [--runs 5] [--sizes 1000,10000,100000] [--shapes chain,fanout,mixed,wide]
+                            [--jobs 1,2] [--puppet-compile-max 10000] [--puppet-apply-max 1000]
+                            [--no-puppet] [--quick] [--markdown FILE]
 
 For every shape and size, ../shared/tools/gen_manifest.py writes a manifest; then each command
-below runs --runs times, Ordo and Puppet interleaved, and the table reports the median wall time,
-the peak resident memory (ru_maxrss of the child) and the ratio Puppet/Ordo.
+runs --runs times, Ordo and Puppet interleaved (ordo, puppet, ordo, puppet, ...) so that a
+change in the machine's load hits both alike, and the table reports the median wall time, the
+peak resident memory (ru_maxrss of the child and its waited-for descendants) and the speed-up
+Puppet/Ordo.
 
-  ordo parse, ordo compile, ordo check, ordo apply --noop, ordo apply (real, under a fresh root)
-  puppet catalog compile, puppet apply --noop, puppet apply (when `puppet` is on PATH)
+  parse     ordo parse                      (no Puppet row: `puppet parser validate` also
+                                             loads the whole runtime, so the ratio says little)
+  compile   ordo compile -o catalog.json    puppet catalog compile --render-as json
+  check     ordo check catalog.json         (Puppet has no equivalent)
+  apply     ordo apply (per --jobs value)   puppet apply, in three modes: --noop over an empty
+            root, first run over an empty root, no-change run over the converged root
 
-Apply runs use the generator's --root, a fresh temporary directory for every run, so a "first
-run" really creates every file; the "second run" applies again over the converged root.
+Apply runs use the generator's --root, a fresh temporary directory before every noop and first
+run. When the measured `ordo apply` cannot read a manifest (the evaluator is not merged), the
+Ordo apply row is `ordo compile` then `ordo apply catalog.json`, timed together (both
+processes), which is what `puppet apply manifest.pp` does in one.
+
+A missing subcommand (for instance `compile` before the evaluator is merged) gives `n/a` cells,
+not a failure; `--compiler` names another Ordo build (for instance the evaluator's branch)
+that then compiles: its rows say `[--compiler]`, and it makes the catalogs `check` and
+`apply` need.
+
+An extra shape, `io`, is generated here rather than by gen_manifest.py: N independent execs
+that each wait 20 ms (a stand-in for resources whose cost is waiting on I/O), the workload
+where `--jobs 2` must beat `--jobs 1`.
+
+--quick: one run, sizes 1000, shapes chain,wide,io, Puppet only for 1000 (a smoke test of
+the harness, not a measurement).
 """
 import argparse
+import datetime
 import os
+import platform
 import shutil
 import statistics
 import subprocess
@@ -26,6 +50,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 GEN = os.path.join(ROOT, "..", "shared", "tools", "gen_manifest.py")
+NODE = "bench.example.com"
 
 
 def run_once(argv, cwd=None):
@@ -38,102 +63,195 @@ def run_once(argv, cwd=None):
     return elapsed, usage.ru_maxrss / 1024.0, os.waitstatus_to_exitcode(status)
 
 
+def has_subcommand(ordo, sub):
+    """Does this ordo binary know `sub`? (clap exits 2 on an unknown subcommand.)"""
+    if not ordo or not os.path.exists(ordo):
+        return False
+    p = subprocess.run([ordo, sub, "--help"], stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+    return p.returncode == 0
+
+
 def generate(shape, n, root, path):
+    if shape == "io":
+        with open(path, "w") as f:
+            f.write("file { '%s': ensure => directory }\n" % root)
+            for i in range(n):
+                f.write("exec { 'wait-%d': command => '/bin/sleep 0.02', "
+                        "require => File['%s'] }\n" % (i, root))
+        return
     with open(path, "w") as f:
         subprocess.run([sys.executable, GEN, shape, str(n), "--root", root], stdout=f, check=True)
 
 
-def measure(label, make_argv, runs, prepare=None):
-    """make_argv(run_index) -> argv; prepare(run_index) is called before each run, untimed."""
-    times, mems, codes = [], [], set()
+class Cell:
+    def __init__(self):
+        self.times, self.mems, self.codes = [], [], set()
+
+    def add(self, t, m, c):
+        self.times.append(t)
+        self.mems.append(m)
+        self.codes.add(c)
+
+    def median(self):
+        return statistics.median(self.times)
+
+    def text(self):
+        note = "" if self.codes <= {0, 2} else " (exit %s)" % ",".join(map(str, sorted(self.codes)))
+        return "%.3f s%s" % (self.median(), note), "%.0f MB" % max(self.mems)
+
+
+def measure_pair(runs, ordo_argv, puppet_argv, prepare=None):
+    """Interleaved: ordo run, puppet run, ordo run, ... Either argv may be None (no row).
+    prepare(which, i) runs untimed before each run."""
+    o = Cell() if ordo_argv else None
+    p = Cell() if puppet_argv else None
     for i in range(runs):
-        if prepare:
-            prepare(i)
-        t, m, c = run_once(make_argv(i))
-        times.append(t)
-        mems.append(m)
-        codes.add(c)
-    return {"label": label, "median": statistics.median(times), "rss": max(mems), "codes": codes}
+        for cell, argv, which in ((o, ordo_argv, "ordo"), (p, puppet_argv, "puppet")):
+            if cell is None:
+                continue
+            if prepare:
+                prepare(which, i)
+            cell.add(*run_once(argv))
+    return o, p
 
 
-def fmt_row(shape, n, what, ordo, puppet):
-    ratio = ""
-    mem_ratio = ""
-    if puppet and ordo and ordo["median"] > 0:
-        ratio = "%.0fx" % (puppet["median"] / ordo["median"])
-        mem_ratio = "%.1f%%" % (100.0 * ordo["rss"] / puppet["rss"]) if puppet["rss"] else ""
-    def cell(r):
-        if not r:
-            return "n/a", "n/a"
-        note = "" if r["codes"] <= {0, 2} else " (exit %s)" % ",".join(map(str, sorted(r["codes"])))
-        return "%.3f s%s" % (r["median"], note), "%.0f MB" % r["rss"]
-    ot, om = cell(ordo)
-    pt, pm = cell(puppet)
+def row(shape, n, what, o, p, why=""):
+    ot, om = o.text() if o else ("n/a" + (" (%s)" % why if why else ""), "")
+    pt, pm = p.text() if p else ("", "")
+    ratio = mem = ""
+    if o and p and o.median() > 0:
+        ratio = "%.1fx" % (p.median() / o.median())
+        mem = "%.1f%%" % (100.0 * max(o.mems) / max(p.mems)) if max(p.mems) else ""
     return "| %s | %d | %s | %s | %s | %s | %s | %s | %s |" % (
-        shape, n, what, ot, om, pt, pm, ratio, mem_ratio)
+        shape, n, what, ot, om, pt, pm, ratio, mem)
 
 
 def main():
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--ordo", default=os.path.join(ROOT, "target", "release", "ordo"))
+    ap.add_argument("--compiler", help="Ordo binary used (untimed) to make catalogs when "
+                    "--ordo has no `compile`")
     ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--sizes", default="1000,10000")
-    ap.add_argument("--shapes", default="chain,fanout,mixed,wide")
+    ap.add_argument("--sizes", default="1000,10000,100000")
+    ap.add_argument("--shapes", default="chain,fanout,mixed,wide,io")
+    ap.add_argument("--jobs", default="1,2", help="--jobs values for Ordo's apply rows")
+    ap.add_argument("--apply-max", type=int, default=10000, help="largest size applied")
+    ap.add_argument("--io-max", type=int, default=1000, help="largest size of the io shape")
+    ap.add_argument("--puppet-compile-max", type=int, default=10000)
+    ap.add_argument("--puppet-apply-max", type=int, default=1000)
     ap.add_argument("--no-puppet", action="store_true")
+    ap.add_argument("--quick", action="store_true")
     ap.add_argument("--markdown", help="also write the table to this file")
     a = ap.parse_args()
+    if a.quick:
+        a.runs, a.sizes, a.shapes = 1, "1000", "chain,wide,io"
+        a.puppet_compile_max = a.puppet_apply_max = 1000
     ordo = os.path.abspath(a.ordo)
+    if not os.path.exists(ordo):
+        sys.exit("no Ordo binary at %s (cargo build --release, or --ordo PATH)" % ordo)
     puppet = None if a.no_puppet else shutil.which("puppet")
+    can = {s: has_subcommand(ordo, s) for s in ("parse", "compile", "check", "apply")}
+    compiler = ordo if can["compile"] else (os.path.abspath(a.compiler) if a.compiler else None)
+    if compiler and not has_subcommand(compiler, "compile"):
+        compiler = None
     work = tempfile.mkdtemp(prefix="ordo-bench-")
+    jobs = [int(j) for j in a.jobs.split(",")]
     rows = []
+    meta = ["date: %s" % datetime.datetime.now().isoformat(timespec="minutes"),
+            "machine: %s, %d cores, %s" % (platform.machine(), os.cpu_count() or 0,
+                                           platform.platform()),
+            "ordo: %s (%s)" % (ordo, ", ".join(s for s in can if can[s]) or "no subcommand"),
+            "compiler for catalogs: %s" % (compiler or "none"),
+            "puppet: %s" % (subprocess.run([puppet, "--version"], capture_output=True,
+                                           text=True).stdout.strip() if puppet else "not run"),
+            "runs: %d per cell, interleaved; load average at start: %s"
+            % (a.runs, " ".join("%.1f" % x for x in os.getloadavg()))]
     header = ("| shape | resources | command | Ordo median | Ordo peak RSS | Puppet median "
               "| Puppet peak RSS | speed-up | Ordo memory / Puppet |\n"
               "|---|---:|---|---:|---:|---:|---:|---:|---:|")
+    for m in meta:
+        print(m)
     print(header)
+
+    def emit(line):
+        rows.append(line)
+        print(line, flush=True)
+
     try:
         for shape in a.shapes.split(","):
             for n in [int(s) for s in a.sizes.split(",")]:
+                if shape == "io" and n > a.io_max:
+                    continue
                 apply_root = os.path.join(work, "root-%s-%d" % (shape, n))
                 manifest = os.path.join(work, "%s-%d.pp" % (shape, n))
+                catalog = os.path.join(work, "%s-%d.json" % (shape, n))
                 generate(shape, n, apply_root, manifest)
-                node = ["--node", "bench.example.com"]
-                pairs = [
-                    ("parse", lambda i: [ordo, "parse", manifest], None),
-                    ("compile", lambda i: [ordo, "compile", manifest] + node,
-                     lambda i: ["puppet", "catalog", "compile", "--manifest", manifest,
-                                "--render-as", "json", "--certname", "bench.example.com"]),
-                    ("check", lambda i: [ordo, "check", manifest] + node, None),
-                ]
-                for what, ordo_argv, puppet_argv in pairs:
-                    o = measure("ordo " + what, ordo_argv, a.runs)
-                    p = measure("puppet " + what, puppet_argv, a.runs) if (puppet and puppet_argv) else None
-                    line = fmt_row(shape, n, what, o, p)
-                    rows.append(line)
-                    print(line, flush=True)
-                if n <= 10000 and shape != "wide":
-                    def fresh(_i):
-                        shutil.rmtree(apply_root, ignore_errors=True)
-                    for what, extra, prep in (("apply --noop", ["--noop"], fresh),
-                                              ("apply (first run)", [], fresh),
-                                              ("apply (no change)", [], None)):
-                        o = measure("ordo " + what, lambda i: [ordo, "apply", manifest] + node + extra,
-                                    a.runs, prep)
-                        if what == "apply (no change)" and not os.path.isdir(apply_root):
-                            run_once([ordo, "apply", manifest] + node)
-                        p = None
-                        if puppet:
-                            if what == "apply (no change)":
-                                run_once(["puppet", "apply", manifest])
-                            p = measure("puppet " + what, lambda i: ["puppet", "apply", manifest] + extra,
-                                        a.runs, prep)
-                        line = fmt_row(shape, n, what, o, p)
-                        rows.append(line)
-                        print(line, flush=True)
+                have_catalog = False
+                if compiler:
+                    have_catalog = subprocess.run(
+                        [compiler, "compile", manifest, "--node", NODE, "-o", catalog],
+                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0
+                if shape != "io":
+                    o = measure_pair(a.runs, [ordo, "parse", manifest] if can["parse"] else None,
+                                     None)[0]
+                    emit(row(shape, n, "parse", o, None, "no `parse`"))
+                    use_puppet = puppet and n <= a.puppet_compile_max
+                    scratch = os.path.join(work, "out.json")
+                    o, p = measure_pair(
+                        a.runs,
+                        [compiler, "compile", manifest, "--node", NODE, "-o", scratch]
+                        if compiler else None,
+                        ["puppet", "catalog", "compile", "--manifest", manifest, "--render-as",
+                         "json", "--certname", NODE] if use_puppet else None)
+                    emit(row(shape, n, "compile" if can["compile"] else "compile [--compiler]",
+                             o, p, "no `compile`"))
+                    o = measure_pair(a.runs, [ordo, "check", catalog]
+                                     if can["check"] and have_catalog else None, None)[0]
+                    emit(row(shape, n, "check (catalog JSON)", o, None,
+                             "no `check`" if not can["check"] else "no catalog"))
+                if n > a.apply_max or shape == "wide" or not can["apply"]:
+                    continue
+                direct = subprocess.run([ordo, "apply", "--noop", manifest, "--node", NODE],
+                                        stdout=subprocess.DEVNULL,
+                                        stderr=subprocess.DEVNULL).returncode in (0, 2)
+                if not direct and not have_catalog:
+                    emit(row(shape, n, "apply", None, None, "no catalog"))
+                    continue
+                use_puppet = puppet and n <= a.puppet_apply_max
+
+                def fresh(_which, _i):
+                    shutil.rmtree(apply_root, ignore_errors=True)
+
+                def ordo_apply(extra, j):
+                    if direct:
+                        return [ordo, "apply", manifest, "--node", NODE, "--jobs", str(j)] + extra
+                    # compile + apply, timed together as one shell command.
+                    return ["/bin/sh", "-c", '"$0" compile "$1" --node "$2" -o "$3" && '
+                            'exec "$5" apply "$3" --jobs "$4" ' + " ".join(extra),
+                            compiler, manifest, NODE, os.path.join(work, "apply.json"), str(j),
+                            ordo]
+                how = "" if direct else " [compile+apply]"
+                for what, extra, prep in (("apply --noop", ["--noop"], fresh),
+                                          ("apply (first run)", [], fresh),
+                                          ("apply (no change)", [], None)):
+                    for k, j in enumerate(jobs):
+                        if what == "apply (no change)":
+                            run_once(ordo_apply([], j))  # converge first (untimed)
+                        pup = ["puppet", "apply", manifest, "--certname", NODE] + extra
+                        # Puppet has one row per mode (it has no --jobs): measured with the
+                        # first --jobs value, interleaved with it.
+                        pair_puppet = pup if use_puppet and k == 0 else None
+                        if what == "apply (no change)" and pair_puppet:
+                            run_once(pup)
+                        o, p = measure_pair(a.runs, ordo_apply(extra, j), pair_puppet, prep)
+                        emit(row(shape, n, "%s --jobs %d%s" % (what, j, how), o, p))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     if a.markdown:
         with open(a.markdown, "w") as f:
-            f.write(header + "\n" + "\n".join(rows) + "\n")
+            f.write("\n".join("- " + m for m in meta) + "\n\n" + header + "\n"
+                    + "\n".join(rows) + "\n")
 
 
 if __name__ == "__main__":

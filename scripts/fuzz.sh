@@ -1,40 +1,61 @@
 #!/usr/bin/env bash
-# Runs each cargo-fuzz target for a while and turns every crash into a regression fixture.
+# Runs cargo-fuzz targets for a while and turns every crash into a regression fixture.
 #
-#   scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]      (default: 60 s, every target)
+#   scripts/fuzz.sh TARGET [SECONDS]      one target (default 60 s)
+#   scripts/fuzz.sh SECONDS [TARGET...]   each target in turn (default: every target)
 #
-# Needs cargo-fuzz (`cargo install cargo-fuzz`) and a C++ compiler. cargo-fuzz passes
-# nightly-only `-Z` flags; RUSTC_BOOTSTRAP=1 lets the stable toolchain accept them, and the
-# default AddressSanitizer build works on stable 1.95 (measured: ~1000 execs/s on 2 shared
-# cores). SANITIZER=none skips ASan (safe Rust needs none to turn a panic into a crash).
-# The first build takes several minutes (a release build of the crate plus libFuzzer).
+# Targets: `lexer`, `parser`, `catalog` (fuzz/fuzz_targets/). Needs cargo-fuzz (`cargo install cargo-fuzz`)
+# and a C++ compiler. libFuzzer's flags are nightly-only; with a stable toolchain
+# RUSTC_BOOTSTRAP=1 lets stable rustc accept them, and the sanitizer is left out (`-s none`:
+# AddressSanitizer's runtime is not shipped for stable). Safe Rust needs no sanitizer to turn a
+# panic into a crash, which is what we look for.
 #
-# Seeds: fuzz/seeds/ (catalog fixtures). Crashes: fuzz/artifacts/TARGET/crash-*; each is
-# copied to fixtures/catalog/fuzz-regressions/ so that tests/catalog_fuzz_regressions.rs runs it
-# for ever after.
+# Seeds: the shared corpus and conformance manifests, copied once into fuzz/seeds/TARGET.
+# Logs: fuzz/TARGET.log. Crashes: fuzz/artifacts/TARGET/crash-*; each is copied to fixtures/parser/fuzz/ (catalog: fixtures/catalog/fuzz-regressions/) where
+# tests/parser_fuzz_regressions.rs parses it for ever after.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-secs="${1:-60}"
-shift || true
-targets=("$@")
-if [ ${#targets[@]} -eq 0 ]; then
-    mapfile -t targets < <(cd fuzz && RUSTC_BOOTSTRAP=1 cargo fuzz list)
-fi
+secs=60
+targets=()
+for a in "$@"; do
+    if [[ "$a" =~ ^[0-9]+$ ]]; then secs="$a"; else targets+=("$a"); fi
+done
 export RUSTC_BOOTSTRAP=1
+if [ ${#targets[@]} -eq 0 ]; then
+    mapfile -t targets < <(cd fuzz && cargo fuzz list)
+fi
+seed() {
+    local dir="fuzz/seeds/$1"
+    # The catalog seeds are committed (hand-written tricky catalogs).
+    [ -d "$dir" ] && return
+    mkdir -p "$dir"
+    local i=0
+    while IFS= read -r -d '' f; do
+        cp "$f" "$dir/$(printf '%05d' $i)-$(basename "$f")"
+        i=$((i + 1))
+    done < <(find ../shared/corpus ../shared/conformance/cases fixtures/parser \
+        -name '*.pp' -size -64k -print0 2>/dev/null | sort -z)
+}
 status=0
 for t in "${targets[@]}"; do
+    seed "$t"
     mkdir -p "fuzz/corpus/$t"
     echo "== $t: ${secs}s"
-    if ! (cd fuzz && cargo fuzz run -s "${SANITIZER:-address}" "$t" "corpus/$t" seeds -- \
-            -max_total_time="$secs" -print_final_stats=1 2>&1 | tee "/tmp/ordo-fuzz-$t.log" \
-            | grep -E "^(#[0-9]+ +DONE|stat::number_of_executed_units|stat::average_exec_per_sec|==[0-9]+== ERROR|thread .* panicked)"); then
-        :
-    fi
+    (cd fuzz && cargo fuzz run -s none "$t" "corpus/$t" "seeds/$t" -- \
+        -max_total_time="$secs" -print_final_stats=1 -max_len=65536 -timeout=10 \
+        2>&1 \
+        | tee "$t.log" \
+        | grep -E "^(#[0-9]+ +DONE|stat::number_of_executed_units|stat::average_exec_per_sec|==[0-9]+== ERROR|thread .* panicked)") || true
     for crash in fuzz/artifacts/"$t"/crash-* fuzz/artifacts/"$t"/timeout-* fuzz/artifacts/"$t"/oom-*; do
         [ -e "$crash" ] || continue
-        mkdir -p fixtures/catalog/fuzz-regressions
-        cp "$crash" "fixtures/catalog/fuzz-regressions/$t-$(basename "$crash")"
-        echo "crash kept: fixtures/catalog/fuzz-regressions/$t-$(basename "$crash")"
+        if [ "$t" = catalog ]; then
+            keep="fixtures/catalog/fuzz-regressions/$t-$(basename "$crash")"
+        else
+            keep="fixtures/parser/fuzz/$t-$(basename "$crash").pp"
+        fi
+        mkdir -p "$(dirname "$keep")"
+        cp "$crash" "$keep"
+        echo "crash kept: $keep"
         status=1
     done
 done

@@ -6,9 +6,18 @@
 //! Inputs: `fixtures/apply/puppet-catalogs/<case>.json` are the raw catalogs real Puppet 7.23
 //! compiled for the cases (`tools/puppet_catalogs.sh`); raw because their resource order is
 //! Puppet's evaluation order, which decides the apply order. Cases that apply a hand-written
-//! `catalog.json` use it directly. The manifests write to the fixed `/tmp/oracle-run`; each run
-//! gets a private directory mounted there (a private mount namespace) when the machine allows
-//! it, so that parallel tests and other users of `/tmp/oracle-run` do not interfere.
+//! `catalog.json` use it directly.
+//!
+//! Isolation: the manifests write to the fixed `/tmp/oracle-run`, which other programs use too
+//! (the shared conformance runner deletes and recreates it before each of its cases). Each run
+//! happens in a private mount namespace with a fresh tmpfs mounted on `/tmp` itself, holding
+//! its own `/tmp/oracle-run`. An earlier version bind-mounted a private directory on the host's
+//! `/tmp/oracle-run`; that raced with other users of the path: when another process removes
+//! a directory that is a mount point in another namespace, Linux (since 3.18) detaches that
+//! mount, so a run that overlapped someone else's `rm -rf /tmp/oracle-run` (more likely under
+//! load, when runs are slow) lost its private directory half-way, or failed at `mount`.
+//! `/tmp` itself is never removed. Nothing in a case depends on timing otherwise: the execs
+//! are `echo`s and `/bin/false` with Puppet's default 300 s timeout, and `--jobs` is 1.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -54,12 +63,17 @@ fn quote(s: &str) -> String {
 /// Runs one case: setup.sh in an empty /tmp/oracle-run, then `ordo apply`, and returns the
 /// text the judge reads (output, exit code, trace file).
 fn run_case(case: &Path, catalog: &Path, extra: &[String]) -> String {
-    let private = tempfile::tempdir().unwrap();
-    let mut script = String::from("set -e\nmkdir -p /tmp/oracle-run\n");
-    script.push_str(&format!(
-        "mount --bind {} /tmp/oracle-run\n",
-        quote(&private.path().display().to_string())
-    ));
+    // The binary and the case must stay visible once /tmp is replaced.
+    for p in [Path::new(ORDO), case, catalog] {
+        assert!(
+            !p.starts_with("/tmp"),
+            "{} is under /tmp, which the test replaces with a private tmpfs",
+            p.display()
+        );
+    }
+    let mut script = String::from(
+        "set -e\nmount -t tmpfs ordo-conformance /tmp\nmkdir /tmp/oracle-run /tmp/.bucket\n",
+    );
     let setup = case.join("setup.sh");
     if setup.exists() {
         script.push_str(&format!(
@@ -77,9 +91,9 @@ fn run_case(case: &Path, catalog: &Path, extra: &[String]) -> String {
         "--log-format".into(),
         "puppet".into(),
         "--bucket-dir".into(),
-        private.path().join(".bucket").display().to_string(),
+        "/tmp/.bucket".into(),
         "--state-dir".into(),
-        private.path().join(".state").display().to_string(),
+        "/tmp/.state".into(),
     ];
     if case.join("modules").is_dir() {
         cmd.push("--modulepath".into());

@@ -33,7 +33,7 @@ pub(super) fn add_auto_relations(g: &mut Graph, catalog: &Catalog, index: &RefIn
             if dep == me || g.has_relation(dep, me) || g.has_relation(me, dep) {
                 continue;
             }
-            g.relations.push(Relation {
+            g.add_relation(Relation {
                 source: dep,
                 target: me,
                 refresh: false,

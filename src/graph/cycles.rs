@@ -1,12 +1,12 @@
 //! Dependency cycles, found and reported as Puppet does (simple_graph.rb
-//! `find_cycles_in_graph`, `paths_in_cycle`): strongly connected components (Tarjan), each
+//! `find_cycles_in_graph`, `paths_in_cycle`): strongly connected components, each
 //! sorted by reference, the components sorted, then one shortest path (breadth first from the
 //! component's first vertex) per component. Beyond Puppet, each edge of the path can be
 //! explained with its origin, containment anchors folded away.
 
 use super::{Graph, Origin, Vertex};
 use petgraph::Direction;
-use std::collections::VecDeque;
+use std::collections::{HashMap, HashSet, VecDeque};
 
 /// One cycle: the vertices of a strongly connected component and a path through it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -17,13 +17,16 @@ pub struct Cycle {
 }
 
 pub fn find_cycles(g: &Graph) -> Vec<Cycle> {
-    let sccs = petgraph::algo::tarjan_scc(&g.expanded);
+    // Kosaraju rather than petgraph's Tarjan: its Tarjan recurses once per vertex of a path
+    // and overflowed the stack on a long dependency chain; Kosaraju's depth-first searches
+    // keep their own stack. The components are the same, and sorted below anyway.
+    let sccs = petgraph::algo::kosaraju_scc(&g.expanded);
     let mut comps: Vec<Vec<Vertex>> = sccs
         .into_iter()
         .filter(|c| c.len() > 1 || g.expanded.contains_edge(c[0], c[0]))
         .map(|c| {
             let mut vs: Vec<Vertex> = c.into_iter().map(|ix| g.expanded[ix]).collect();
-            vs.sort_by_key(|v| g.sort_key(*v));
+            vs.sort_by_cached_key(|v| g.sort_key(*v));
             vs
         })
         .collect();
@@ -37,25 +40,93 @@ pub fn find_cycles(g: &Graph) -> Vec<Cycle> {
         .collect()
 }
 
-/// Breadth-first search from the first member back to a vertex already on the path.
+/// Puppet's `paths_in_cycle`: breadth first from the first member over walks inside the
+/// component, without a visited set, until a walk reaches a vertex already on it. Walks are
+/// kept as parent pointers (one queue entry each) rather than copied vectors. Puppet's search
+/// can take time exponential in the component's size; past a work budget we switch to
+/// [`shortest_cycle_through_first`], linear in the component's edges, so that a huge
+/// component (a ring of a million resources) is still reported in linear time.
 fn path_in_cycle(g: &Graph, members: &[Vertex]) -> Vec<Vertex> {
-    let mut queue: VecDeque<(Vertex, Vec<Vertex>)> = VecDeque::new();
-    queue.push_back((members[0], Vec::new()));
-    while let Some((v, path)) = queue.pop_front() {
-        if path.contains(&v) {
-            let mut p = path;
-            p.push(v);
-            return p;
-        }
-        for to in g.adjacent(v, Direction::Outgoing) {
-            if members.contains(&to) {
-                let mut p = path.clone();
-                p.push(v);
-                queue.push_back((to, p));
+    const BUDGET: usize = 4_000_000;
+    let inside: HashSet<Vertex> = members.iter().copied().collect();
+    let mut adjacency: HashMap<Vertex, Vec<Vertex>> = HashMap::new();
+    let mut out = |v: Vertex| -> Vec<Vertex> {
+        adjacency
+            .entry(v)
+            .or_insert_with(|| {
+                g.adjacent(v, Direction::Outgoing)
+                    .into_iter()
+                    .filter(|w| inside.contains(w))
+                    .collect()
+            })
+            .clone()
+    };
+    // Entry: (vertex, index of the previous entry on the walk).
+    let mut entries: Vec<(Vertex, Option<usize>)> = vec![(members[0], None)];
+    let mut next = 0;
+    let mut work = 0usize;
+    while next < entries.len() {
+        let (v, parent) = entries[next];
+        let mut on_walk = false;
+        let mut cur = parent;
+        while let Some(i) = cur {
+            work += 1;
+            if entries[i].0 == v {
+                on_walk = true;
+                break;
             }
+            cur = entries[i].1;
         }
-        if queue.len() > 1_000_000 {
-            break; // a pathological component: report what we have rather than exhaust memory
+        if on_walk {
+            let mut path = vec![v];
+            let mut cur = parent;
+            while let Some(i) = cur {
+                path.push(entries[i].0);
+                cur = entries[i].1;
+            }
+            path.reverse();
+            return path;
+        }
+        let successors = out(v);
+        work += successors.len();
+        entries.extend(successors.into_iter().map(|to| (to, Some(next))));
+        next += 1;
+        if work > BUDGET {
+            break;
+        }
+    }
+    shortest_cycle_through_first(g, members, &inside)
+}
+
+/// A shortest cycle through `members[0]` (breadth first with a visited set, parent pointers):
+/// linear in the component's edges. Used when Puppet's search would take too long.
+fn shortest_cycle_through_first(
+    g: &Graph,
+    members: &[Vertex],
+    inside: &HashSet<Vertex>,
+) -> Vec<Vertex> {
+    let first = members[0];
+    let mut parent: HashMap<Vertex, Vertex> = HashMap::new();
+    let mut queue = VecDeque::from([first]);
+    while let Some(v) = queue.pop_front() {
+        for to in g.adjacent(v, Direction::Outgoing) {
+            if !inside.contains(&to) {
+                continue;
+            }
+            if to == first {
+                let mut path = vec![first, v];
+                let mut cur = v;
+                while cur != first {
+                    cur = parent[&cur];
+                    path.push(cur);
+                }
+                path.reverse();
+                return path;
+            }
+            if let std::collections::hash_map::Entry::Vacant(e) = parent.entry(to) {
+                e.insert(v);
+                queue.push_back(to);
+            }
         }
     }
     members.to_vec()
@@ -189,4 +260,66 @@ pub fn explain(g: &Graph, c: &Cycle) -> Vec<String> {
             ),
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::Catalog;
+    use crate::graph::Ordering;
+
+    /// Notify resources n0..n(k-1); `edges` (a, b): n_a requires n_b (b goes first).
+    fn graph(k: usize, edges: &[(usize, usize)]) -> Graph {
+        let resources: Vec<serde_json::Value> = (0..k)
+            .map(|i| {
+                let req: Vec<String> = edges
+                    .iter()
+                    .filter(|(a, _)| *a == i)
+                    .map(|(_, b)| format!("Notify[n{b}]"))
+                    .collect();
+                serde_json::json!({"type": "Notify", "title": format!("n{i}"),
+                                   "parameters": {"require": req}})
+            })
+            .collect();
+        let c: Catalog = serde_json::from_value(serde_json::json!({
+            "name": "t", "version": 1, "resources": resources, "edges": []
+        }))
+        .unwrap();
+        Graph::build(&c, Ordering::Manifest)
+    }
+
+    fn names(g: &Graph, c: &Cycle) -> String {
+        path_names(g, &c.path).join(" => ")
+    }
+
+    #[test]
+    fn puppets_first_walk_that_meets_itself() {
+        // n0 -> n1 -> n2 -> n1 and n2 -> n3 -> n0 (as edges of the graph: b before a).
+        let g = graph(4, &[(1, 0), (2, 1), (1, 2), (3, 2), (0, 3)]);
+        let cycles = find_cycles(&g);
+        assert_eq!(cycles.len(), 1);
+        // Breadth first from n0: the walk n0 n1 n2 n1 closes first (length 3), before the
+        // cycle back through n0 (length 4).
+        assert_eq!(
+            names(&g, &cycles[0]),
+            "Notify[n0] => Notify[n1] => Notify[n2] => Notify[n1]"
+        );
+    }
+
+    #[test]
+    fn a_ring_too_big_for_puppets_search_is_still_one_path() {
+        // Puppet's walk search is quadratic on a ring; past the budget the linear search
+        // gives the same ring.
+        let k = 5000;
+        let edges: Vec<(usize, usize)> = (0..k).map(|i| ((i + 1) % k, i)).collect();
+        let g = graph(k, &edges);
+        let cycles = find_cycles(&g);
+        assert_eq!(cycles.len(), 1);
+        let p = &cycles[0].path;
+        assert_eq!(p.len(), k + 1);
+        assert_eq!(p.first(), p.last());
+        for w in p.windows(2) {
+            assert!(g.has_relation(w[0].node(), w[1].node()), "{w:?} is an edge");
+        }
+    }
 }

@@ -29,7 +29,7 @@ use petgraph::stable_graph::{EdgeIndex, NodeIndex, StableDiGraph};
 use petgraph::visit::EdgeRef;
 use petgraph::Direction;
 use refs::RefIndex;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 pub use order::Ordering;
 
@@ -103,7 +103,7 @@ impl Node {
 }
 
 /// Why an edge exists; kept on every edge for explanations.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Origin {
     /// A relationship metaparameter (`param`) written on node `on`.
     Metaparam { param: &'static str, on: usize },
@@ -114,7 +114,7 @@ pub enum Origin {
 }
 
 /// An edge of the relationship graph (containers still present).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Relation {
     pub source: usize,
     pub target: usize,
@@ -179,8 +179,13 @@ pub struct Graph {
     pub nodes: Vec<Node>,
     /// Node of each catalog resource.
     pub node_of: Vec<usize>,
-    /// Relationship edges between nodes (containers included), in Puppet's order.
+    /// Relationship edges between nodes (containers included), in Puppet's order. Add them
+    /// with [`Graph::add_relation`], which keeps the lookup sets below in step.
     pub relations: Vec<Relation>,
+    /// Every relation, and every (source, target) pair of one: membership tests in constant
+    /// time (a linear `contains` made building quadratic in the number of relationships).
+    relation_set: HashSet<Relation>,
+    relation_pairs: HashSet<(usize, usize)>,
     /// Containment: children of each node, in catalog edge order.
     pub children: Vec<Vec<usize>>,
     /// The container shown in a resource's path (`/Stage[main]/Main/...`).
@@ -225,6 +230,8 @@ impl Graph {
             nodes,
             node_of,
             relations: Vec::new(),
+            relation_set: HashSet::new(),
+            relation_pairs: HashSet::new(),
             children: vec![Vec::new(); n],
             parent: vec![None; n],
             expanded: StableDiGraph::new(),
@@ -249,11 +256,19 @@ impl Graph {
                 self.children[self.node_of[main]].push(settings);
             }
         }
+        // A set beside the lists: a class holding N resources would otherwise cost N^2/2
+        // comparisons.
+        let mut seen: HashSet<(usize, usize)> = self
+            .children
+            .iter()
+            .enumerate()
+            .flat_map(|(p, kids)| kids.iter().map(move |&k| (p, k)))
+            .collect();
         for e in &catalog.edges {
             match (index.resolve(&e.source), index.resolve(&e.target)) {
                 (Some(s), Some(t)) => {
                     let (s, t) = (self.node_of[s], self.node_of[t]);
-                    if !self.children[s].contains(&t) {
+                    if seen.insert((s, t)) {
                         self.children[s].push(t);
                     }
                 }
@@ -311,155 +326,120 @@ impl Graph {
                         refresh,
                         origin: Origin::Metaparam { param, on: me },
                     };
-                    if !self.relations.contains(&rel) {
-                        self.relations.push(rel);
-                    }
+                    self.add_relation(rel);
                 }
             }
         }
     }
 
+    /// Adds a relationship edge unless the same one (ends, refresh and origin) is already
+    /// there; returns whether it was added.
+    pub fn add_relation(&mut self, rel: Relation) -> bool {
+        if self.relation_set.contains(&rel) {
+            return false;
+        }
+        self.relation_pairs.insert((rel.source, rel.target));
+        self.relation_set.insert(rel.clone());
+        self.relations.push(rel);
+        true
+    }
+
     /// Is there a relationship edge between the two nodes, in this direction?
     pub fn has_relation(&self, source: usize, target: usize) -> bool {
-        self.relations
-            .iter()
-            .any(|r| r.source == source && r.target == target)
+        self.relation_pairs.contains(&(source, target))
     }
 
     /// Replaces containers by their admissible/completed anchors (the six rules in
     /// relationship_graph.rb `replace_containers_with_anchors`).
+    ///
+    /// The rewriting happens on a plain edge list ([`Expansion`]) and the petgraph graph is
+    /// built once at the end: removing edges one by one from petgraph's linked adjacency lists
+    /// costs the degree of both ends, which made a container with many neighbours (every
+    /// defined-type instance required by one file) quadratic. Vertices, edges and sequence
+    /// numbers come out exactly as the edge-by-edge rewriting gave them.
     fn expand(&mut self) {
-        let mut seq = 0u64;
-        let mut add = |g: &mut StableDiGraph<Vertex, Label>,
-                       idx: &HashMap<Vertex, NodeIndex>,
-                       s: Vertex,
-                       t: Vertex,
-                       refresh: bool,
-                       origin: Origin| {
-            seq += 1;
-            g.add_edge(
-                idx[&s],
-                idx[&t],
-                Label {
-                    refresh,
-                    origin,
-                    seq,
-                },
+        let containers: Vec<usize> = (0..self.nodes.len())
+            .filter(|&n| self.nodes[n].container)
+            .collect();
+        // Step 1: every node is a vertex, containers included for now; then the anchors.
+        let mut x = Expansion::default();
+        for n in 0..self.nodes.len() {
+            x.vertex(Vertex::Resource(n));
+        }
+        for rel in &self.relations {
+            x.add(
+                Vertex::Resource(rel.source),
+                Vertex::Resource(rel.target),
+                rel.refresh,
+                rel.origin.clone(),
             );
-        };
-        let admissible = |nodes: &[Node], n: usize| {
+        }
+        for &c in &containers {
+            x.vertex(Vertex::Admissible(c));
+            x.vertex(Vertex::Completed(c));
+        }
+        let nodes = &self.nodes;
+        let admissible = |n: usize| {
             if nodes[n].container {
                 Vertex::Admissible(n)
             } else {
                 Vertex::Resource(n)
             }
         };
-        let completed = |nodes: &[Node], n: usize| {
+        let completed = |n: usize| {
             if nodes[n].container {
                 Vertex::Completed(n)
             } else {
                 Vertex::Resource(n)
             }
         };
-        // Step 1: every node is a vertex, containers included for now.
-        for n in 0..self.nodes.len() {
-            let v = Vertex::Resource(n);
-            self.vertex_index.insert(v, self.expanded.add_node(v));
-        }
-        for rel in self.relations.clone() {
-            add(
-                &mut self.expanded,
-                &self.vertex_index,
-                Vertex::Resource(rel.source),
-                Vertex::Resource(rel.target),
-                rel.refresh,
-                rel.origin,
-            );
-        }
-        let containers: Vec<usize> = (0..self.nodes.len())
-            .filter(|&n| self.nodes[n].container)
-            .collect();
-        for &x in &containers {
-            for v in [Vertex::Admissible(x), Vertex::Completed(x)] {
-                self.vertex_index.insert(v, self.expanded.add_node(v));
-            }
-        }
-        for &x in &containers {
-            let origin = Origin::Containment { container: x };
-            if self.children[x].is_empty() {
-                add(
-                    &mut self.expanded,
-                    &self.vertex_index,
-                    Vertex::Admissible(x),
-                    Vertex::Completed(x),
+        for &c in &containers {
+            let origin = Origin::Containment { container: c };
+            if self.children[c].is_empty() {
+                x.add(
+                    Vertex::Admissible(c),
+                    Vertex::Completed(c),
                     false,
                     origin.clone(),
                 );
             }
-            for &v in &self.children[x].clone() {
-                let (av, cv) = (admissible(&self.nodes, v), completed(&self.nodes, v));
-                let g = &mut self.expanded;
-                add(
-                    g,
-                    &self.vertex_index,
-                    Vertex::Admissible(x),
-                    av,
-                    true,
-                    origin.clone(),
-                );
-                add(
-                    g,
-                    &self.vertex_index,
-                    cv,
-                    Vertex::Completed(x),
-                    true,
-                    origin.clone(),
-                );
+            for &v in &self.children[c] {
+                x.add(Vertex::Admissible(c), admissible(v), true, origin.clone());
+                x.add(completed(v), Vertex::Completed(c), true, origin.clone());
             }
-            let xv = self.vertex_index[&Vertex::Resource(x)];
-            for e in self.ordered_edges(xv, Direction::Incoming) {
-                let (src, label) = {
-                    let (s, _) = self.expanded.edge_endpoints(e).expect("edge exists");
-                    (self.expanded[s], self.expanded[e].clone())
-                };
+            let cv = x.index[&Vertex::Resource(c)];
+            for e in x.live(cv, Direction::Incoming) {
+                let (src, _, label) = x.edges[e].clone().expect("live edge");
                 let src = match src {
-                    Vertex::Resource(s) => completed(&self.nodes, s),
+                    Vertex::Resource(s) => completed(s),
                     other => other,
                 };
-                add(
-                    &mut self.expanded,
-                    &self.vertex_index,
-                    src,
-                    Vertex::Admissible(x),
-                    label.refresh,
-                    label.origin,
-                );
-                self.expanded.remove_edge(e);
+                x.add(src, Vertex::Admissible(c), label.refresh, label.origin);
+                x.remove(e);
             }
-            for e in self.ordered_edges(xv, Direction::Outgoing) {
-                let (dst, label) = {
-                    let (_, t) = self.expanded.edge_endpoints(e).expect("edge exists");
-                    (self.expanded[t], self.expanded[e].clone())
-                };
+            for e in x.live(cv, Direction::Outgoing) {
+                let (_, dst, label) = x.edges[e].clone().expect("live edge");
                 let dst = match dst {
-                    Vertex::Resource(t) => admissible(&self.nodes, t),
+                    Vertex::Resource(t) => admissible(t),
                     other => other,
                 };
-                add(
-                    &mut self.expanded,
-                    &self.vertex_index,
-                    Vertex::Completed(x),
-                    dst,
-                    label.refresh,
-                    label.origin,
-                );
-                self.expanded.remove_edge(e);
+                x.add(Vertex::Completed(c), dst, label.refresh, label.origin);
+                x.remove(e);
             }
         }
-        for &x in &containers {
-            if let Some(ix) = self.vertex_index.remove(&Vertex::Resource(x)) {
+        // The petgraph graph, built once: same vertex order as before, container vertices
+        // removed, the remaining edges in insertion order.
+        for v in &x.vertices {
+            self.vertex_index.insert(*v, self.expanded.add_node(*v));
+        }
+        for &c in &containers {
+            if let Some(ix) = self.vertex_index.remove(&Vertex::Resource(c)) {
                 self.expanded.remove_node(ix);
             }
+        }
+        for (s, t, label) in x.edges.into_iter().flatten() {
+            self.expanded
+                .add_edge(self.vertex_index[&s], self.vertex_index[&t], label);
         }
     }
 
@@ -491,10 +471,11 @@ impl Graph {
             return Vec::new();
         };
         let mut out = Vec::new();
+        let mut seen = HashSet::new();
         for e in self.ordered_edges(ix, dir) {
             let (s, t) = self.expanded.edge_endpoints(e).expect("edge exists");
             let other = self.expanded[if dir == Direction::Outgoing { t } else { s }];
-            if !out.contains(&other) {
+            if seen.insert(other) {
                 out.push(other);
             }
         }
@@ -633,6 +614,58 @@ impl Graph {
             GraphError::Invalid { .. } => "invalid-metaparameter",
         };
         Diagnostic::error(code, self.error_message(e))
+    }
+}
+
+/// The expanded graph while containers are being replaced: an edge list with per-vertex
+/// incoming and outgoing edge ids (ids grow with insertion, so the lists are in insertion
+/// order) and removal by marking.
+#[derive(Default)]
+struct Expansion {
+    vertices: Vec<Vertex>,
+    index: HashMap<Vertex, usize>,
+    edges: Vec<Option<(Vertex, Vertex, Label)>>,
+    incoming: Vec<Vec<usize>>,
+    outgoing: Vec<Vec<usize>>,
+}
+
+impl Expansion {
+    fn vertex(&mut self, v: Vertex) {
+        self.index.insert(v, self.vertices.len());
+        self.vertices.push(v);
+        self.incoming.push(Vec::new());
+        self.outgoing.push(Vec::new());
+    }
+
+    fn add(&mut self, s: Vertex, t: Vertex, refresh: bool, origin: Origin) {
+        let id = self.edges.len();
+        let seq = id as u64 + 1;
+        self.edges.push(Some((
+            s,
+            t,
+            Label {
+                refresh,
+                origin,
+                seq,
+            },
+        )));
+        self.outgoing[self.index[&s]].push(id);
+        self.incoming[self.index[&t]].push(id);
+    }
+
+    fn remove(&mut self, e: usize) {
+        self.edges[e] = None;
+    }
+
+    /// Live edges of a vertex, in insertion order (dead ids are dropped from the list).
+    fn live(&mut self, v: usize, dir: Direction) -> Vec<usize> {
+        let list = match dir {
+            Direction::Incoming => &mut self.incoming[v],
+            Direction::Outgoing => &mut self.outgoing[v],
+        };
+        let edges = &self.edges;
+        list.retain(|&e| edges[e].is_some());
+        list.clone()
     }
 }
 

@@ -193,8 +193,18 @@ pub fn prepare(catalog: &Catalog) -> Prepared {
         }
     }
     // 3. `use`, from the targets as they were before any inheritance.
-    let written: Vec<Resource> = out.resources.clone();
-    for i in 0..out.resources.len() {
+    // The copy "as written" is only needed when some resource uses another (a second clone
+    // of every parameter of a 100,000-resource catalog otherwise).
+    let any_use = out
+        .resources
+        .iter()
+        .any(|r| r.parameters.contains_key("use"));
+    let written: Vec<Resource> = if any_use {
+        out.resources.clone()
+    } else {
+        Vec::new()
+    };
+    for i in 0..written.len() {
         let Some(value) = written[i].parameters.get("use") else {
             continue;
         };

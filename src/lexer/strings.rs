@@ -340,7 +340,11 @@ pub fn heredoc_end_line(line: &str, tag: &str) -> Option<(String, bool, bool)> {
             };
             return Some((leading, margin, trim));
         }
-        search = at + 1;
+        // Step over one character, not one byte: the tag may start with a multibyte one.
+        match line[at..].chars().next() {
+            Some(c) => search = at + c.len_utf8(),
+            None => break,
+        }
     }
     None
 }

@@ -111,6 +111,9 @@ pub fn run(spec: &RunSpec) -> Result<RunOutput, String> {
     drop(cmd);
     let pid = child.id();
     let start = Instant::now();
+    // Poll quickly at first, then back off to 5 ms: a fixed 5 ms sleep added 2.5 ms on
+    // average to every short command (a quarter of a run of 1,000 quick execs).
+    let mut pause = Duration::from_micros(100);
     let status = loop {
         match child.try_wait() {
             Ok(Some(s)) => break s,
@@ -127,7 +130,8 @@ pub fn run(spec: &RunSpec) -> Result<RunOutput, String> {
             kill_group(pid, &mut child);
             return Err("Command interrupted (second stop signal)".into());
         }
-        std::thread::sleep(Duration::from_millis(5));
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(5));
     };
     let mut output = Vec::new();
     out_file

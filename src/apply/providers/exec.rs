@@ -86,16 +86,19 @@ impl Exec {
                 None => return Err(format!("Invalid environment setting '{pair}'")),
             }
         }
-        let running_as_root = command::uid_of("root").is_some() && is_root();
+        // Only asked when `user` or `group` is set: it reads /etc/passwd (and, once per
+        // process, /proc/self/status), which was most of `ordo check`'s time on a catalog
+        // of many execs.
+        let running_as_root = || command::uid_of("root").is_some() && is_root();
         let uid = match param_str(r, "user") {
-            Some(u) if running_as_root => {
+            Some(u) if running_as_root() => {
                 Some(command::uid_of(&u).ok_or_else(|| format!("Could not find user {u}"))?)
             }
             Some(_) => return Err("Only root can execute commands as other users".into()),
             None => None,
         };
         let gid = match param_str(r, "group") {
-            Some(g) if running_as_root => {
+            Some(g) if running_as_root() => {
                 Some(command::gid_of(&g).ok_or_else(|| format!("Could not find group {g}"))?)
             }
             Some(_) => return Err("Only root can execute commands as other groups".into()),
@@ -273,15 +276,19 @@ impl Exec {
     }
 }
 
+/// Is the effective user root? (It does not change during a run: asked once.)
 fn is_root() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("Uid:"))
-                .and_then(|l| l.split_whitespace().nth(2).map(|e| e == "0"))
-        })
-        .unwrap_or(false)
+    static ROOT: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ROOT.get_or_init(|| {
+        std::fs::read_to_string("/proc/self/status")
+            .ok()
+            .and_then(|s| {
+                s.lines()
+                    .find(|l| l.starts_with("Uid:"))
+                    .and_then(|l| l.split_whitespace().nth(2).map(|e| e == "0"))
+            })
+            .unwrap_or(false)
+    })
 }
 
 impl Provider for Exec {

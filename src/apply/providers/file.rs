@@ -1,8 +1,9 @@
 //! `file`: files, directories and links, with content or a source, mode, owner and group.
 //!
-//! Content is written atomically: a temporary file in the same directory, fsync, then rename
-//! over the target. Replaced content is backed up first (a bucket directory by default, or a
-//! suffix).
+//! Content is written atomically (see `apply::atomic`): a temporary file in the same
+//! directory, fsync, rename over the target, fsync of the directory, so that a crash leaves
+//! either the old or the new file. Replaced content is backed up first (a bucket directory by
+//! default, or a suffix).
 
 use super::command::{gid_of, name_of_id, uid_of};
 use super::{param_bool, param_list, param_str, quoted, Change, ChangeResult, Context, Provider};
@@ -720,3 +721,4 @@ impl Provider for File {
         Ok(changes)
     }
 }
+
