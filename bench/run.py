@@ -204,7 +204,7 @@ def main():
                         if compiler else None,
                         ["puppet", "catalog", "compile", "--manifest", manifest, "--render-as",
                          "json", "--certname", NODE] if use_puppet else None)
-                    emit(row(shape, n, "compile" if can["compile"] else "compile [--compiler]",
+                    emit(row(shape, n, "compile" if can["compile"] or not compiler else "compile [--compiler]",
                              o, p, "no `compile`"))
                     o = measure_pair(a.runs, [ordo, "check", catalog]
                                      if can["check"] and have_catalog else None, None)[0]
