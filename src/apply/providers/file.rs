@@ -721,4 +721,3 @@ impl Provider for File {
         Ok(changes)
     }
 }
-
