@@ -10,6 +10,7 @@ pub mod catalog;
 pub mod check;
 pub mod cli;
 pub mod diagnostics;
+pub mod digest;
 pub mod eval;
 pub mod facts;
 pub mod graph;

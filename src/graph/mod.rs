@@ -15,7 +15,7 @@
 
 pub mod autorel;
 pub mod cycles;
-pub mod digest;
+pub use crate::digest;
 pub mod dot;
 pub mod explain;
 pub mod order;

@@ -1,7 +1,8 @@
 //! SHA-1 and SHA-256, small and dependency-free.
 //!
-//! SHA-1 only names resources for `--ordering title-hash` (Puppet 3-5 compatibility, not
-//! security); SHA-256 checksums file content for Puppet's `{sha256}` messages.
+//! Used by the evaluator (`sha1()`, `sha256()`), the graph stage (SHA-1 names resources for
+//! `--ordering title-hash`, Puppet 3-5 compatibility, not security) and the runner (SHA-256
+//! checksums file content for Puppet's `{sha256}` messages).
 
 /// Lower-case hex of bytes.
 pub fn hex(bytes: &[u8]) -> String {
