@@ -11,6 +11,7 @@ use ordo::apply::log::LogLine;
 use ordo::apply::salt::salt_return;
 use ordo::apply::{apply, ApplyOptions};
 use ordo::catalog::Catalog;
+use ordo::eval::{compile, CompileOptions, NoModules};
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
@@ -76,7 +77,16 @@ fn salt_lines(ret: &Json, dir: &str) -> Vec<String> {
     out
 }
 
-fn run_fixture(fixture: &Path) -> String {
+/// Where a fixture's catalog comes from.
+#[derive(Clone, Copy, PartialEq)]
+enum Source {
+    /// The hand-written `catalog.json`.
+    Catalog,
+    /// `manifest.pp`, compiled by the evaluator.
+    Manifest,
+}
+
+fn run_fixture(fixture: &Path, source: Source) -> String {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().to_str().unwrap().to_string();
     let options: Json = std::fs::read_to_string(fixture.join("options.json"))
@@ -91,10 +101,32 @@ fn run_fixture(fixture: &Path) -> String {
             .success();
         assert!(ok, "setup of {} failed: {cmd}", fixture.display());
     }
-    let text = std::fs::read_to_string(fixture.join("catalog.json"))
-        .unwrap()
-        .replace("@DIR@", &dir);
-    let catalog: Catalog = serde_json::from_str(&text).unwrap();
+    let catalog: Catalog = match source {
+        Source::Catalog => {
+            let text = std::fs::read_to_string(fixture.join("catalog.json"))
+                .unwrap()
+                .replace("@DIR@", &dir);
+            serde_json::from_str(&text).unwrap()
+        }
+        Source::Manifest => {
+            let text = std::fs::read_to_string(fixture.join("manifest.pp"))
+                .unwrap()
+                .replace("@DIR@", &dir);
+            let opts = CompileOptions {
+                node: "fixture.example.com".into(),
+                facts: Default::default(),
+                strict_variables: false,
+            };
+            let result = compile("manifest.pp", &text, &NoModules, &opts);
+            result.catalog.unwrap_or_else(|| {
+                panic!(
+                    "{} does not compile: {:?}",
+                    fixture.display(),
+                    result.diagnostics
+                )
+            })
+        }
+    };
     let opts = ApplyOptions {
         bucket_dir: tmp.path().join(".bucket"),
         noop: options["noop"].as_bool().unwrap_or(false),
@@ -135,6 +167,13 @@ fn run_fixture(fixture: &Path) -> String {
     out
 }
 
+/// The exit code lines and the final files of a fixture run.
+fn outcome(run: &str) -> String {
+    let files = run.split("== files\n").nth(1).unwrap_or("");
+    let exits: Vec<&str> = run.lines().filter(|l| l.starts_with("== run ")).collect();
+    format!("{}\n== files\n{files}", exits.join("\n"))
+}
+
 #[test]
 fn requisite_fixtures() {
     let mut failures = Vec::new();
@@ -144,7 +183,19 @@ fn requisite_fixtures() {
             "{} has no manifest.pp",
             f.display()
         );
-        let actual = run_fixture(&f);
+        let actual = run_fixture(&f, Source::Catalog);
+        // The same fixture written in Ordo's language, compiled, must do the same: the same
+        // exit codes and the same files (log paths differ: the hand-written catalogs have
+        // no containment).
+        let compiled = run_fixture(&f, Source::Manifest);
+        if outcome(&compiled) != outcome(&actual) {
+            failures.push(format!(
+                "fixture {} compiled from manifest.pp differs:\n--- from catalog.json\n{}\n--- from manifest.pp\n{}",
+                f.display(),
+                outcome(&actual),
+                outcome(&compiled)
+            ));
+        }
         let exp = f.join("expected.txt");
         if std::env::var_os("UPDATE_EXPECT").is_some() {
             std::fs::write(&exp, &actual).unwrap();

@@ -13,6 +13,13 @@ use crate::span::Span;
 use indexmap::IndexMap;
 use std::rc::Rc;
 
+/// Ordo's own metaparameters, valid on every resource and class declaration: Salt's
+/// requisites and run controls and Rudder's `priority` (docs/extensions.md). The runner gives
+/// them their meaning; the evaluator passes them through to the catalog.
+fn ordo_metaparam(name: &str) -> bool {
+    name == PRIORITY || crate::graph::requisites::is_extension_metaparam(name)
+}
+
 pub const METAPARAMS: &[&str] = &[
     "noop",
     "schedule",
@@ -348,7 +355,7 @@ impl Compiler<'_> {
             TypeKind::Builtin(b) => {
                 let b = *b;
                 Box::new(move |n: &str| {
-                    b.attributes.contains(&n) || METAPARAMS.contains(&n) || n == PRIORITY
+                    b.attributes.contains(&n) || METAPARAMS.contains(&n) || ordo_metaparam(n)
                 })
             }
             TypeKind::Define(d) => {
@@ -356,13 +363,15 @@ impl Compiler<'_> {
                 Box::new(move |n: &str| {
                     METAPARAMS.contains(&n)
                         || n == "name"
-                        || n == PRIORITY
+                        || ordo_metaparam(n)
                         || d.params.iter().any(|p| p.name == n)
                 })
             }
             TypeKind::Ruby => match self.loader.type_schema(&r.type_name.to_lowercase()) {
                 Some(s) => Box::new(move |n: &str| {
-                    s.attributes.iter().any(|a| a == n) || METAPARAMS.contains(&n)
+                    s.attributes.iter().any(|a| a == n)
+                        || METAPARAMS.contains(&n)
+                        || ordo_metaparam(n)
                 }),
                 None => return Ok(()),
             },
@@ -506,7 +515,7 @@ impl Compiler<'_> {
         if let Some(ps) = params {
             for a in ps {
                 if !METAPARAMS.contains(&a.name.as_str())
-                    && a.name != PRIORITY
+                    && !ordo_metaparam(&a.name)
                     && !def.params.iter().any(|p| p.name == a.name)
                 {
                     return Err(Flow::Err(self.runtime(
