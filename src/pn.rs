@@ -395,6 +395,21 @@ pub fn transform(e: &Expr) -> Pn {
     }
 }
 
+/// `{:key value ...}`, whether the keys are fixed names or come from the program.
+fn write_map<K: AsRef<str>>(entries: &[(K, Pn)], out: &mut String) {
+    out.push('{');
+    for (i, (k, v)) in entries.iter().enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        out.push(':');
+        out.push_str(k.as_ref());
+        out.push(' ');
+        write_pn(v, out);
+    }
+    out.push('}');
+}
+
 /// Writes PN text (single line).
 pub fn write_pn(pn: &Pn, out: &mut String) {
     match pn {
@@ -415,32 +430,8 @@ pub fn write_pn(pn: &Pn, out: &mut String) {
             }
             out.push(']');
         }
-        Pn::Map(entries) => {
-            out.push('{');
-            for (i, (k, v)) in entries.iter().enumerate() {
-                if i > 0 {
-                    out.push(' ');
-                }
-                out.push(':');
-                out.push_str(k);
-                out.push(' ');
-                write_pn(v, out);
-            }
-            out.push('}');
-        }
-        Pn::NamedMap(entries) => {
-            out.push('{');
-            for (i, (k, v)) in entries.iter().enumerate() {
-                if i > 0 {
-                    out.push(' ');
-                }
-                out.push(':');
-                out.push_str(k);
-                out.push(' ');
-                write_pn(v, out);
-            }
-            out.push('}');
-        }
+        Pn::Map(entries) => write_map(entries, out),
+        Pn::NamedMap(entries) => write_map(entries, out),
         Pn::Call(name, args) => {
             out.push('(');
             out.push_str(name);

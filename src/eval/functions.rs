@@ -380,6 +380,17 @@ fn need_lambda<'x>(c: &Compiler<'_>, a: &Args<'x>) -> R<&'x Lambda> {
 
 /// Iterates a value as Puppet's iteration functions do: arrays by element, hashes by
 /// [key, value] pairs, integers as 0..n, strings by character.
+/// The items of an iterable argument, or Puppet's error for anything else.
+fn iterable_items(c: &Compiler<'_>, a: &Args, v: &Value) -> R<Vec<(Value, Value)>> {
+    iteration_items(v).ok_or_else(|| {
+        arg_err(
+            c,
+            a,
+            format!("expects an Iterable value, got {}", v.type_name()),
+        )
+    })
+}
+
 fn iteration_items(v: &Value) -> Option<Vec<(Value, Value)>> {
     Some(match v {
         Value::Array(a) => a
@@ -633,13 +644,7 @@ fn f_log(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 fn f_each(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let l = need_lambda(c, a)?;
     let v = first_arg(a);
-    let items = iteration_items(&v).ok_or_else(|| {
-        arg_err(
-            c,
-            a,
-            format!("expects an Iterable value, got {}", v.type_name()),
-        )
-    })?;
+    let items = iterable_items(c, a, &v)?;
     let is_hash = matches!(v, Value::Hash(_));
     for (k, x) in items {
         match c.call_lambda(l, lambda_args(l, is_hash, &k, &x), a.scope, a.span) {
@@ -673,13 +678,7 @@ fn f_reverse_each(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 fn f_map(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let l = need_lambda(c, a)?;
     let v = first_arg(a);
-    let items = iteration_items(&v).ok_or_else(|| {
-        arg_err(
-            c,
-            a,
-            format!("expects an Iterable value, got {}", v.type_name()),
-        )
-    })?;
+    let items = iterable_items(c, a, &v)?;
     let is_hash = matches!(v, Value::Hash(_));
     let mut out = vec![];
     for (k, x) in items {
@@ -695,13 +694,7 @@ fn f_map(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 fn f_filter(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let l = need_lambda(c, a)?;
     let v = first_arg(a);
-    let items = iteration_items(&v).ok_or_else(|| {
-        arg_err(
-            c,
-            a,
-            format!("expects an Iterable value, got {}", v.type_name()),
-        )
-    })?;
+    let items = iterable_items(c, a, &v)?;
     let is_hash = matches!(v, Value::Hash(_));
     let mut keep = vec![];
     for (k, x) in items {
@@ -725,13 +718,7 @@ fn f_filter(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 fn f_reduce(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let l = need_lambda(c, a)?;
     let v = first_arg(a);
-    let items = iteration_items(&v).ok_or_else(|| {
-        arg_err(
-            c,
-            a,
-            format!("expects an Iterable value, got {}", v.type_name()),
-        )
-    })?;
+    let items = iterable_items(c, a, &v)?;
     let is_hash = matches!(v, Value::Hash(_));
     let elems: Vec<Value> = items
         .into_iter()
