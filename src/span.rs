@@ -90,6 +90,11 @@ impl SourceFile {
         }
     }
 
+    /// Byte offset where 1-based `line` starts, if the file has that line.
+    pub fn line_start(&self, line: usize) -> Option<usize> {
+        self.line_starts.get(line.checked_sub(1)?).copied()
+    }
+
     /// 1-based (line, column) of a byte offset; the column counts characters.
     pub fn line_col(&self, offset: usize) -> (usize, usize) {
         let line = self.line_of(offset);

@@ -8,7 +8,7 @@
 use crate::catalog::{Catalog, ResourceRef};
 use crate::eval::Provenance;
 use crate::graph::refs::canonical_ref;
-use crate::span::{SourceMap, Span};
+use crate::span::{SourceFile, SourceMap, Span};
 use std::collections::HashMap;
 
 #[derive(Debug, Default)]
@@ -51,7 +51,7 @@ impl Locator {
             let Some(file) = sources.get(id) else {
                 continue;
             };
-            if let Some(span) = line_span(&file.text, line as usize, id) {
+            if let Some(span) = line_span(file, line as usize, id) {
                 lines.insert(canonical_ref(&r.type_name, &r.title), span);
             }
         }
@@ -114,13 +114,9 @@ impl Locator {
 }
 
 /// The span of line `line` (1-based) without its indentation and line break.
-fn line_span(text: &str, line: usize, file: crate::span::FileId) -> Option<Span> {
-    let start = text
-        .split_inclusive('\n')
-        .take(line.checked_sub(1)?)
-        .map(str::len)
-        .sum::<usize>();
-    let rest = text.get(start..)?;
+fn line_span(source: &SourceFile, line: usize, file: crate::span::FileId) -> Option<Span> {
+    let start = source.line_start(line)?;
+    let rest = source.text.get(start..)?;
     let content = rest.split('\n').next()?.trim_end_matches('\r');
     let indent = content.len() - content.trim_start().len();
     if content.trim().is_empty() {
@@ -141,8 +137,9 @@ mod tests {
     #[test]
     fn line_span_skips_indentation() {
         let text = "a\n  notify { 'x': }\n";
-        let s = line_span(text, 2, FileId(0)).unwrap();
+        let file = SourceFile::new("t.pp", text);
+        let s = line_span(&file, 2, FileId(0)).unwrap();
         assert_eq!(&text[s.range()], "notify { 'x': }");
-        assert!(line_span(text, 9, FileId(0)).is_none());
+        assert!(line_span(&file, 9, FileId(0)).is_none());
     }
 }
