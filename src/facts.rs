@@ -136,6 +136,10 @@ pub fn local_facts(node: &str) -> Json {
         "memory": { "system": { "total_bytes": mem_kb * 1024 } },
         "architecture": architecture,
         "hardwaremodel": hardware,
+        // What Puppet adds to the facts it gathers itself (Puppet::Node::Facts#add_local_facts).
+        "clientcert": node,
+        "clientversion": crate::PUPPET_VERSION,
+        "clientnoop": false,
     })
 }
 

@@ -19,3 +19,7 @@ pub mod lexer;
 pub mod parser;
 pub mod pn;
 pub mod span;
+
+/// The Puppet release whose language and catalog format Ordo implements (and reports as
+/// `$server_facts['serverversion']`).
+pub const PUPPET_VERSION: &str = "7.23.0";

@@ -513,7 +513,10 @@ impl<'a> Compiler<'a> {
         trusted.insert(Value::str("extensions"), Value::Hash(IndexMap::new()));
         trusted.insert(Value::str("hostname"), Value::str(host));
         trusted.insert(Value::str("domain"), Value::str(domain));
+        trusted.insert(Value::str("external"), Value::Hash(IndexMap::new()));
         top.vars.insert("trusted".into(), Value::Hash(trusted));
+        top.vars
+            .insert("server_facts".into(), server_facts(&self.opts.facts));
         top.vars
             .insert("environment".into(), Value::str("production"));
         top.vars.insert("clientcert".into(), Value::str(node));
@@ -818,4 +821,40 @@ pub(super) fn parse_epp_source(text: &str, file: FileId) -> ParsedSource {
         program: p.program,
         diagnostics: p.diagnostics,
     }
+}
+
+/// `$server_facts` as `puppet catalog compile` sets it (Puppet::Indirector::Catalog::Compiler
+/// `set_server_facts`): the compiling machine's name and addresses, which for a local compile
+/// are the node's own facts, and the Puppet version whose language Ordo implements.
+fn server_facts(facts: &serde_json::Value) -> Value {
+    let fact = |path: &[&str]| {
+        let mut v = facts;
+        for p in path {
+            v = v.get(p)?;
+        }
+        v.as_str().map(Value::str)
+    };
+    let mut h = IndexMap::new();
+    h.insert(
+        Value::str("serverversion"),
+        Value::str(crate::PUPPET_VERSION),
+    );
+    let name = fact(&["networking", "fqdn"]).or_else(|| fact(&["fqdn"]));
+    for (key, value) in [
+        ("servername", name),
+        (
+            "serverip",
+            fact(&["networking", "ip"]).or_else(|| fact(&["ipaddress"])),
+        ),
+        (
+            "serverip6",
+            fact(&["networking", "ip6"]).or_else(|| fact(&["ipaddress6"])),
+        ),
+    ] {
+        if let Some(v) = value {
+            h.insert(Value::str(key), v);
+        }
+    }
+    h.insert(Value::str("environment"), Value::str("production"));
+    Value::Hash(h)
 }
