@@ -703,6 +703,16 @@ impl Compiler<'_> {
             BinaryOp::Eq => Ok(Value::Bool(puppet_eq(&l, &r))),
             BinaryOp::Ne => Ok(Value::Bool(!puppet_eq(&l, &r))),
             BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge => {
+                if let (Value::Type(a), Value::Type(b)) = (&l, &r) {
+                    // Types compare by assignability (evaluator_impl's
+                    // eval_ComparisonExpression): unrelated types are neither < nor >.
+                    return Ok(Value::Bool(match op {
+                        BinaryOp::Lt => b.is_assignable(a) && !a.normalized_eq(b),
+                        BinaryOp::Le => b.is_assignable(a),
+                        BinaryOp::Gt => a.is_assignable(b) && !a.normalized_eq(b),
+                        _ => a.is_assignable(b),
+                    }));
+                }
                 let ord = self.compare(&l, &r, op, span)?;
                 Ok(Value::Bool(match op {
                     BinaryOp::Lt => ord == Ordering::Less,
@@ -745,15 +755,6 @@ impl Compiler<'_> {
             (Value::Int(_) | Value::Float(_), _) => {
                 Err(fail("A Numeric is not comparable to non Numeric"))
             }
-            (Value::Type(a), Value::Type(b)) => Ok(if a.normalized_eq(b) {
-                Ordering::Equal
-            } else if b.is_assignable(a) {
-                Ordering::Less
-            } else if a.is_assignable(b) {
-                Ordering::Greater
-            } else {
-                return Err(fail("Types are not comparable"));
-            }),
             _ => Err(fail(
                 "Only Strings, Numbers, Timespans, Timestamps, and Versions are comparable",
             )),

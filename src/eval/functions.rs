@@ -410,7 +410,7 @@ fn iteration_items(v: &Value) -> Option<Vec<(Value, Value)>> {
                 .enumerate()
                 .map(|(i, x)| (Value::Int(i as i64), Value::Int(x)))
                 .collect(),
-            PType::Enum(names) => names
+            PType::Enum(names, _) => names
                 .iter()
                 .enumerate()
                 .map(|(i, x)| (Value::Int(i as i64), Value::str(x.clone())))

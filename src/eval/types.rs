@@ -22,7 +22,8 @@ pub enum PType {
     Integer(i64, i64),
     Float(f64, f64),
     String(i64, i64, Option<String>),
-    Enum(Vec<String>),
+    /// The values, and whether matching ignores case (`Enum['a', 'b', true]`).
+    Enum(Vec<String>, bool),
     Pattern(Vec<String>),
     Regexp(Option<String>),
     Array(Box<PType>, i64, i64),
@@ -68,7 +69,7 @@ pub fn builtin(name: &str) -> Option<PType> {
         "Integer" => PType::Integer(MIN, MAX),
         "Float" => PType::Float(f64::NEG_INFINITY, f64::INFINITY),
         "String" => PType::String(0, MAX, None),
-        "Enum" => PType::Enum(vec![]),
+        "Enum" => PType::Enum(vec![], false),
         "Pattern" => PType::Pattern(vec![]),
         "Regexp" => PType::Regexp(None),
         "Array" => PType::Array(Box::new(PType::Any), 0, MAX),
@@ -109,7 +110,7 @@ fn int_arg(v: &Value, default: i64) -> Result<i64, String> {
 fn type_arg(v: &Value) -> Result<PType, String> {
     match v {
         Value::Type(t) => Ok((**t).clone()),
-        Value::Str(s) => Ok(PType::Enum(vec![s.clone()])),
+        Value::Str(s) => Ok(PType::Enum(vec![s.clone()], false)),
         other => Err(format!(
             "parameter expects a Type value, got {}",
             other.type_name()
@@ -152,10 +153,12 @@ impl PType {
                 Some(Value::Bool(b)) => Some(*b),
                 _ => None,
             }),
-            Enum(_) => {
+            Enum(..) => {
                 let mut out = vec![];
-                for a in args {
+                let mut case_insensitive = false;
+                for (i, a) in args.iter().enumerate() {
                     match a {
+                        Value::Bool(b) if i + 1 == args.len() && i > 0 => case_insensitive = *b,
                         Value::Str(s) => out.push(s.clone()),
                         Value::Array(items) => {
                             out.extend(items.iter().filter_map(|v| v.as_str().map(str::to_string)))
@@ -163,7 +166,7 @@ impl PType {
                         _ => {}
                     }
                 }
-                Enum(out)
+                Enum(out, case_insensitive)
             }
             Pattern(_) => {
                 let mut out = vec![];
@@ -229,18 +232,18 @@ impl PType {
                         Value::Str(s) => entries.push((s.clone(), false, vt)),
                         Value::Type(t) => match &**t {
                             Optional(Some(inner)) => match &**inner {
-                                Enum(names) if names.len() == 1 => {
+                                Enum(names, _) if names.len() == 1 => {
                                     entries.push((names[0].clone(), true, vt))
                                 }
                                 _ => return Err("Struct key must be a String".into()),
                             },
                             NotUndef(Some(inner)) => match &**inner {
-                                Enum(names) if names.len() == 1 => {
+                                Enum(names, _) if names.len() == 1 => {
                                     entries.push((names[0].clone(), false, vt))
                                 }
                                 _ => return Err("Struct key must be a String".into()),
                             },
-                            Enum(names) if names.len() == 1 => {
+                            Enum(names, _) if names.len() == 1 => {
                                 entries.push((names[0].clone(), false, vt))
                             }
                             _ => return Err("Struct key must be a String".into()),
@@ -336,8 +339,13 @@ impl PType {
                 }
                 _ => false,
             },
-            Enum(names) => match v {
-                Value::Str(s) => names.is_empty() || names.iter().any(|n| n == s),
+            Enum(names, ci) => match v {
+                Value::Str(s) => {
+                    names.is_empty()
+                        || names
+                            .iter()
+                            .any(|n| n == s || (*ci && n.to_lowercase() == s.to_lowercase()))
+                }
                 _ => false,
             },
             Pattern(pats) => match v {
@@ -413,7 +421,7 @@ impl PType {
                 matches!(
                     v,
                     Value::Array(_) | Value::Hash(_) | Value::Str(_) | Value::Int(_)
-                ) || matches!(v, Value::Type(t) if matches!(**t, Integer(..) | Enum(_)))
+                ) || matches!(v, Value::Type(t) if matches!(**t, Integer(..) | Enum(..)))
             }
             Callable => false,
             Type(inner) => match v {
@@ -472,16 +480,16 @@ impl PType {
             (Numeric, Integer(..) | Float(..)) => true,
             (
                 Scalar,
-                Integer(..) | Float(..) | String(..) | Boolean(_) | Regexp(_) | Enum(_)
+                Integer(..) | Float(..) | String(..) | Boolean(_) | Regexp(_) | Enum(..)
                 | Pattern(_) | Numeric | ScalarData,
             ) => true,
             (
                 ScalarData,
-                Integer(..) | Float(..) | String(..) | Boolean(_) | Enum(_) | Pattern(_) | Numeric,
+                Integer(..) | Float(..) | String(..) | Boolean(_) | Enum(..) | Pattern(_) | Numeric,
             ) => true,
             (
                 Data | RichData,
-                Integer(..) | Float(..) | String(..) | Boolean(_) | Enum(_) | Pattern(_) | Numeric
+                Integer(..) | Float(..) | String(..) | Boolean(_) | Enum(..) | Pattern(_) | Numeric
                 | Undef | ScalarData | Scalar,
             ) => true,
             (Data | RichData, Array(e, ..)) => self.is_assignable(e),
@@ -492,8 +500,16 @@ impl PType {
             (Integer(a, b), Integer(c, d)) => a <= c && d <= b,
             (Float(a, b), Float(c, d)) => a <= c && d <= b,
             (String(a, b, _), String(c, d, _)) => a <= c && d <= b,
-            (String(..), Enum(_) | Pattern(_)) => true,
-            (Enum(a), Enum(b)) => a.is_empty() || b.iter().all(|x| a.contains(x)),
+            (String(..), Enum(..) | Pattern(_)) => true,
+            (Enum(a, false), Enum(b, false)) => a.is_empty() || b.iter().all(|x| a.contains(x)),
+            (Enum(a, true), Enum(b, _)) => {
+                a.is_empty()
+                    || b.iter().all(|x| {
+                        let x = x.to_lowercase();
+                        a.iter().any(|y| y.to_lowercase() == x)
+                    })
+            }
+            (Enum(a, false), Enum(_, true)) => a.is_empty(),
             (Boolean(None), Boolean(_)) => true,
             (Array(e, ..), Array(f, ..)) => e.is_assignable(f),
             (Array(e, ..), Tuple(ts, ..)) => ts.iter().all(|t| e.is_assignable(t)),
@@ -502,7 +518,7 @@ impl PType {
             (Collection(..), Array(..) | Hash(..) | Tuple(..) | Struct(_)) => true,
             (
                 Iterable,
-                Array(..) | Hash(..) | Tuple(..) | Struct(_) | String(..) | Enum(_) | Integer(..),
+                Array(..) | Hash(..) | Tuple(..) | Struct(_) | String(..) | Enum(..) | Integer(..),
             ) => true,
             (Type(None), Type(_)) => true,
             (Type(Some(a)), Type(Some(b))) => a.is_assignable(b),
@@ -543,7 +559,7 @@ impl PType {
             Hash(..) => Hash(Box::new(Any), Box::new(Any), 0, MAX),
             Type(_) => Type(None),
             Sensitive(_) => Sensitive(None),
-            Enum(_) => String(0, MAX, None),
+            Enum(..) => String(0, MAX, None),
             other => other.clone(),
         }
     }
@@ -681,7 +697,7 @@ pub fn mismatch(t: &PType, v: &Value) -> String {
             let names: Vec<std::string::String> = ts.iter().map(|t| t.to_string()).collect();
             format!("expects a value of type {}, got {}", join_or(&names), got())
         }
-        Enum(_) | Pattern(_) => match v {
+        Enum(..) | Pattern(_) => match v {
             Value::Str(s) => format!("expects a match for {}, got {}", t, quote_string(s)),
             _ => format!("expects a match for {}, got {}", t, got()),
         },
@@ -838,15 +854,16 @@ impl fmt::Display for PType {
                 }
             }
             String(min, max, _) => fmt_range(f, "String", *min, *max, 0),
-            Enum(names) if names.is_empty() => write!(f, "Enum"),
-            Enum(names) => write!(
+            Enum(names, _) if names.is_empty() => write!(f, "Enum"),
+            Enum(names, ci) => write!(
                 f,
-                "Enum[{}]",
+                "Enum[{}{}]",
                 names
                     .iter()
                     .map(|n| quote_string(n))
                     .collect::<Vec<_>>()
-                    .join(", ")
+                    .join(", "),
+                if *ci { ", true" } else { "" }
             ),
             Pattern(p) if p.is_empty() => write!(f, "Pattern"),
             Pattern(p) => write!(
