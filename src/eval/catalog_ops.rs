@@ -492,6 +492,21 @@ impl Compiler<'_> {
         let parent_scope = match &def.parent {
             Some(p) => {
                 let pname = p.trim_start_matches("::").to_lowercase();
+                if self.find_resource("Class", &pname).is_none()
+                    && self.find_class(&pname).is_none()
+                {
+                    // Puppet::Resource::Type#parent_type, located at the class definition.
+                    let at = self.class_spans.get(&name.to_lowercase()).copied();
+                    let loc = match at {
+                        Some(s) => self.line_location(Some(s.file), self.span_line(s)),
+                        None => String::new(),
+                    };
+                    let msg = format!(
+                        "Could not find parent resource type '::{}' of type hostclass in production",
+                        p.trim_start_matches("::")
+                    );
+                    return Err(Flow::Err(self.plain(join_loc(msg, &loc), at)));
+                }
                 if self.find_resource("Class", &pname).is_none() {
                     self.include_class(&pname, scope, span)?;
                 }
@@ -848,6 +863,19 @@ impl Compiler<'_> {
                 let Some(v) = r.params.get(*p) else { continue };
                 for item in flatten_values(v) {
                     let Some((t, title, shown)) = ref_parts(&item) else {
+                        if let Value::Str(_) | Value::Int(_) | Value::Float(_) = item {
+                            // Puppet::Resource.new(nil, value) cannot split it into a type
+                            // and a title.
+                            let (f, l) = r.param_lines.get(*p).copied().unwrap_or((r.file, r.line));
+                            let msg = format!(
+                                "No title provided and {:?} is not a valid resource reference",
+                                item.to_display()
+                            );
+                            let span = self.recorder.param_span(idx, p).unwrap_or(r.span);
+                            return Err(
+                                self.plain(join_loc(msg, &self.line_location(f, l)), Some(span))
+                            );
+                        }
                         continue;
                     };
                     if self.find_resource(&t, &title).is_none() {

@@ -109,6 +109,8 @@ pub struct Compiler<'a> {
     pub(super) opts: &'a CompileOptions,
     pub(super) sources: SourceMap,
     pub(super) classes: HashMap<String, Rc<ClassDef>>,
+    /// Where each class is defined (for errors about the definition itself).
+    pub(super) class_spans: HashMap<String, Span>,
     pub(super) defines: HashMap<String, Rc<DefineDef>>,
     pub(super) nodes: Vec<NodeInfo>,
     pub(super) functions: HashMap<String, Rc<FunctionDef>>,
@@ -150,6 +152,7 @@ impl<'a> Compiler<'a> {
             opts,
             sources: SourceMap::new(),
             classes: HashMap::new(),
+            class_spans: HashMap::new(),
             defines: HashMap::new(),
             nodes: Vec::new(),
             functions: HashMap::new(),
@@ -380,6 +383,7 @@ impl<'a> Compiler<'a> {
                 if let Some(body) = &def.body {
                     self.register_definitions(body, &name)?;
                 }
+                self.class_spans.entry(name.clone()).or_insert(e.span);
                 self.classes.entry(name).or_insert_with(|| Rc::new(d));
             }
             ExprKind::Define(def) => {

@@ -114,6 +114,9 @@ impl Compiler<'_> {
                         ks.push(self.eval(k, scope)?);
                     }
                 }
+                if matches!(l, Value::Array(_) | Value::Str(_)) {
+                    self.coerce_index_keys(&l, &mut ks, keys, e.span)?;
+                }
                 self.access(l, &ks, e.span)?
             }
             ExprKind::NamedAccess { .. } => {
@@ -537,6 +540,102 @@ impl Compiler<'_> {
     }
 
     // ---- access ----------------------------------------------------------------------------
+
+    /// Index keys of `Array[]` and `String[]` as Puppet's AccessOperator coerces them: an
+    /// array key goes through `coerce_numeric` (a numeric string with a warning, anything else
+    /// is not convertible), a string key through `Utils.to_n` (numeric strings silently).
+    /// Errors point at the offending key.
+    fn coerce_index_keys(
+        &mut self,
+        l: &Value,
+        ks: &mut Vec<Value>,
+        exprs: &[Expr],
+        span: Span,
+    ) -> R<()> {
+        let is_array = matches!(l, Value::Array(_));
+        if ks.iter().any(|k| matches!(k, Value::Array(_))) {
+            // `keys.flatten!`: a key that is an array gives its elements as keys.
+            let mut flat = vec![];
+            for k in ks.drain(..) {
+                flatten_into(k, &mut flat);
+            }
+            *ks = flat;
+        }
+        let spans_match = ks.len() == exprs.len();
+        for (i, k) in ks.iter_mut().enumerate() {
+            let at = if spans_match { exprs[i].span } else { span };
+            match &*k {
+                Value::Int(_) | Value::Default => {}
+                Value::Str(s) if is_array => match parse_number(s) {
+                    Some(n) => {
+                        self.warn_at(
+                            &format!(
+                                "The string '{s}' was automatically coerced to the numerical value {}",
+                                n.to_display()
+                            ),
+                            at,
+                        );
+                        *k = n;
+                    }
+                    None => {
+                        return Err(Flow::Err(self.issue(
+                            format!("The value '{s}' cannot be converted to Numeric."),
+                            at,
+                        )))
+                    }
+                },
+                Value::Bool(_) if is_array => {
+                    return Err(Flow::Err(self.issue(
+                        format!(
+                            "The value '{}' cannot be converted to Numeric.",
+                            k.to_display()
+                        ),
+                        at,
+                    )))
+                }
+                Value::Undef if is_array => {
+                    return Err(Flow::Err(
+                        self.issue("The value '' cannot be converted to Numeric.", at),
+                    ))
+                }
+                Value::Float(_) if is_array => {
+                    return Err(Flow::Err(self.issue(
+                        "An Array[] cannot use Float where Integer is expected",
+                        at,
+                    )))
+                }
+                Value::Str(s) => match parse_number(s) {
+                    Some(Value::Int(n)) => *k = Value::Int(n),
+                    _ => return Err(Flow::Err(self.bad_substring_key("String", at))),
+                },
+                Value::Undef if !is_array => {
+                    return Err(Flow::Err(self.bad_substring_key("Undef", at)))
+                }
+                Value::Bool(_) if !is_array => {
+                    return Err(Flow::Err(self.bad_substring_key("Boolean", at)))
+                }
+                Value::Float(_) if !is_array => {
+                    return Err(Flow::Err(self.bad_substring_key("Float", at)))
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    fn bad_substring_key(&self, type_name: &str, at: Span) -> EvalError {
+        let article = if type_name.starts_with(['A', 'E', 'I', 'O', 'U']) {
+            "an"
+        } else {
+            "a"
+        };
+        self.issue(
+            format!(
+                "A substring operation does not accept {article} {type_name} as a character index. Expected an Integer"
+            ),
+            at,
+        )
+    }
 
     pub(super) fn access(&mut self, l: Value, keys: &[Value], span: Span) -> R<Value> {
         match l {
@@ -1315,6 +1414,13 @@ pub(super) fn num_f64(v: &Value) -> f64 {
 }
 
 /// Puppet's numeric string syntax: decimal, `0x` hex, `0` octal, floats.
+fn flatten_into(v: Value, out: &mut Vec<Value>) {
+    match v {
+        Value::Array(items) => items.into_iter().for_each(|i| flatten_into(i, out)),
+        other => out.push(other),
+    }
+}
+
 pub(super) fn parse_number(s: &str) -> Option<Value> {
     let t = s.trim();
     let (neg, body) = match t.strip_prefix('-') {

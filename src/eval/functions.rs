@@ -204,6 +204,11 @@ impl Compiler<'_> {
                 self.issue(format!("Unknown function: '{lname}'."), span),
             ));
         };
+        if let Some(sig) = super::signatures::find(&lname) {
+            if let Some(msg) = super::signatures::mismatch(sig, values.len(), lambda.is_some()) {
+                return Err(Flow::Err(self.runtime(msg, span)));
+            }
+        }
         let mut args = Args {
             name: lname,
             values,

@@ -24,6 +24,7 @@ mod provenance;
 mod ruby;
 mod ruby_random;
 mod scope;
+mod signatures;
 mod stdlib;
 mod stdlib_validate;
 mod strings;

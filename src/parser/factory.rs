@@ -146,6 +146,21 @@ impl B {
         )
     }
 
+    /// `recv.name(args)`: located as Puppet locates a CallMethodExpression, from its `(`, or
+    /// from the `.` when there are no parentheses (errors in the call point there).
+    pub fn method_call(
+        &self,
+        functor: Expr,
+        args: Vec<Expr>,
+        lambda: Option<Expr>,
+        start: usize,
+        r: usize,
+    ) -> Expr {
+        let mut call = self.call(functor, args, lambda, CallKind::Method, r);
+        call.span = self.sp(start, r);
+        call
+    }
+
     /// `recv.name` (the functor of a method call).
     pub fn named_access(&self, recv: Expr, name: String, nl: usize, nr: usize) -> Expr {
         let span = self.sp(recv.span.start as usize, nr);
