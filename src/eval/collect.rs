@@ -65,15 +65,18 @@ impl Compiler<'_> {
                 }
             },
         };
-        let q = match &query.expr {
-            Some(e) => self.eval_query(e, scope)?,
-            None => Query::All,
-        };
         if query.exported {
             self.warn_at(
                 "You cannot collect exported resources without storeconfigs being set; the collection will be ignored",
                 span,
             );
+        }
+        self.check_collector_type(&type_name, query.exported, span)?;
+        let q = match &query.expr {
+            Some(e) => self.eval_query(e, scope)?,
+            None => Query::All,
+        };
+        if query.exported {
             return Ok(None);
         }
         let overrides = self.eval_attribute_ops(ops, scope)?;

@@ -141,6 +141,10 @@ pub struct Compiler<'a> {
     pub(super) priority: super::priority::PriorityState,
     /// Spans of edges and Ordo's own warnings, for `ordo check`.
     pub(super) recorder: super::provenance::Recorder,
+    /// Inside a type alias body or a type string, where unknown names stay references.
+    pub(super) type_alias_depth: usize,
+    /// Resource type names already resolved (see `type_refs`).
+    pub(super) known_resource_types: HashSet<String>,
 }
 
 impl<'a> Compiler<'a> {
@@ -176,6 +180,8 @@ impl<'a> Compiler<'a> {
             call_depth: 0,
             priority: Default::default(),
             recorder: Default::default(),
+            type_alias_depth: 0,
+            known_resource_types: HashSet::new(),
         }
     }
 
@@ -251,6 +257,10 @@ impl<'a> Compiler<'a> {
     fn compile_program(&mut self, program: &Program) -> Result<crate::catalog::Catalog, EvalError> {
         self.register_definitions(&program.body, "")?;
         self.init_top_scope();
+        let checked = self
+            .check_main_definitions(&program.body)
+            .map(|()| Value::Undef);
+        self.check_flow(checked)?;
         let main = self.create_main();
         let flow = self.eval_top(&program.body);
         self.check_flow(flow)?;

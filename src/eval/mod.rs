@@ -27,6 +27,7 @@ mod scope;
 mod stdlib;
 mod stdlib_validate;
 mod strings;
+mod type_refs;
 pub mod type_schema;
 pub mod types;
 pub mod value;
