@@ -200,9 +200,20 @@ impl Compiler<'_> {
             })
         });
         let Some(f) = f else {
-            return Err(Flow::Err(
-                self.issue(format!("Unknown function: '{lname}'."), span),
-            ));
+            let mut msg = format!("Unknown function: '{lname}'.");
+            if self.loader.has_ruby_function(&lname) {
+                // A module's Ruby function: Puppet runs it, Ordo cannot. Name the way out
+                // (a Puppet-language function of the same name is loaded first).
+                msg.push_str(" A module ships it in Ruby, which Ordo does not run");
+                match lname.split_once("::") {
+                    Some((module, rest)) => msg.push_str(&format!(
+                        "; write it in the Puppet language as {module}/functions/{}.pp",
+                        rest.replace("::", "/")
+                    )),
+                    None => msg.push('.'),
+                }
+            }
+            return Err(Flow::Err(self.issue(msg, span)));
         };
         let mut args = Args {
             name: lname,
