@@ -145,6 +145,8 @@ pub struct Compiler<'a> {
     pub(super) type_alias_depth: usize,
     /// Resource type names already resolved (see `type_refs`).
     pub(super) known_resource_types: HashSet<String>,
+    /// Resources collected from other nodes' exports: (Type, title) -> exporting node.
+    pub(super) imported_exports: HashMap<(String, String), String>,
 }
 
 impl<'a> Compiler<'a> {
@@ -182,6 +184,7 @@ impl<'a> Compiler<'a> {
             recorder: Default::default(),
             type_alias_depth: 0,
             known_resource_types: HashSet::new(),
+            imported_exports: HashMap::new(),
         }
     }
 
@@ -221,6 +224,7 @@ impl<'a> Compiler<'a> {
                     sources: self.sources,
                     priorities: vec![],
                     provenance: Default::default(),
+                    exported: vec![],
                 };
             }
         };
@@ -229,7 +233,9 @@ impl<'a> Compiler<'a> {
             Ok(catalog) => {
                 let provenance = self.provenance();
                 diagnostics.append(&mut self.recorder.warnings);
+                let exported = self.exported_for_store();
                 CompileResult {
+                    exported,
                     catalog: Some(catalog),
                     logs: std::mem::take(&mut self.logs),
                     diagnostics,
@@ -243,6 +249,7 @@ impl<'a> Compiler<'a> {
                 d.span = e.span;
                 diagnostics.push(d);
                 CompileResult {
+                    exported: vec![],
                     catalog: None,
                     logs: std::mem::take(&mut self.logs),
                     diagnostics,

@@ -1190,7 +1190,7 @@ impl Compiler<'_> {
         };
         let exported = r.form == ResourceForm::Exported;
         let virtual_ = r.form == ResourceForm::Virtual;
-        if exported {
+        if exported && !self.storeconfigs() {
             self.warn_at(
                 "You cannot collect exported resources without storeconfigs being set; the export is ignored",
                 span,
