@@ -616,6 +616,7 @@ impl Compiler<'_> {
         span: Span,
         is_class: bool,
     ) -> R<()> {
+        self.check_queued_param_types()?;
         let source = self.scopes[sid].source.clone();
         if is_class {
             for p in params {

@@ -147,6 +147,8 @@ pub struct Compiler<'a> {
     pub(super) known_resource_types: HashSet<String>,
     /// Resources collected from other nodes' exports: (Type, title) -> exporting node.
     pub(super) imported_exports: HashMap<(String, String), String>,
+    /// Parameter types of definitions loaded from module files, still to evaluate.
+    pub(super) queued_param_types: Vec<Expr>,
 }
 
 impl<'a> Compiler<'a> {
@@ -185,6 +187,7 @@ impl<'a> Compiler<'a> {
             type_alias_depth: 0,
             known_resource_types: HashSet::new(),
             imported_exports: HashMap::new(),
+            queued_param_types: Vec::new(),
         }
     }
 
@@ -464,7 +467,10 @@ impl<'a> Compiler<'a> {
         let file = self.sources.add(display, text.clone());
         let parsed = parse_source(&text, file);
         match parsed.program {
-            Some(p) => self.register_definitions(&p.body, "").is_ok(),
+            Some(p) => {
+                self.queue_param_type_checks(&p.body);
+                self.register_definitions(&p.body, "").is_ok()
+            }
             None => false,
         }
     }

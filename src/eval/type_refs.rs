@@ -69,6 +69,42 @@ impl Compiler<'_> {
         Ok(())
     }
 
+    /// Remembers the parameter types of the classes and defined types of a module file just
+    /// loaded: Puppet evaluates them when it loads the file, so an unknown name fails even in
+    /// a definition of that file that is never declared. They are evaluated (once) before the
+    /// next parameters are bound.
+    pub(super) fn queue_param_type_checks(&mut self, body: &Expr) {
+        match &body.kind {
+            ExprKind::Block(items) => {
+                for item in items {
+                    self.queue_param_type_checks(item);
+                }
+            }
+            ExprKind::Class(def) => {
+                self.queued_param_types
+                    .extend(def.params.iter().filter_map(|p| p.type_expr.clone()));
+                if let Some(b) = &def.body {
+                    self.queue_param_type_checks(b);
+                }
+            }
+            ExprKind::Define(def) => self
+                .queued_param_types
+                .extend(def.params.iter().filter_map(|p| p.type_expr.clone())),
+            _ => {}
+        }
+    }
+
+    pub(super) fn check_queued_param_types(&mut self) -> R<()> {
+        if self.queued_param_types.is_empty() {
+            return Ok(());
+        }
+        let top = self.top;
+        for te in std::mem::take(&mut self.queued_param_types) {
+            self.eval(&te, top)?;
+        }
+        Ok(())
+    }
+
     fn check_param_types(&mut self, params: &[Parameter]) -> R<()> {
         let top = self.top;
         for p in params {
