@@ -36,7 +36,10 @@ fn render(path: &Path) -> (String, bool) {
     let mut failed = false;
     for d in result.diagnostics.iter().filter(|d| d.is_error()) {
         failed = true;
-        out.push_str(&d.message);
+        out.push_str(
+            &d.message
+                .replace(&modules.to_string_lossy().to_string(), "MODULES"),
+        );
         out.push('\n');
     }
     if let Some(c) = &result.catalog {

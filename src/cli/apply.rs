@@ -103,7 +103,9 @@ impl ApplyArgs {
 
 /// `ordo apply FILE`: a manifest (compiled first) or a catalog file. Returns the exit status.
 pub fn run(args: &ApplyArgs) -> i32 {
-    match load_input(&args.file, &args.inputs) {
+    let mut inputs = args.inputs.clone();
+    inputs.state_dir = Some(args.state_dir.clone());
+    match load_input(&args.file, &inputs) {
         Ok(catalog) => run_catalog(&catalog, args),
         Err(code) => {
             if let Some(path) = &args.report {

@@ -12,6 +12,8 @@ pub struct FsLoader {
     /// Where Hiera data lives: see [`crate::cli::data`].
     pub data: crate::cli::data::DataDirs,
     ruby_functions: std::cell::OnceCell<std::collections::HashSet<String>>,
+    /// With `--storeconfigs`: the resources nodes exported (see `cli::store`).
+    pub exports: Option<Vec<(String, crate::catalog::Resource)>>,
 }
 
 impl FsLoader {
@@ -28,6 +30,7 @@ impl FsLoader {
             ruby_types: std::cell::OnceCell::new(),
             data: Default::default(),
             ruby_functions: std::cell::OnceCell::new(),
+            exports: None,
         }
     }
 
@@ -143,6 +146,20 @@ impl Loader for FsLoader {
     fn has_ruby_function(&self, name: &str) -> bool {
         self.ruby_functions().contains(name)
     }
+
+    fn storeconfigs(&self) -> bool {
+        self.exports.is_some()
+    }
+
+    fn exported_resources(&self, type_name: &str) -> Vec<(String, crate::catalog::Resource)> {
+        let want = crate::catalog::capitalize_type(type_name);
+        self.exports
+            .iter()
+            .flatten()
+            .filter(|(_, r)| crate::catalog::capitalize_type(&r.type_name) == want)
+            .cloned()
+            .collect()
+    }
 }
 
 /// What a compile needs besides the manifest: the node, its facts, the modules.
@@ -166,6 +183,13 @@ pub struct CompileInputs {
     /// Resource type schemas (JSON, as resource-type-schemas.json) for Ruby types.
     #[arg(long)]
     pub types: Option<PathBuf>,
+    /// Keep exported resources (`@@`) in a store under the state directory and collect
+    /// those of other nodes (`<<| |>>`), standing in for PuppetDB (Puppet's storeconfigs).
+    #[arg(long)]
+    pub storeconfigs: bool,
+    /// The state directory holding the store (set from the subcommand's `--state-dir`).
+    #[arg(skip)]
+    pub state_dir: Option<PathBuf>,
 }
 
 impl CompileInputs {
@@ -193,6 +217,9 @@ pub struct CompileArgs {
     /// order of every defined type's instances (Rudder ordering, Ordo extension).
     #[arg(long)]
     pub explain_priorities: bool,
+    /// Ordo's state directory; with `--storeconfigs` it holds the exported-resources store.
+    #[arg(long, default_value = crate::apply::state::DEFAULT_STATE_DIR)]
+    pub state_dir: PathBuf,
 }
 
 /// `ordo compile`: prints the catalog (or writes it to `--output`); returns the exit code.
@@ -201,7 +228,9 @@ pub fn run(args: &CompileArgs) -> i32 {
         .manifest
         .clone()
         .unwrap_or_else(|| PathBuf::from("site.pp"));
-    let (catalog, conflicts) = match compile_manifest_with_priorities(&manifest, &args.inputs) {
+    let mut inputs = args.inputs.clone();
+    inputs.state_dir = Some(args.state_dir.clone());
+    let (catalog, conflicts) = match compile_manifest_with_priorities(&manifest, &inputs) {
         Ok(c) => c,
         Err(code) => return code,
     };
@@ -239,7 +268,15 @@ pub fn compile_manifest_with_priorities(
     }
     let errors: Vec<_> = result.diagnostics.iter().filter(|d| d.is_error()).collect();
     match result.catalog {
-        Some(catalog) if errors.is_empty() => Ok((catalog, result.priorities)),
+        Some(catalog) if errors.is_empty() => {
+            if inputs.storeconfigs {
+                if let Err(e) = export_store(inputs).save(&node, &result.exported) {
+                    let _ = writeln!(err, "Error: {e}");
+                    return Err(1);
+                }
+            }
+            Ok((catalog, result.priorities))
+        }
         _ => {
             for d in errors {
                 let _ = writeln!(err, "Error: {} on node {}", d.message, node);
@@ -286,8 +323,23 @@ pub fn compile_result(
         inputs.hiera_config.clone(),
         inputs.types.clone(),
     );
+    if inputs.storeconfigs {
+        loader.exports = Some(export_store(inputs).load_all().map_err(|e| {
+            eprintln!("Error: {e}");
+            1
+        })?);
+    }
     let result = eval::compile(&display_name(manifest), &text, &loader, &opts);
     Ok((result, node))
+}
+
+/// The exported-resources store of the inputs' state directory.
+pub fn export_store(inputs: &CompileInputs) -> crate::cli::store::ExportStore {
+    let dir = inputs
+        .state_dir
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(crate::apply::state::DEFAULT_STATE_DIR));
+    crate::cli::store::ExportStore::new(&dir)
 }
 
 fn display_name(p: &Path) -> String {

@@ -29,6 +29,7 @@ pub mod data;
 pub mod graph;
 pub mod parse;
 pub mod priorities;
+pub mod store;
 
 use crate::catalog::Catalog;
 use std::path::Path;

@@ -313,7 +313,7 @@ impl Compiler<'_> {
             r.line = line;
             r.virtual_ = virtual_ || exported;
             r.exported = exported;
-            r.dropped = exported;
+            r.dropped = exported && !self.loader.storeconfigs();
             r.is_define = matches!(kind, TypeKind::Define(_));
         }
         let source = self.scopes[scope].source.clone();
@@ -631,6 +631,7 @@ impl Compiler<'_> {
         span: Span,
         is_class: bool,
     ) -> R<()> {
+        self.check_queued_param_types()?;
         let source = self.scopes[sid].source.clone();
         if is_class {
             for p in params {

@@ -33,6 +33,12 @@ pub struct Collector {
     /// `realize`: the references still to find.
     pub unresolved: Vec<(String, String)>,
     pub fixed: bool,
+    /// `<<| |>>` with storeconfigs: collects exported resources only, also from the store.
+    pub exported: bool,
+    /// The scope the collector was written in (collected foreign resources land there).
+    pub scope: ScopeId,
+    /// Whether the store was already searched.
+    pub store_done: bool,
 }
 
 impl Compiler<'_> {
@@ -65,15 +71,19 @@ impl Compiler<'_> {
                 }
             },
         };
-        let q = match &query.expr {
-            Some(e) => self.eval_query(e, scope)?,
-            None => Query::All,
-        };
-        if query.exported {
+        let storeconfigs = self.storeconfigs();
+        if query.exported && !storeconfigs {
             self.warn_at(
                 "You cannot collect exported resources without storeconfigs being set; the collection will be ignored",
                 span,
             );
+        }
+        self.check_collector_type(&type_name, query.exported, span)?;
+        let q = match &query.expr {
+            Some(e) => self.eval_query(e, scope)?,
+            None => Query::All,
+        };
+        if query.exported && !storeconfigs {
             return Ok(None);
         }
         let overrides = self.eval_attribute_ops(ops, scope)?;
@@ -89,6 +99,9 @@ impl Compiler<'_> {
             empty_alternative: None,
             unresolved: vec![],
             fixed: false,
+            exported: query.exported,
+            scope,
+            store_done: false,
         });
         Ok(Some(self.collectors.len() - 1))
     }
@@ -155,6 +168,9 @@ impl Compiler<'_> {
             empty_alternative: None,
             unresolved: refs,
             fixed: true,
+            exported: false,
+            scope,
+            store_done: false,
         });
     }
 
@@ -182,15 +198,21 @@ impl Compiler<'_> {
             }
             let type_name = self.collectors[ci].type_name.clone();
             let query = self.collectors[ci].query.clone();
-            let matches: Vec<usize> = (0..self.resources.len())
+            let exported = self.collectors[ci].exported;
+            let mut matches: Vec<usize> = (0..self.resources.len())
                 .filter(|&i| {
                     let r = &self.resources[i];
                     r.type_name == type_name
                         && !r.dropped
+                        && (!exported || r.exported)
                         && !self.collectors[ci].collected_set.contains(&i)
                         && self.query_matches(&query, i)
                 })
                 .collect();
+            if exported && !self.collectors[ci].store_done {
+                self.collectors[ci].store_done = true;
+                matches.extend(self.collect_from_store(ci)?);
+            }
             for i in matches {
                 changed = true;
                 if self.resources[i].virtual_ {

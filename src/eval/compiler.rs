@@ -143,6 +143,14 @@ pub struct Compiler<'a> {
     pub(super) priority: super::priority::PriorityState,
     /// Spans of edges and Ordo's own warnings, for `ordo check`.
     pub(super) recorder: super::provenance::Recorder,
+    /// Inside a type alias body or a type string, where unknown names stay references.
+    pub(super) type_alias_depth: usize,
+    /// Resource type names already resolved (see `type_refs`).
+    pub(super) known_resource_types: HashSet<String>,
+    /// Resources collected from other nodes' exports: (Type, title) -> exporting node.
+    pub(super) imported_exports: HashMap<(String, String), String>,
+    /// Parameter types of definitions loaded from module files, still to evaluate.
+    pub(super) queued_param_types: Vec<Expr>,
 }
 
 impl<'a> Compiler<'a> {
@@ -179,6 +187,10 @@ impl<'a> Compiler<'a> {
             call_depth: 0,
             priority: Default::default(),
             recorder: Default::default(),
+            type_alias_depth: 0,
+            known_resource_types: HashSet::new(),
+            imported_exports: HashMap::new(),
+            queued_param_types: Vec::new(),
         }
     }
 
@@ -218,6 +230,7 @@ impl<'a> Compiler<'a> {
                     sources: self.sources,
                     priorities: vec![],
                     provenance: Default::default(),
+                    exported: vec![],
                 };
             }
         };
@@ -226,7 +239,9 @@ impl<'a> Compiler<'a> {
             Ok(catalog) => {
                 let provenance = self.provenance();
                 diagnostics.append(&mut self.recorder.warnings);
+                let exported = self.exported_for_store();
                 CompileResult {
+                    exported,
                     catalog: Some(catalog),
                     logs: std::mem::take(&mut self.logs),
                     diagnostics,
@@ -240,6 +255,7 @@ impl<'a> Compiler<'a> {
                 d.span = e.span;
                 diagnostics.push(d);
                 CompileResult {
+                    exported: vec![],
                     catalog: None,
                     logs: std::mem::take(&mut self.logs),
                     diagnostics,
@@ -254,6 +270,10 @@ impl<'a> Compiler<'a> {
     fn compile_program(&mut self, program: &Program) -> Result<crate::catalog::Catalog, EvalError> {
         self.register_definitions(&program.body, "")?;
         self.init_top_scope();
+        let checked = self
+            .check_main_definitions(&program.body)
+            .map(|()| Value::Undef);
+        self.check_flow(checked)?;
         let main = self.create_main();
         let flow = self.eval_top(&program.body);
         self.check_flow(flow)?;
@@ -451,7 +471,10 @@ impl<'a> Compiler<'a> {
         let file = self.sources.add(display, text.clone());
         let parsed = parse_source(&text, file);
         match parsed.program {
-            Some(p) => self.register_definitions(&p.body, "").is_ok(),
+            Some(p) => {
+                self.queue_param_type_checks(&p.body);
+                self.register_definitions(&p.body, "").is_ok()
+            }
             None => false,
         }
     }

@@ -282,6 +282,29 @@ impl Interp<'_, '_> {
         self.c.quiet_var(n, self.scope).unwrap_or(Value::Undef)
     }
 
+    /// `scope.to_hash`: every variable visible from the scope (the enclosing and inherited
+    /// scopes first, inner ones overriding), without the undef ones, as Puppet's `Scope#to_hash`.
+    fn scope_hash(&self) -> Value {
+        let mut chain = vec![];
+        let mut s = Some(self.scope);
+        while let Some(id) = s {
+            chain.push(id);
+            s = self.c.scopes[id].lookup_next;
+        }
+        let mut out: IndexMap<Value, Value> = IndexMap::new();
+        for id in chain.into_iter().rev() {
+            for (k, v) in &self.c.scopes[id].vars {
+                let key = Value::str(k.clone());
+                if v.is_undef() {
+                    out.shift_remove(&key);
+                } else {
+                    out.insert(key, v.clone());
+                }
+            }
+        }
+        Value::Hash(out)
+    }
+
     fn lookupvar(&self, n: &str) -> Value {
         self.c.quiet_var(n, self.scope).unwrap_or(Value::Undef)
     }
@@ -671,7 +694,7 @@ impl Interp<'_, '_> {
             "lookupvar" | "[]" => {
                 Ok(self.lookupvar(&args.first().map(ruby_to_s).unwrap_or_default()))
             }
-            "to_hash" => err("scope.to_hash"),
+            "to_hash" => Ok(self.scope_hash()),
             "call_function" => {
                 let fname = args.first().map(ruby_to_s).unwrap_or_default();
                 let fargs = to_array(args.get(1).cloned().unwrap_or(Value::Undef));

@@ -368,17 +368,36 @@ impl Compiler<'_> {
         if let Some(t) = types::builtin(name) {
             return Ok(t);
         }
-        let key = capitalize_type(name);
+        let mut key = capitalize_type(name);
         if let Some(t) = self.resolved_aliases.get(&key) {
             return Ok(t.clone());
+        }
+        if self.known_resource_types.contains(&key.to_lowercase()) {
+            return Ok(PType::Resource(Some(key), None));
         }
         if !self.type_aliases.contains_key(&key) && key.contains("::") {
             self.autoload(&key, "types");
         }
+        if !self.type_aliases.contains_key(&key) {
+            // Type names are case-insensitive (`Stdlib::AbsolutePath` is `Stdlib::Absolutepath`).
+            if let Some(k) = self
+                .type_aliases
+                .keys()
+                .find(|k| k.eq_ignore_ascii_case(&key))
+            {
+                key = k.clone();
+                if let Some(t) = self.resolved_aliases.get(&key) {
+                    return Ok(t.clone());
+                }
+            }
+        }
         if let Some(expr) = self.type_aliases.get(&key).cloned() {
             // Guard against self reference while resolving.
             self.resolved_aliases.insert(key.clone(), PType::Any);
-            let t = match self.eval(&expr, self.top)? {
+            self.type_alias_depth += 1;
+            let t = self.eval(&expr, self.top);
+            self.type_alias_depth -= 1;
+            let t = match t? {
                 Value::Type(t) => *t,
                 _ => {
                     return Err(Flow::Err(
@@ -390,7 +409,7 @@ impl Compiler<'_> {
             self.resolved_aliases.insert(key, t.clone());
             return Ok(t);
         }
-        Ok(PType::Resource(Some(key), None))
+        self.resource_type_reference(name, key, span)
     }
 
     // ---- variables -------------------------------------------------------------------------
@@ -1271,7 +1290,7 @@ impl Compiler<'_> {
         };
         let exported = r.form == ResourceForm::Exported;
         let virtual_ = r.form == ResourceForm::Virtual;
-        if exported {
+        if exported && !self.storeconfigs() {
             self.warn_at(
                 "You cannot collect exported resources without storeconfigs being set; the export is ignored",
                 span,

@@ -200,9 +200,20 @@ impl Compiler<'_> {
             })
         });
         let Some(f) = f else {
-            return Err(Flow::Err(
-                self.issue(format!("Unknown function: '{lname}'."), span),
-            ));
+            let mut msg = format!("Unknown function: '{lname}'.");
+            if self.loader.has_ruby_function(&lname) {
+                // A module's Ruby function: Puppet runs it, Ordo cannot. Name the way out
+                // (a Puppet-language function of the same name is loaded first).
+                msg.push_str(" A module ships it in Ruby, which Ordo does not run");
+                match lname.split_once("::") {
+                    Some((module, rest)) => msg.push_str(&format!(
+                        "; write it in the Puppet language as {module}/functions/{}.pp",
+                        rest.replace("::", "/")
+                    )),
+                    None => msg.push('.'),
+                }
+            }
+            return Err(Flow::Err(self.issue(msg, span)));
         };
         if let Some(sig) = super::signatures::find(&lname) {
             if let Some(msg) = super::signatures::mismatch(sig, values.len(), lambda.is_some()) {
@@ -585,7 +596,9 @@ fn f_defined(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
             }
             Value::Str(s) => {
                 let n = s.trim_start_matches("::").to_lowercase();
-                c.find_class(&n).is_some()
+                // 'main' names the main class (Puppet's `find_main_class`).
+                n == "main"
+                    || c.find_class(&n).is_some()
                     || c.resolve_resource_type(&n).is_some()
                     || c.find_function(&n).is_some()
                     || builtin(&n).is_some()
@@ -594,7 +607,12 @@ fn f_defined(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
                 PType::Resource(Some(ty), Some(title)) => c
                     .find_resource(ty, title)
                     .is_some_and(|i| !c.resources[i].dropped),
-                PType::Class(Some(n)) => c.find_resource("Class", n).is_some(),
+                // The main class's catalog resource is titled `:main` (a symbol) in Puppet,
+                // which `Class['main']` (title 'Main') never finds.
+                PType::Class(Some(n)) => {
+                    n.trim_start_matches("::").to_lowercase() != "main"
+                        && c.find_resource("Class", n).is_some()
+                }
                 PType::Resource(Some(ty), None) => c.resolve_resource_type(ty).is_some(),
                 PType::Class(None) | PType::Resource(None, None) => true,
                 _ => true,
@@ -887,7 +905,10 @@ fn f_break(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 fn f_assert_type(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let t = match a.values.first() {
         Some(Value::Type(t)) => (**t).clone(),
-        Some(Value::Str(s)) => c.resolve_type_name(s, a.span)?,
+        Some(Value::Str(s)) => {
+            let s = s.clone();
+            c.type_from_string(&s, a.span)?
+        }
         _ => return Err(arg_err(c, a, "expects a Type")),
     };
     let v = a.values.get(1).cloned().unwrap_or(Value::Undef);

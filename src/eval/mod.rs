@@ -14,6 +14,7 @@ mod catalog_ops;
 mod collect;
 mod compiler;
 mod erb;
+mod exported;
 mod expr;
 mod functions;
 mod hiera_lookup;
@@ -28,6 +29,7 @@ mod signatures;
 mod stdlib;
 mod stdlib_validate;
 mod strings;
+mod type_refs;
 pub mod type_schema;
 pub mod types;
 pub mod value;
@@ -70,6 +72,18 @@ pub trait Loader {
     /// Whether a module ships a Ruby function of this name.
     fn has_ruby_function(&self, _name: &str) -> bool {
         false
+    }
+
+    /// Whether exported resources are stored and collected (Puppet's `storeconfigs`; see
+    /// `eval::exported`). Off: `@@` and `<<| |>>` only warn, as without PuppetDB.
+    fn storeconfigs(&self) -> bool {
+        false
+    }
+
+    /// The resources of type `type_name` (`Type::Name`) that nodes exported, with the node
+    /// that exported each, from the store that stands in for PuppetDB.
+    fn exported_resources(&self, _type_name: &str) -> Vec<(String, crate::catalog::Resource)> {
+        Vec::new()
     }
 }
 
@@ -158,6 +172,8 @@ pub struct CompileResult {
     pub priorities: Vec<priority::PriorityConflict>,
     /// Where resources and edges were written (for `ordo check`).
     pub provenance: Provenance,
+    /// With storeconfigs: the resources this node exported, as the store keeps them.
+    pub exported: Vec<crate::catalog::Resource>,
 }
 
 /// Compiles the manifest `text` (named `name`) for a node.

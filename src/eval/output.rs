@@ -10,7 +10,7 @@ use serde_json::Value as Json;
 impl Compiler<'_> {
     fn included(&self, idx: usize) -> bool {
         let r = &self.resources[idx];
-        !r.virtual_ && !r.dropped && !r.exported
+        !r.virtual_ && !r.dropped
     }
 
     /// The namevar attribute of a resource's type (`name` for defined types).

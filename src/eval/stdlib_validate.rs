@@ -312,7 +312,10 @@ impl Compiler<'_> {
                 span,
             )));
         };
-        match self.eval(&program.body, self.top)? {
+        self.type_alias_depth += 1;
+        let t = self.eval(&program.body, self.top);
+        self.type_alias_depth -= 1;
+        match t? {
             Value::Type(t) => Ok(*t),
             _ => Err(Flow::Err(self.runtime(
                 format!("The string '{text}' cannot be parsed as a type"),

@@ -94,6 +94,10 @@ pub fn builtin(name: &str) -> Option<PType> {
         "Timestamp" => PType::Timestamp,
         "Init" => PType::Init,
         "Object" => PType::Object,
+        // Pcore object types Ordo knows by name only: no value of the language is one.
+        "Deferred" | "Error" | "Binary" | "URI" | "SemVerRange" | "TypeSet" | "TypeAlias" => {
+            PType::Alias(name.to_string(), Box::new(PType::Object))
+        }
         _ => return None,
     })
 }

@@ -781,14 +781,15 @@ impl<'a> Cooker<'a> {
         let start = pos;
         loop {
             if skip_leading {
-                // Trim spaces and tabs up to and including one line break after `-%>`.
+                // Trim spaces and tabs, then up to one line break, after `-%>` (Puppet's
+                // `/^[ \t]*\r?(?:\n|\z)?/`: the spaces go even when no line break follows).
                 let rest = &src[pos..];
-                let ws = rest.len() - rest.trim_start_matches([' ', '\t']).len();
-                let after = &rest[ws..];
-                if after.starts_with("\r\n") {
-                    pos += ws + 2;
-                } else if after.starts_with('\n') {
-                    pos += ws + 1;
+                pos += rest.len() - rest.trim_start_matches([' ', '\t']).len();
+                if src[pos..].starts_with('\r') {
+                    pos += 1;
+                }
+                if src[pos..].starts_with('\n') {
+                    pos += 1;
                 }
                 skip_leading = false;
             }
