@@ -434,7 +434,15 @@ impl File {
         match want {
             Ensure::Absent => {
                 if *current == Current::Directory && !self.force {
-                    return Err("Could not remove directory; use force => true".into());
+                    // Puppet's remove_directory: a notice, nothing removed, and the change is
+                    // still reported (so every run reports it again).
+                    let source = Some(cx.path.to_string());
+                    cx.log(
+                        Level::Notice,
+                        source,
+                        "Not removing directory; use 'force' to override",
+                    );
+                    return Ok("removed".into());
                 }
                 self.backup(cx)?;
                 self.remove(current)?;
