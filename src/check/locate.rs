@@ -7,6 +7,7 @@
 
 use crate::catalog::{Catalog, ResourceRef};
 use crate::eval::Provenance;
+use crate::graph::fasthash::FastMap;
 use crate::graph::refs::canonical_ref;
 use crate::span::{SourceFile, SourceMap, Span};
 use std::collections::HashMap;
@@ -15,7 +16,7 @@ use std::collections::HashMap;
 pub struct Locator {
     provenance: Provenance,
     /// Resource lines of a catalog whose files could be read.
-    lines: HashMap<ResourceRef, Span>,
+    lines: FastMap<ResourceRef, Span>,
 }
 
 impl Locator {
@@ -27,7 +28,7 @@ impl Locator {
     pub fn from_provenance(provenance: Provenance) -> Locator {
         Locator {
             provenance,
-            lines: HashMap::new(),
+            lines: FastMap::default(),
         }
     }
 
@@ -39,7 +40,7 @@ impl Locator {
         read: &dyn Fn(&str) -> Option<String>,
     ) -> Locator {
         let mut files = HashMap::new();
-        let mut lines = HashMap::new();
+        let mut lines = FastMap::default();
         for r in &catalog.resources {
             let (Some(f), Some(line)) = (&r.file, r.line) else {
                 continue;

@@ -12,6 +12,8 @@ pub struct FsLoader {
     /// Where Hiera data lives: see [`crate::cli::data`].
     pub data: crate::cli::data::DataDirs,
     ruby_functions: std::cell::OnceCell<std::collections::HashSet<String>>,
+    /// Trees shared with the other compiles of a run (`--nodes`).
+    pub parse_cache: Option<std::sync::Arc<eval::parse_cache::ParseCache>>,
 }
 
 impl FsLoader {
@@ -28,6 +30,7 @@ impl FsLoader {
             ruby_types: std::cell::OnceCell::new(),
             data: Default::default(),
             ruby_functions: std::cell::OnceCell::new(),
+            parse_cache: None,
         }
     }
 
@@ -143,6 +146,10 @@ impl Loader for FsLoader {
     fn has_ruby_function(&self, name: &str) -> bool {
         self.ruby_functions().contains(name)
     }
+
+    fn parse_cache(&self) -> Option<&eval::parse_cache::ParseCache> {
+        self.parse_cache.as_deref()
+    }
 }
 
 /// What a compile needs besides the manifest: the node, its facts, the modules.
@@ -193,6 +200,18 @@ pub struct CompileArgs {
     /// order of every defined type's instances (Rudder ordering, Ordo extension).
     #[arg(long)]
     pub explain_priorities: bool,
+    /// Compile one catalog per node: DIR holds a facts file per node (`NODE.json` or
+    /// `NODE.yaml`); each catalog is written to `--outdir`/NODE.json.
+    #[arg(long, value_name = "DIR", requires = "outdir",
+          conflicts_with_all = ["output", "explain_priorities", "node", "facts"])]
+    pub nodes: Option<PathBuf>,
+    /// Where `--nodes` writes the catalogs.
+    #[arg(long, value_name = "DIR", requires = "nodes")]
+    pub outdir: Option<PathBuf>,
+    /// Nodes compiled at once with `--nodes` (default: the available cores).
+    #[arg(long, value_name = "N", requires = "nodes",
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub jobs: Option<u32>,
 }
 
 /// `ordo compile`: prints the catalog (or writes it to `--output`); returns the exit code.
@@ -201,6 +220,10 @@ pub fn run(args: &CompileArgs) -> i32 {
         .manifest
         .clone()
         .unwrap_or_else(|| PathBuf::from("site.pp"));
+    if let (Some(nodes), Some(outdir)) = (&args.nodes, &args.outdir) {
+        let jobs = args.jobs.map(|j| j as usize);
+        return super::nodes::run(&manifest, nodes, outdir, &args.inputs, jobs);
+    }
     let (catalog, conflicts) = match compile_manifest_with_priorities(&manifest, &args.inputs) {
         Ok(c) => c,
         Err(code) => return code,
@@ -208,15 +231,15 @@ pub fn run(args: &CompileArgs) -> i32 {
     if args.explain_priorities {
         eprint!("{}", super::priorities::explain(&catalog, &conflicts));
     }
-    let json = catalog.to_json_pretty();
+    let json = catalog_text(&catalog);
     match &args.output {
         Some(p) => {
-            if let Err(e) = std::fs::write(p, json + "\n") {
+            if let Err(e) = std::fs::write(p, json) {
                 eprintln!("Error: Could not write {}: {e}", p.display());
                 return 1;
             }
         }
-        None => outln!("{json}"),
+        None => out!("{json}"),
     }
     0
 }
@@ -274,8 +297,22 @@ pub fn compile_result(
             })?,
         None => crate::facts::local_facts(&node),
     };
+    let result = compile_text(manifest, &text, &node, facts, inputs, None);
+    Ok((result, node))
+}
+
+/// Compiles manifest text for a node with its facts; `cache` shares parsed files with other
+/// compiles of the same code.
+pub fn compile_text(
+    manifest: &Path,
+    text: &str,
+    node: &str,
+    facts: serde_json::Value,
+    inputs: &CompileInputs,
+    cache: Option<std::sync::Arc<eval::parse_cache::ParseCache>>,
+) -> eval::CompileResult {
     let opts = CompileOptions {
-        node: node.clone(),
+        node: node.to_string(),
         facts,
         strict_variables: inputs.strict_variables,
     };
@@ -286,8 +323,13 @@ pub fn compile_result(
         inputs.hiera_config.clone(),
         inputs.types.clone(),
     );
-    let result = eval::compile(&display_name(manifest), &text, &loader, &opts);
-    Ok((result, node))
+    loader.parse_cache = cache;
+    eval::compile(&display_name(manifest), text, &loader, &opts)
+}
+
+/// The text `ordo compile` writes for a catalog (`-o` file or stdout line).
+pub fn catalog_text(catalog: &Catalog) -> String {
+    catalog.to_json_pretty() + "\n"
 }
 
 fn display_name(p: &Path) -> String {
