@@ -55,11 +55,11 @@ pub fn check(catalog: &Catalog) -> Vec<String> {
             ));
             continue;
         }
-        titles.insert(key, i);
         // Containers are not managed; exec and tidy are not isomorphic in Puppet (two execs
         // may run the same command), so their namevar is no identity.
-        let type_lc = reference.type_name.to_ascii_lowercase();
-        if crate::graph::is_container(r) || type_lc == "exec" || type_lc == "tidy" {
+        let no_identity = crate::graph::is_container(r) || key.0 == "exec" || key.0 == "tidy";
+        titles.insert(key, i);
+        if no_identity {
             continue;
         }
         if let Some(Json::String(name)) = param(r, namevar(&r.type_name)) {

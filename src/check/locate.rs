@@ -10,7 +10,6 @@ use crate::eval::Provenance;
 use crate::graph::fasthash::FastMap;
 use crate::graph::refs::canonical_ref;
 use crate::span::{SourceFile, SourceMap, Span};
-use std::collections::HashMap;
 
 #[derive(Debug, Default)]
 pub struct Locator {
@@ -39,15 +38,20 @@ impl Locator {
         sources: &mut SourceMap,
         read: &dyn Fn(&str) -> Option<String>,
     ) -> Locator {
-        let mut files = HashMap::new();
+        let mut files: FastMap<&str, Option<crate::span::FileId>> = FastMap::default();
         let mut lines = FastMap::default();
         for r in &catalog.resources {
             let (Some(f), Some(line)) = (&r.file, r.line) else {
                 continue;
             };
-            let id = *files
-                .entry(f.clone())
-                .or_insert_with(|| read(f).map(|text| sources.add(f.clone(), text)));
+            let id = match files.get(f.as_str()) {
+                Some(id) => *id,
+                None => {
+                    let id = read(f).map(|text| sources.add(f.clone(), text));
+                    files.insert(f.as_str(), id);
+                    id
+                }
+            };
             let Some(id) = id else { continue };
             let Some(file) = sources.get(id) else {
                 continue;

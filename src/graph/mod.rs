@@ -201,14 +201,17 @@ pub struct Graph {
 
 /// Is this catalog resource a container rather than something to manage?
 pub fn is_container(r: &Resource) -> bool {
-    let t = r.type_name.to_ascii_lowercase();
-    if matches!(t.as_str(), "class" | "stage" | "node") {
+    let t = r.type_name.as_str();
+    if ["class", "stage", "node"]
+        .iter()
+        .any(|c| t.eq_ignore_ascii_case(c))
+    {
         return true;
     }
     match r.kind {
         Some(ResourceKind::CompilableType) => false,
         Some(_) => true,
-        None => !CORE_TYPES.contains(&t.as_str()),
+        None => !CORE_TYPES.iter().any(|c| t.eq_ignore_ascii_case(c)),
     }
 }
 
@@ -245,6 +248,11 @@ impl Graph {
             errors: Vec::new(),
         };
         g.add_containment(catalog, index);
+        // Most resources have a relationship or two: growing the sets from empty rehashed
+        // them a dozen times on a million-edge catalog.
+        g.relations.reserve(n);
+        g.relation_set.reserve(n);
+        g.relation_pairs.reserve(n);
         g.add_manual_relations(catalog, index);
         autorel::add_auto_relations(&mut g, catalog, index);
         g.expand();
