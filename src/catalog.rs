@@ -48,17 +48,19 @@ impl std::fmt::Display for ResourceRef {
 
 /// `foo::bar` -> `Foo::Bar`, as Puppet writes type names in references.
 pub fn capitalize_type(name: &str) -> String {
-    name.trim_start_matches("::")
-        .split("::")
-        .map(|seg| {
-            let mut c = seg.chars();
-            match c.next() {
-                Some(first) => first.to_uppercase().collect::<String>() + c.as_str(),
-                None => String::new(),
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("::")
+    // One string built in place: this runs for every resource of a catalog.
+    let mut out = String::with_capacity(name.len());
+    for (i, seg) in name.trim_start_matches("::").split("::").enumerate() {
+        if i > 0 {
+            out.push_str("::");
+        }
+        let mut c = seg.chars();
+        if let Some(first) = c.next() {
+            out.extend(first.to_uppercase());
+            out.push_str(c.as_str());
+        }
+    }
+    out
 }
 
 /// How Puppet classifies a catalog resource (`kind` in catalog_format 2).

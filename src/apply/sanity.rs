@@ -4,17 +4,18 @@
 //! the catalog (`resources[3]`) and, when known, the manifest line that declared it.
 
 use crate::catalog::{Catalog, Resource};
+use crate::graph::fasthash::FastMap;
+use crate::graph::refs::param;
 use crate::graph::refs::{canonical_ref, namevar};
 use serde_json::Value as Json;
-use std::collections::HashMap;
 
 const RELATIONSHIPS: &[&str] = &["require", "before", "notify", "subscribe"];
 
 /// Error messages; empty when the catalog is sound.
 pub fn check(catalog: &Catalog) -> Vec<String> {
     let mut out = Vec::new();
-    let mut titles: HashMap<(String, String), usize> = HashMap::new();
-    let mut names: HashMap<(String, String), usize> = HashMap::new();
+    let mut titles: FastMap<(String, String), usize> = FastMap::default();
+    let mut names: FastMap<(String, String), usize> = FastMap::default();
     for (i, r) in catalog.resources.iter().enumerate() {
         if r.type_name.trim().is_empty() {
             out.push(format!(
@@ -31,7 +32,7 @@ pub fn check(catalog: &Catalog) -> Vec<String> {
             continue;
         }
         for p in RELATIONSHIPS {
-            if let Some(v) = r.parameters.get(*p) {
+            if let Some(v) = param(r, p) {
                 if let Some(bad) = not_a_reference(v) {
                     out.push(format!(
                         "Invalid relationship at resources[{i}].parameters.{p}: {} {{ {p} => {bad} }} is not a resource reference{}",
@@ -54,14 +55,14 @@ pub fn check(catalog: &Catalog) -> Vec<String> {
             ));
             continue;
         }
-        titles.insert(key, i);
         // Containers are not managed; exec and tidy are not isomorphic in Puppet (two execs
         // may run the same command), so their namevar is no identity.
-        let type_lc = reference.type_name.to_ascii_lowercase();
-        if crate::graph::is_container(r) || type_lc == "exec" || type_lc == "tidy" {
+        let no_identity = crate::graph::is_container(r) || key.0 == "exec" || key.0 == "tidy";
+        titles.insert(key, i);
+        if no_identity {
             continue;
         }
-        if let Some(Json::String(name)) = r.parameters.get(namevar(&r.type_name)) {
+        if let Some(Json::String(name)) = param(r, namevar(&r.type_name)) {
             let mut key = (reference.type_name.to_ascii_lowercase(), title_key(r, name));
             if key.0 == "package" {
                 // Packages are unique by name and provider together.

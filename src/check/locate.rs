@@ -7,15 +7,15 @@
 
 use crate::catalog::{Catalog, ResourceRef};
 use crate::eval::Provenance;
+use crate::graph::fasthash::FastMap;
 use crate::graph::refs::canonical_ref;
 use crate::span::{SourceFile, SourceMap, Span};
-use std::collections::HashMap;
 
 #[derive(Debug, Default)]
 pub struct Locator {
     provenance: Provenance,
     /// Resource lines of a catalog whose files could be read.
-    lines: HashMap<ResourceRef, Span>,
+    lines: FastMap<ResourceRef, Span>,
 }
 
 impl Locator {
@@ -27,7 +27,7 @@ impl Locator {
     pub fn from_provenance(provenance: Provenance) -> Locator {
         Locator {
             provenance,
-            lines: HashMap::new(),
+            lines: FastMap::default(),
         }
     }
 
@@ -38,15 +38,20 @@ impl Locator {
         sources: &mut SourceMap,
         read: &dyn Fn(&str) -> Option<String>,
     ) -> Locator {
-        let mut files = HashMap::new();
-        let mut lines = HashMap::new();
+        let mut files: FastMap<&str, Option<crate::span::FileId>> = FastMap::default();
+        let mut lines = FastMap::default();
         for r in &catalog.resources {
             let (Some(f), Some(line)) = (&r.file, r.line) else {
                 continue;
             };
-            let id = *files
-                .entry(f.clone())
-                .or_insert_with(|| read(f).map(|text| sources.add(f.clone(), text)));
+            let id = match files.get(f.as_str()) {
+                Some(id) => *id,
+                None => {
+                    let id = read(f).map(|text| sources.add(f.clone(), text));
+                    files.insert(f.as_str(), id);
+                    id
+                }
+            };
             let Some(id) = id else { continue };
             let Some(file) = sources.get(id) else {
                 continue;

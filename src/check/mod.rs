@@ -50,6 +50,12 @@ pub fn check_manifest(
 
 /// Checks what a compile produced: its errors and warnings, then its catalog.
 pub fn check_compiled(result: CompileResult) -> Report {
+    check_compiled_keeping(result).0
+}
+
+/// [`check_compiled`], handing the catalog back (when the compile succeeded) for more
+/// checks, without a copy.
+pub fn check_compiled_keeping(result: CompileResult) -> (Report, Option<Catalog>) {
     let CompileResult {
         catalog,
         logs,
@@ -68,13 +74,17 @@ pub fn check_compiled(result: CompileResult) -> Report {
     for d in diagnostics {
         out.push(compile_diagnostic(d, &loc, &sources));
     }
-    if let (Some(catalog), false) = (catalog, failed) {
-        out.extend(check_catalog(&catalog, &loc, &sources));
+    let catalog = catalog.filter(|_| !failed);
+    if let Some(catalog) = &catalog {
+        out.extend(check_catalog(catalog, &loc, &sources));
     }
-    Report {
-        diagnostics: out,
-        sources,
-    }
+    (
+        Report {
+            diagnostics: out,
+            sources,
+        },
+        catalog,
+    )
 }
 
 /// A compile diagnostic made ready to draw: a code that says what it is, a label at its span,
@@ -132,9 +142,20 @@ pub fn check_catalog(catalog: &Catalog, loc: &Locator, sources: &SourceMap) -> V
     for e in &graph.errors {
         out.push(graph_error(&graph, e, loc));
     }
-    for node in &graph.nodes {
+    // Whether each managed resource can refresh; `None` for containers and for resources
+    // the runner cannot manage (reported here as errors). Built once: the warnings below ask
+    // for every notifying relationship.
+    let mut refreshable: Vec<Option<bool>> = vec![None; graph.nodes.len()];
+    for (n, node) in graph.nodes.iter().enumerate() {
         if let (false, Some(i)) = (node.container, node.index) {
-            if let Err(msg) = providers::build(&catalog.resources[i]) {
+            let msg = match providers::build(&catalog.resources[i]) {
+                Ok(p) => {
+                    refreshable[n] = Some(p.refreshable());
+                    continue;
+                }
+                Err(msg) => msg,
+            };
+            {
                 let mut d = Diagnostic::error("unsupported", msg);
                 match loc.resource(&node.reference) {
                     Some(span) => d = d.with_label(span, "declared here"),
@@ -149,7 +170,7 @@ pub fn check_catalog(catalog: &Catalog, loc: &Locator, sources: &SourceMap) -> V
         }
     }
     out.extend(cycles::diagnostics(&graph, loc, sources));
-    out.extend(warnings::refresh_ignored(catalog, &graph, loc));
+    out.extend(warnings::refresh_ignored(&graph, &refreshable, loc));
     out.extend(warnings::refreshonly_unnotified(catalog, &graph, loc));
     out
 }

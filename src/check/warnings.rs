@@ -2,9 +2,9 @@
 //! nothing sends them.
 
 use super::locate::Locator;
-use crate::apply::providers;
 use crate::catalog::Catalog;
 use crate::diagnostics::Diagnostic;
+use crate::graph::fasthash::FastSet;
 use crate::graph::{Graph, Origin, Vertex};
 use petgraph::visit::EdgeRef;
 use petgraph::Direction;
@@ -12,9 +12,15 @@ use serde_json::Value as Json;
 use std::collections::HashSet;
 
 /// Notifying relationships whose target cannot refresh: the events are silently dropped.
-pub fn refresh_ignored(catalog: &Catalog, graph: &Graph, loc: &Locator) -> Vec<Diagnostic> {
+/// `refreshable` says, for each node, whether its provider refreshes (`None`: a container or
+/// a resource Ordo cannot manage).
+pub fn refresh_ignored(
+    graph: &Graph,
+    refreshable: &[Option<bool>],
+    loc: &Locator,
+) -> Vec<Diagnostic> {
     let mut out = Vec::new();
-    let mut seen = HashSet::new();
+    let mut seen = FastSet::default();
     for rel in &graph.relations {
         if !rel.refresh || !seen.insert((rel.source, rel.target)) {
             continue;
@@ -24,10 +30,7 @@ pub fn refresh_ignored(catalog: &Catalog, graph: &Graph, loc: &Locator) -> Vec<D
             continue;
         }
         // Unsupported targets are reported as errors already.
-        let provider = target
-            .index
-            .and_then(|i| providers::build(&catalog.resources[i]).ok());
-        if provider.is_none_or(|p| p.refreshable()) {
+        if refreshable[rel.target] != Some(false) {
             continue;
         }
         let source = &graph.nodes[rel.source].reference;

@@ -14,6 +14,8 @@ pub struct FsLoader {
     ruby_functions: std::cell::OnceCell<std::collections::HashSet<String>>,
     /// With `--storeconfigs`: the resources nodes exported (see `cli::store`).
     pub exports: Option<Vec<(String, crate::catalog::Resource)>>,
+    /// Trees shared with the other compiles of a run (`--nodes`).
+    pub parse_cache: Option<std::sync::Arc<eval::parse_cache::ParseCache>>,
 }
 
 impl FsLoader {
@@ -31,6 +33,7 @@ impl FsLoader {
             data: Default::default(),
             ruby_functions: std::cell::OnceCell::new(),
             exports: None,
+            parse_cache: None,
         }
     }
 
@@ -160,6 +163,10 @@ impl Loader for FsLoader {
             .cloned()
             .collect()
     }
+
+    fn parse_cache(&self) -> Option<&eval::parse_cache::ParseCache> {
+        self.parse_cache.as_deref()
+    }
 }
 
 /// What a compile needs besides the manifest: the node, its facts, the modules.
@@ -220,6 +227,18 @@ pub struct CompileArgs {
     /// Ordo's state directory; with `--storeconfigs` it holds the exported-resources store.
     #[arg(long, default_value = crate::apply::state::DEFAULT_STATE_DIR)]
     pub state_dir: PathBuf,
+    /// Compile one catalog per node: DIR holds a facts file per node (`NODE.json` or
+    /// `NODE.yaml`); each catalog is written to `--outdir`/NODE.json.
+    #[arg(long, value_name = "DIR", requires = "outdir",
+          conflicts_with_all = ["output", "explain_priorities", "node", "facts"])]
+    pub nodes: Option<PathBuf>,
+    /// Where `--nodes` writes the catalogs.
+    #[arg(long, value_name = "DIR", requires = "nodes")]
+    pub outdir: Option<PathBuf>,
+    /// Nodes compiled at once with `--nodes` (default: the available cores).
+    #[arg(long, value_name = "N", requires = "nodes",
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub jobs: Option<u32>,
 }
 
 /// `ordo compile`: prints the catalog (or writes it to `--output`); returns the exit code.
@@ -230,6 +249,10 @@ pub fn run(args: &CompileArgs) -> i32 {
         .unwrap_or_else(|| PathBuf::from("site.pp"));
     let mut inputs = args.inputs.clone();
     inputs.state_dir = Some(args.state_dir.clone());
+    if let (Some(nodes), Some(outdir)) = (&args.nodes, &args.outdir) {
+        let jobs = args.jobs.map(|j| j as usize);
+        return super::nodes::run(&manifest, nodes, outdir, &inputs, jobs);
+    }
     let (catalog, conflicts) = match compile_manifest_with_priorities(&manifest, &inputs) {
         Ok(c) => c,
         Err(code) => return code,
@@ -237,15 +260,15 @@ pub fn run(args: &CompileArgs) -> i32 {
     if args.explain_priorities {
         eprint!("{}", super::priorities::explain(&catalog, &conflicts));
     }
-    let json = catalog.to_json_pretty();
+    let json = catalog_text(&catalog);
     match &args.output {
         Some(p) => {
-            if let Err(e) = std::fs::write(p, json + "\n") {
+            if let Err(e) = std::fs::write(p, json) {
                 eprintln!("Error: Could not write {}: {e}", p.display());
                 return 1;
             }
         }
-        None => outln!("{json}"),
+        None => out!("{json}"),
     }
     0
 }
@@ -311,8 +334,25 @@ pub fn compile_result(
             })?,
         None => crate::facts::local_facts(&node),
     };
+    let result = compile_text(manifest, &text, &node, facts, inputs, None).map_err(|e| {
+        eprintln!("Error: {e}");
+        1
+    })?;
+    Ok((result, node))
+}
+
+/// Compiles manifest text for a node with its facts; `cache` shares parsed files with other
+/// compiles of the same code. `Err` when the exported-resources store cannot be read.
+pub fn compile_text(
+    manifest: &Path,
+    text: &str,
+    node: &str,
+    facts: serde_json::Value,
+    inputs: &CompileInputs,
+    cache: Option<std::sync::Arc<eval::parse_cache::ParseCache>>,
+) -> Result<eval::CompileResult, String> {
     let opts = CompileOptions {
-        node: node.clone(),
+        node: node.to_string(),
         facts,
         strict_variables: inputs.strict_variables,
     };
@@ -324,13 +364,15 @@ pub fn compile_result(
         inputs.types.clone(),
     );
     if inputs.storeconfigs {
-        loader.exports = Some(export_store(inputs).load_all().map_err(|e| {
-            eprintln!("Error: {e}");
-            1
-        })?);
+        loader.exports = Some(export_store(inputs).load_all()?);
     }
-    let result = eval::compile(&display_name(manifest), &text, &loader, &opts);
-    Ok((result, node))
+    loader.parse_cache = cache;
+    Ok(eval::compile(&display_name(manifest), text, &loader, &opts))
+}
+
+/// The text `ordo compile` writes for a catalog (`-o` file or stdout line).
+pub fn catalog_text(catalog: &Catalog) -> String {
+    catalog.to_json_pretty() + "\n"
 }
 
 /// The exported-resources store of the inputs' state directory.

@@ -85,11 +85,7 @@ fn check_report(args: &CheckArgs) -> Result<(Report, Option<Catalog>), i32> {
         ));
     }
     let (result, _node) = super::compile::compile_result(&args.file, &args.inputs)?;
-    let catalog = result
-        .catalog
-        .clone()
-        .filter(|_| !result.diagnostics.iter().any(Diagnostic::is_error));
-    Ok((crate::check::check_compiled(result), catalog))
+    Ok(crate::check::check_compiled_keeping(result))
 }
 
 pub fn check(args: &CheckArgs) -> i32 {
@@ -133,6 +129,10 @@ pub fn check(args: &CheckArgs) -> i32 {
         .diagnostics
         .iter()
         .any(|d| d.is_error() || args.deny_warnings);
+    // The process ends here: freeing a large catalog and its sources piece by piece would
+    // only delay the exit (a tenth of checking 100,000 resources).
+    std::mem::forget(catalog);
+    std::mem::forget(report);
     i32::from(failing)
 }
 

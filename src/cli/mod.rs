@@ -27,6 +27,7 @@ pub mod catalog_file;
 pub mod compile;
 pub mod data;
 pub mod graph;
+pub mod nodes;
 pub mod parse;
 pub mod priorities;
 pub mod store;

@@ -198,11 +198,12 @@ impl<'a> Compiler<'a> {
     pub fn run(mut self, name: &str, text: &str) -> CompileResult {
         let file = self.sources.add(name, text);
         self.main_file = file;
-        let parsed = parse_source(text, file);
+        let parsed = self.parse_shared(name, text, file);
         let mut diagnostics: Vec<Diagnostic> = parsed
             .diagnostics
-            .into_iter()
+            .iter()
             .filter(|d| d.is_error())
+            .cloned()
             .map(|mut d| {
                 let loc = self.line_col_location(d.span);
                 d.message = format!(
@@ -214,7 +215,7 @@ impl<'a> Compiler<'a> {
                 d
             })
             .collect();
-        let program = match parsed.program {
+        let program = match &parsed.program {
             Some(p) if diagnostics.is_empty() => p,
             _ => {
                 if diagnostics.is_empty() {
@@ -234,7 +235,7 @@ impl<'a> Compiler<'a> {
                 };
             }
         };
-        let result = self.compile_program(&program);
+        let result = self.compile_program(program);
         match result {
             Ok(catalog) => {
                 let provenance = self.provenance();
@@ -468,14 +469,34 @@ impl<'a> Compiler<'a> {
         let Some((display, text)) = self.loader.load(module, path) else {
             return false;
         };
-        let file = self.sources.add(display, text.clone());
-        let parsed = parse_source(&text, file);
-        match parsed.program {
+        let file = self.sources.add(display.clone(), text.clone());
+        let parsed = self.parse_shared(&display, &text, file);
+        match &parsed.program {
             Some(p) => {
                 self.queue_param_type_checks(&p.body);
                 self.register_definitions(&p.body, "").is_ok()
             }
             None => false,
+        }
+    }
+
+    /// Parses a manifest or module file, or takes its tree from the loader's shared cache.
+    fn parse_shared(
+        &self,
+        name: &str,
+        text: &str,
+        file: FileId,
+    ) -> std::sync::Arc<super::parse_cache::Parsed> {
+        let parse = || {
+            let p = parse_source(text, file);
+            super::parse_cache::Parsed {
+                program: p.program,
+                diagnostics: p.diagnostics,
+            }
+        };
+        match self.loader.parse_cache() {
+            Some(cache) => cache.get(name, text, file, parse),
+            None => std::sync::Arc::new(parse()),
         }
     }
 

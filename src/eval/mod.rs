@@ -20,6 +20,7 @@ mod functions;
 mod hiera_lookup;
 mod module_functions;
 mod output;
+pub mod parse_cache;
 pub mod priority;
 mod provenance;
 mod ruby;
@@ -66,6 +67,12 @@ pub trait Loader {
 
     /// The file name of the global Hiera config (`--hiera-config`), read as `global/<name>`.
     fn hiera_config_name(&self) -> Option<String> {
+        None
+    }
+
+    /// Trees shared with other compiles of the same code (`ordo compile --nodes`); `None`
+    /// parses every file afresh.
+    fn parse_cache(&self) -> Option<&parse_cache::ParseCache> {
         None
     }
 

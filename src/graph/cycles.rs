@@ -4,9 +4,10 @@
 //! component's first vertex) per component. Beyond Puppet, each edge of the path can be
 //! explained with its origin, containment anchors folded away.
 
+use super::fasthash::{FastMap as HashMap, FastSet as HashSet};
 use super::{Graph, Origin, Vertex};
 use petgraph::Direction;
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::VecDeque;
 
 /// One cycle: the vertices of a strongly connected component and a path through it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -49,7 +50,7 @@ pub fn find_cycles(g: &Graph) -> Vec<Cycle> {
 fn path_in_cycle(g: &Graph, members: &[Vertex]) -> Vec<Vertex> {
     const BUDGET: usize = 4_000_000;
     let inside: HashSet<Vertex> = members.iter().copied().collect();
-    let mut adjacency: HashMap<Vertex, Vec<Vertex>> = HashMap::new();
+    let mut adjacency: HashMap<Vertex, Vec<Vertex>> = HashMap::default();
     let mut out = |v: Vertex| -> Vec<Vertex> {
         adjacency
             .entry(v)
@@ -106,7 +107,7 @@ fn shortest_cycle_through_first(
     inside: &HashSet<Vertex>,
 ) -> Vec<Vertex> {
     let first = members[0];
-    let mut parent: HashMap<Vertex, Vertex> = HashMap::new();
+    let mut parent: HashMap<Vertex, Vertex> = HashMap::default();
     let mut queue = VecDeque::from([first]);
     while let Some(v) = queue.pop_front() {
         for to in g.adjacent(v, Direction::Outgoing) {

@@ -18,6 +18,7 @@ pub mod cycles;
 pub use crate::digest;
 pub mod dot;
 pub mod explain;
+pub mod fasthash;
 pub mod order;
 pub mod placement;
 pub mod refs;
@@ -25,11 +26,11 @@ pub mod requisites;
 
 use crate::catalog::{Catalog, Resource, ResourceKind, ResourceRef};
 use crate::diagnostics::Diagnostic;
+use fasthash::{FastMap, FastSet};
 use petgraph::stable_graph::{EdgeIndex, NodeIndex, StableDiGraph};
 use petgraph::visit::EdgeRef;
 use petgraph::Direction;
 use refs::RefIndex;
-use std::collections::{HashMap, HashSet};
 
 pub use order::Ordering;
 
@@ -184,15 +185,15 @@ pub struct Graph {
     pub relations: Vec<Relation>,
     /// Every relation, and every (source, target) pair of one: membership tests in constant
     /// time (a linear `contains` made building quadratic in the number of relationships).
-    relation_set: HashSet<Relation>,
-    relation_pairs: HashSet<(usize, usize)>,
+    relation_set: FastSet<Relation>,
+    relation_pairs: FastSet<(usize, usize)>,
     /// Containment: children of each node, in catalog edge order.
     pub children: Vec<Vec<usize>>,
     /// The container shown in a resource's path (`/Stage[main]/Main/...`).
     pub parent: Vec<Option<usize>>,
     /// The expanded graph: containers replaced by anchors.
     pub expanded: StableDiGraph<Vertex, Label>,
-    vertex_index: HashMap<Vertex, NodeIndex>,
+    vertex_index: FastMap<Vertex, NodeIndex>,
     /// Priority rank of each node under the chosen ordering (smaller goes first).
     pub priority: Vec<u64>,
     pub errors: Vec<GraphError>,
@@ -200,14 +201,17 @@ pub struct Graph {
 
 /// Is this catalog resource a container rather than something to manage?
 pub fn is_container(r: &Resource) -> bool {
-    let t = r.type_name.to_ascii_lowercase();
-    if matches!(t.as_str(), "class" | "stage" | "node") {
+    let t = r.type_name.as_str();
+    if ["class", "stage", "node"]
+        .iter()
+        .any(|c| t.eq_ignore_ascii_case(c))
+    {
         return true;
     }
     match r.kind {
         Some(ResourceKind::CompilableType) => false,
         Some(_) => true,
-        None => !CORE_TYPES.contains(&t.as_str()),
+        None => !CORE_TYPES.iter().any(|c| t.eq_ignore_ascii_case(c)),
     }
 }
 
@@ -223,25 +227,34 @@ impl Graph {
     /// Builds the graph of a catalog. Problems (missing dependencies, bad edges) are collected
     /// in `errors`; the graph is still built from what could be resolved.
     pub fn build(catalog: &Catalog, ordering: Ordering) -> Graph {
+        Graph::build_indexed(catalog, ordering, &RefIndex::new(&catalog.resources))
+    }
+
+    /// [`Graph::build`] with the reference index of the catalog already made.
+    pub fn build_indexed(catalog: &Catalog, ordering: Ordering, index: &RefIndex) -> Graph {
         let (nodes, node_of) = make_nodes(catalog);
-        let index = RefIndex::new(&catalog.resources);
         let n = nodes.len();
         let mut g = Graph {
             nodes,
             node_of,
             relations: Vec::new(),
-            relation_set: HashSet::new(),
-            relation_pairs: HashSet::new(),
+            relation_set: FastSet::default(),
+            relation_pairs: FastSet::default(),
             children: vec![Vec::new(); n],
             parent: vec![None; n],
             expanded: StableDiGraph::new(),
-            vertex_index: HashMap::new(),
+            vertex_index: FastMap::default(),
             priority: Vec::new(),
             errors: Vec::new(),
         };
-        g.add_containment(catalog, &index);
-        g.add_manual_relations(catalog, &index);
-        autorel::add_auto_relations(&mut g, catalog, &index);
+        g.add_containment(catalog, index);
+        // Most resources have a relationship or two: growing the sets from empty rehashed
+        // them a dozen times on a million-edge catalog.
+        g.relations.reserve(n);
+        g.relation_set.reserve(n);
+        g.relation_pairs.reserve(n);
+        g.add_manual_relations(catalog, index);
+        autorel::add_auto_relations(&mut g, catalog, index);
         g.expand();
         g.priority = order::priorities(&g.nodes, ordering);
         placement::adjust(&mut g, catalog, ordering);
@@ -258,7 +271,7 @@ impl Graph {
         }
         // A set beside the lists: a class holding N resources would otherwise cost N^2/2
         // comparisons.
-        let mut seen: HashSet<(usize, usize)> = self
+        let mut seen: FastSet<(usize, usize)> = self
             .children
             .iter()
             .enumerate()
@@ -298,17 +311,17 @@ impl Graph {
             let me = self.node_of[i];
             let params = RELATIONSHIP_PARAMS.iter().chain(requisites::EDGE_PARAMS);
             for &(param, inward, refresh) in params {
-                let Some(value) = r.parameters.get(param) else {
+                let Some(value) = refs::param(r, param) else {
                     continue;
                 };
-                for reference in refs::reference_strings(value) {
-                    if crate::catalog::ResourceRef::parse(&reference).is_none() {
+                refs::for_each_reference(value, &mut |reference| {
+                    if refs::split_ref(&reference).is_none() {
                         self.errors.push(GraphError::BadReference {
-                            value: reference,
+                            value: reference.into_owned(),
                             resource: me,
                             param,
                         });
-                        continue;
+                        return;
                     }
                     let Some(other) = index.resolve(&reference) else {
                         self.errors.push(GraphError::MissingDependency {
@@ -316,7 +329,7 @@ impl Graph {
                             resource: me,
                             param,
                         });
-                        continue;
+                        return;
                     };
                     let other = self.node_of[other];
                     let (source, target) = if inward { (other, me) } else { (me, other) };
@@ -327,7 +340,7 @@ impl Graph {
                         origin: Origin::Metaparam { param, on: me },
                     };
                     self.add_relation(rel);
-                }
+                });
             }
         }
     }
@@ -362,7 +375,7 @@ impl Graph {
             .filter(|&n| self.nodes[n].container)
             .collect();
         // Step 1: every node is a vertex, containers included for now; then the anchors.
-        let mut x = Expansion::default();
+        let mut x = Expansion::new(self.nodes.len(), &containers);
         for n in 0..self.nodes.len() {
             x.vertex(Vertex::Resource(n));
         }
@@ -407,7 +420,7 @@ impl Graph {
                 x.add(Vertex::Admissible(c), admissible(v), true, origin.clone());
                 x.add(completed(v), Vertex::Completed(c), true, origin.clone());
             }
-            let cv = x.index[&Vertex::Resource(c)];
+            let cv = x.slot(Vertex::Resource(c));
             for e in x.live(cv, Direction::Incoming) {
                 let (src, _, label) = x.edges[e].clone().expect("live edge");
                 let src = match src {
@@ -471,7 +484,7 @@ impl Graph {
             return Vec::new();
         };
         let mut out = Vec::new();
-        let mut seen = HashSet::new();
+        let mut seen = FastSet::default();
         for e in self.ordered_edges(ix, dir) {
             let (s, t) = self.expanded.edge_endpoints(e).expect("edge exists");
             let other = self.expanded[if dir == Direction::Outgoing { t } else { s }];
@@ -620,18 +633,46 @@ impl Graph {
 /// The expanded graph while containers are being replaced: an edge list with per-vertex
 /// incoming and outgoing edge ids (ids grow with insertion, so the lists are in insertion
 /// order) and removal by marking.
-#[derive(Default)]
 struct Expansion {
     vertices: Vec<Vertex>,
-    index: HashMap<Vertex, usize>,
+    /// Number of nodes: `Resource(n)` is vertex `n`, container number `k`'s anchors come
+    /// after them (`nodes + 2k` and `nodes + 2k + 1`), in the order [`Graph::expand`] adds them.
+    nodes: usize,
+    /// Rank of each node among the containers.
+    rank: Vec<usize>,
     edges: Vec<Option<(Vertex, Vertex, Label)>>,
     incoming: Vec<Vec<usize>>,
     outgoing: Vec<Vec<usize>>,
 }
 
 impl Expansion {
+    fn new(nodes: usize, containers: &[usize]) -> Expansion {
+        let mut rank = vec![usize::MAX; nodes];
+        for (k, &c) in containers.iter().enumerate() {
+            rank[c] = k;
+        }
+        let vertices = nodes + 2 * containers.len();
+        Expansion {
+            vertices: Vec::with_capacity(vertices),
+            nodes,
+            rank,
+            edges: Vec::new(),
+            incoming: Vec::with_capacity(vertices),
+            outgoing: Vec::with_capacity(vertices),
+        }
+    }
+
+    /// The position of a vertex in `vertices`.
+    fn slot(&self, v: Vertex) -> usize {
+        match v {
+            Vertex::Resource(n) => n,
+            Vertex::Admissible(c) => self.nodes + 2 * self.rank[c],
+            Vertex::Completed(c) => self.nodes + 2 * self.rank[c] + 1,
+        }
+    }
+
     fn vertex(&mut self, v: Vertex) {
-        self.index.insert(v, self.vertices.len());
+        debug_assert_eq!(self.slot(v), self.vertices.len());
         self.vertices.push(v);
         self.incoming.push(Vec::new());
         self.outgoing.push(Vec::new());
@@ -649,8 +690,9 @@ impl Expansion {
                 seq,
             },
         )));
-        self.outgoing[self.index[&s]].push(id);
-        self.incoming[self.index[&t]].push(id);
+        let (s, t) = (self.slot(s), self.slot(t));
+        self.outgoing[s].push(id);
+        self.incoming[t].push(id);
     }
 
     fn remove(&mut self, e: usize) {

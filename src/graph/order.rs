@@ -7,9 +7,10 @@
 //! Anchors take their container's priority.
 
 use super::digest::{hex, sha1};
+use super::fasthash::FastMap as HashMap;
 use super::{Graph, Node, Vertex};
 use petgraph::Direction;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Ordering {
@@ -102,7 +103,7 @@ impl<'g> Schedule<'g> {
     pub fn new(graph: &'g Graph) -> Schedule<'g> {
         let mut s = Schedule {
             graph,
-            blockers: HashMap::new(),
+            blockers: HashMap::default(),
             ready: BTreeMap::new(),
         };
         for v in graph.vertices() {

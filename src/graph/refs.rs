@@ -5,9 +5,10 @@
 //! and by the `alias` metaparameter. File paths lose their trailing slashes, class titles
 //! their case.
 
+use super::fasthash::FastMap;
 use crate::catalog::{capitalize_type, Resource, ResourceRef};
 use serde_json::Value as Json;
-use std::collections::HashMap;
+use std::borrow::Cow;
 
 /// The parameter naming a resource of a core type when it differs from the title.
 pub fn namevar(type_name: &str) -> &'static str {
@@ -29,34 +30,77 @@ pub fn canonical_ref(type_name: &str, title: &str) -> ResourceRef {
     ResourceRef::new(type_name, title)
 }
 
-/// The lookup key of a (type, title or alias) pair.
-fn key(type_name: &str, name: &str) -> (String, String) {
-    let t = type_name.trim_start_matches("::").to_ascii_lowercase();
-    let n = match t.as_str() {
-        "class" => name.trim_start_matches("::").to_ascii_lowercase(),
-        "file" if name.len() > 1 => name.trim_end_matches('/').to_string(),
-        _ => name.to_string(),
-    };
-    (t, n)
+/// A parameter of a resource. Resources have a handful of parameters, and the graph stage
+/// asks each for some twenty metaparameters it rarely has: comparing a few keys is cheaper
+/// than hashing the name with the map's SipHash every time.
+#[inline]
+pub fn param<'r>(r: &'r Resource, name: &str) -> Option<&'r Json> {
+    if r.parameters.len() <= 8 {
+        r.parameters
+            .iter()
+            .find_map(|(k, v)| (k == name).then_some(v))
+    } else {
+        r.parameters.get(name)
+    }
+}
+
+/// Writes the lookup key of a (type, title or alias) pair into `out`: the type trimmed of a
+/// leading `::` and lowercased, a NUL (never in a type name), then the name (class names
+/// lowercased, file paths without trailing slashes).
+fn write_key(type_name: &str, name: &str, out: &mut String) {
+    out.clear();
+    let t = type_name.trim_start_matches("::");
+    let start = out.len();
+    out.push_str(t);
+    out[start..].make_ascii_lowercase();
+    let t = &out[start..];
+    let (class, file) = (t == "class", t == "file");
+    out.push('\0');
+    if class {
+        let at = out.len();
+        out.push_str(name.trim_start_matches("::"));
+        out[at..].make_ascii_lowercase();
+    } else if file && name.len() > 1 {
+        out.push_str(name.trim_end_matches('/'));
+    } else {
+        out.push_str(name);
+    }
+}
+
+/// `Type[title]` split into its type and title without allocating, by the rules of
+/// [`ResourceRef::parse`] (which also capitalises the type: keys lowercase it again).
+pub fn split_ref(s: &str) -> Option<(&str, &str)> {
+    let open = s.find('[')?;
+    if !s.ends_with(']') || open == 0 {
+        return None;
+    }
+    let type_name = &s[..open];
+    let mut title = &s[open + 1..s.len() - 1];
+    if title.len() >= 2 && title.starts_with('\'') && title.ends_with('\'') {
+        title = &title[1..title.len() - 1];
+    }
+    Some((type_name, title))
 }
 
 /// Reference strings found in a relationship metaparameter value (a string or nested arrays).
 pub fn reference_strings(value: &Json) -> Vec<String> {
     let mut out = Vec::new();
-    collect(value, &mut out);
+    for_each_reference(value, &mut |s| out.push(s.into_owned()));
     out
 }
 
-fn collect(value: &Json, out: &mut Vec<String>) {
+/// Calls `f` with each reference string of a relationship metaparameter value, in order,
+/// without copying the strings the value holds.
+pub fn for_each_reference<'a>(value: &'a Json, f: &mut dyn FnMut(Cow<'a, str>)) {
     match value {
-        Json::String(s) => out.push(s.clone()),
-        Json::Array(items) => items.iter().for_each(|v| collect(v, out)),
+        Json::String(s) => f(Cow::Borrowed(s)),
+        Json::Array(items) => items.iter().for_each(|v| for_each_reference(v, f)),
         Json::Object(map) => {
             // A reference written as data: {"type": "Notify", "title": "a"}.
             if let (Some(Json::String(t)), Some(Json::String(n))) =
                 (map.get("type"), map.get("title"))
             {
-                out.push(format!("{t}[{n}]"));
+                f(Cow::Owned(format!("{t}[{n}]")));
             }
         }
         _ => {}
@@ -66,24 +110,30 @@ fn collect(value: &Json, out: &mut Vec<String>) {
 /// Title, namevar and alias index over catalog resources.
 #[derive(Default, Debug)]
 pub struct RefIndex {
-    map: HashMap<(String, String), usize>,
+    map: FastMap<Box<str>, usize>,
 }
 
 impl RefIndex {
     pub fn new(resources: &[Resource]) -> RefIndex {
-        let mut map = HashMap::new();
+        let mut map: FastMap<Box<str>, usize> = FastMap::default();
+        map.reserve(resources.len());
+        let mut key = String::new();
+        let mut add = |t: &str, n: &str, i: usize, key: &mut String| {
+            write_key(t, n, key);
+            if !map.contains_key(key.as_str()) {
+                map.insert(key.as_str().into(), i);
+            }
+        };
         // Titles first so that a namevar or alias never hides a title.
         for (i, r) in resources.iter().enumerate() {
-            map.entry(key(&r.type_name, &r.title)).or_insert(i);
+            add(&r.type_name, &r.title, i, &mut key);
         }
         for (i, r) in resources.iter().enumerate() {
-            if let Some(Json::String(name)) = r.parameters.get(namevar(&r.type_name)) {
-                map.entry(key(&r.type_name, name)).or_insert(i);
+            if let Some(Json::String(name)) = param(r, namevar(&r.type_name)) {
+                add(&r.type_name, name, i, &mut key);
             }
-            if let Some(alias) = r.parameters.get("alias") {
-                for a in reference_strings(alias) {
-                    map.entry(key(&r.type_name, &a)).or_insert(i);
-                }
+            if let Some(alias) = param(r, "alias") {
+                for_each_reference(alias, &mut |a| add(&r.type_name, &a, i, &mut key));
             }
         }
         RefIndex { map }
@@ -91,13 +141,28 @@ impl RefIndex {
 
     /// Resolves `Type[title]` (as written in a catalog or by a user).
     pub fn resolve(&self, reference: &str) -> Option<usize> {
-        let r = ResourceRef::parse(reference.trim())?;
-        self.find(&r.type_name, &r.title)
+        let (type_name, title) = split_ref(reference.trim())?;
+        if type_name.is_ascii() {
+            self.find(type_name, title)
+        } else {
+            // Unicode capitalisation may change more than ASCII lowercasing undoes.
+            let r = ResourceRef::parse(reference.trim())?;
+            self.find(&r.type_name, &r.title)
+        }
     }
 
     pub fn find(&self, type_name: &str, title: &str) -> Option<usize> {
-        self.map.get(&key(type_name, title)).copied()
+        KEY.with(|k| {
+            let mut k = k.borrow_mut();
+            write_key(type_name, title, &mut k);
+            self.map.get(k.as_str()).copied()
+        })
     }
+}
+
+thread_local! {
+    /// The key buffer of lookups: one allocation per thread, not one per lookup.
+    static KEY: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
 }
 
 #[cfg(test)]
