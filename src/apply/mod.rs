@@ -20,6 +20,7 @@ pub mod report;
 pub mod requisites;
 pub mod salt;
 pub mod sanity;
+pub mod schedule;
 pub mod signals;
 pub mod state;
 mod transaction;
@@ -49,6 +50,9 @@ pub struct ApplyOptions {
     /// Where refresh events that a run could not deliver are kept for the next run (see
     /// `pending`); `None` keeps nothing.
     pub pending_file: Option<PathBuf>,
+    /// When each resource with a `schedule` was last checked (see `schedule`); `None`: kept
+    /// nowhere, so every schedule counts as never checked.
+    pub schedule_file: Option<PathBuf>,
     /// Set (by a signal) to stop after the current resource.
     pub stop: signals::StopFlag,
 }
@@ -63,6 +67,7 @@ impl Default for ApplyOptions {
             jobs: 1,
             failhard: false,
             pending_file: None,
+            schedule_file: None,
             stop: signals::StopFlag::new(),
         }
     }
@@ -122,6 +127,29 @@ pub fn validate(catalog: &Catalog, graph: &Graph) -> Vec<LogLine> {
             let loc = node.location();
             let sep = if loc.is_empty() { "" } else { " " };
             out.push(LogLine::new(Level::Error, None, format!("{msg}{sep}{loc}")));
+        }
+    }
+    match schedule::catalog_schedules(catalog) {
+        Err(msg) => out.push(LogLine::new(Level::Error, None, msg)),
+        Ok(known) => {
+            for node in &graph.nodes {
+                let Some(i) = node.index.filter(|_| !node.container) else {
+                    continue;
+                };
+                if let Some(name) = schedule::wanted(&catalog.resources[i]) {
+                    if !known.contains_key(&name) {
+                        // Puppet fails the run when it reaches the resource; Ordo refuses the
+                        // catalog before any change.
+                        let loc = node.location();
+                        let sep = if loc.is_empty() { "" } else { " " };
+                        out.push(LogLine::new(
+                            Level::Error,
+                            None,
+                            format!("Could not find schedule {name}{sep}{loc}"),
+                        ));
+                    }
+                }
+            }
         }
     }
     let cycles = find_cycles(graph);

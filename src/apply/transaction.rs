@@ -80,6 +80,15 @@ struct Run<'a> {
     /// Anchors from which refresh edges lead to a resource that refreshes: only their events
     /// are worth keeping as pending.
     relaying: HashSet<Vertex>,
+    /// The catalog's schedules, when last each scheduled resource was checked, and now.
+    schedules: Schedules,
+}
+
+struct Schedules {
+    known: HashMap<String, super::schedule::Schedule>,
+    checked: Option<super::schedule::Checked>,
+    now: i64,
+    tz: jiff::tz::TimeZone,
 }
 
 pub(super) fn run(
@@ -112,6 +121,15 @@ pub(super) fn run(
         carried: HashMap::new(),
         interrupted: None,
         relaying: HashSet::new(),
+        schedules: Schedules {
+            known: super::schedule::catalog_schedules(catalog).unwrap_or_default(),
+            checked: opts
+                .schedule_file
+                .as_deref()
+                .map(super::schedule::Checked::load),
+            now: jiff::Timestamp::now().as_second(),
+            tz: jiff::tz::TimeZone::system(),
+        },
     };
     r.load_pending();
     let mut schedule = Schedule::new(graph);
@@ -161,6 +179,15 @@ pub(super) fn run(
         );
     }
     r.end_of_run();
+    if let Some(c) = &r.schedules.checked {
+        if let Err(e) = c.save() {
+            r.say(
+                Level::Warning,
+                None,
+                format!("Could not save the schedules' check times: {e}"),
+            );
+        }
+    }
     let report = r.report(start.elapsed().as_secs_f64());
     RunResult {
         refused: false,
@@ -211,7 +238,7 @@ impl Run<'_> {
         for &v in batch {
             self.propagate_failure(v);
             self.number(v);
-            if self.skip(v) || !self.requisites_allow(v) {
+            if !self.scheduled(v) || self.skip(v) || !self.requisites_allow(v) {
                 continue;
             }
             to_apply.push(v);
@@ -223,6 +250,36 @@ impl Run<'_> {
             self.process_events(v);
             self.check_failhard(v);
         }
+    }
+
+    /// Whether `v` is due under its `schedule`; one that is not is skipped quietly, as Puppet
+    /// does (`Not scheduled` is a debug line). A due one is recorded as checked now.
+    fn scheduled(&mut self, v: Vertex) -> bool {
+        let Vertex::Resource(n) = v else { return true };
+        let Some(i) = self.graph.nodes[n].index else {
+            return true;
+        };
+        let Some(name) = super::schedule::wanted(&self.catalog.resources[i]) else {
+            return true;
+        };
+        let Some(schedule) = self.schedules.known.get(&name) else {
+            return true; // refused at validation
+        };
+        let reference = self.graph.nodes[n].reference.to_string();
+        let s = &self.schedules;
+        let last = s.checked.as_ref().map_or(0, |c| c.last(&reference));
+        if !schedule.matches(last, s.now, &s.tz) {
+            self.status.entry(v).or_default().skipped = true;
+            self.queues.remove(&v);
+            return false;
+        }
+        let now = s.now;
+        if !self.opts.noop {
+            if let Some(c) = self.schedules.checked.as_mut() {
+                c.record(&reference, now);
+            }
+        }
+        true
     }
 
     fn propagate_failure(&mut self, v: Vertex) {

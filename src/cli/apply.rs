@@ -97,6 +97,7 @@ impl ApplyArgs {
             .clone()
             .unwrap_or_else(|| state.bucket_dir());
         o.pending_file = Some(state.pending_path(&self.file));
+        o.schedule_file = Some(self.state_dir.join("schedules.json"));
         o
     }
 }

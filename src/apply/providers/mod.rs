@@ -102,6 +102,7 @@ pub fn build(r: &Resource) -> Result<Box<dyn Provider>, String> {
         "user" => usergroup::USER_ATTRIBUTES,
         "group" => usergroup::GROUP_ATTRIBUTES,
         "anchor" => &["name"],
+        "schedule" => &["name", "period", "periodmatch", "range", "repeat", "weekday"],
         _ => {
             return Err(format!(
                 "Ordo cannot manage resources of type '{}' ({}[{}]); supported types: notify, file, exec, package, service, user, group",
