@@ -16,6 +16,7 @@ mod compiler;
 mod erb;
 mod expr;
 mod functions;
+mod fxhash;
 mod hiera_lookup;
 mod module_functions;
 mod output;
@@ -27,6 +28,7 @@ mod scope;
 mod stdlib;
 mod stdlib_validate;
 mod strings;
+mod tags;
 pub mod type_schema;
 pub mod types;
 pub mod value;
@@ -167,4 +169,16 @@ pub fn compile(
     opts: &CompileOptions,
 ) -> CompileResult {
     Compiler::new(loader, opts).run(name, text)
+}
+
+/// [`compile`] for a caller that only wants the catalog: `provenance` stays empty.
+pub fn compile_catalog(
+    name: &str,
+    text: &str,
+    loader: &dyn Loader,
+    opts: &CompileOptions,
+) -> CompileResult {
+    Compiler::new(loader, opts)
+        .without_provenance()
+        .run(name, text)
 }
