@@ -84,8 +84,13 @@ impl Compiler<'_> {
             } else {
                 r.title.clone()
             };
-            let mut tags: Vec<String> = r.tags.iter().map(|t| t.to_string()).collect();
-            tags.sort_unstable();
+            let mut sorted: Vec<&std::rc::Rc<str>> = r.tags.iter().collect();
+            sorted.sort_unstable();
+            let tags: Vec<String> = sorted.into_iter().map(|t| t.to_string()).collect();
+            // Not read after this: free them now, for the catalog's strings to reuse.
+            r.tags = Default::default();
+            r.param_sources = Default::default();
+            r.param_lines = Default::default();
             cat.resources.push(Resource {
                 type_name: r.type_name.clone(),
                 title,
@@ -98,7 +103,7 @@ impl Compiler<'_> {
                 sensitive_parameters: sensitive,
             });
         }
-        let mut seen = std::collections::HashSet::new();
+        let mut seen = super::fxhash::FxHashSet::default();
         cat.edges.reserve(self.containment.len());
         for &(s, t) in &self.containment {
             if !self.included(s) || !self.included(t) || !seen.insert((s, t)) {
