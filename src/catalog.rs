@@ -48,17 +48,29 @@ impl std::fmt::Display for ResourceRef {
 
 /// `foo::bar` -> `Foo::Bar`, as Puppet writes type names in references.
 pub fn capitalize_type(name: &str) -> String {
-    // One string built in place: this runs for every resource of a catalog.
+    let name = name.trim_start_matches("::");
     let mut out = String::with_capacity(name.len());
-    for (i, seg) in name.trim_start_matches("::").split("::").enumerate() {
-        if i > 0 {
+    let mut at_segment_start = true;
+    let mut rest = name;
+    while let Some(c) = rest.chars().next() {
+        let n = c.len_utf8();
+        if c == ':' && rest.as_bytes().get(1) == Some(&b':') {
             out.push_str("::");
+            rest = &rest[2..];
+            at_segment_start = true;
+            continue;
         }
-        let mut c = seg.chars();
-        if let Some(first) = c.next() {
-            out.extend(first.to_uppercase());
-            out.push_str(c.as_str());
+        if at_segment_start {
+            if c.is_ascii() {
+                out.push(c.to_ascii_uppercase());
+            } else {
+                out.extend(c.to_uppercase());
+            }
+            at_segment_start = false;
+        } else {
+            out.push(c);
         }
+        rest = &rest[n..];
     }
     out
 }
@@ -151,5 +163,310 @@ impl Catalog {
 
     pub fn to_json_pretty(&self) -> String {
         serde_json::to_string_pretty(self).expect("a catalog always serialises")
+    }
+}
+
+/// Pretty JSON exactly as `serde_json::to_writer_pretty` writes a [`Catalog`] (two-space
+/// indent, `": "`, fields in declaration order, the same fields skipped), written straight
+/// from the data: no `Serializer` machinery, strings copied in runs between escapes.
+mod pretty {
+    use super::{Catalog, Edge, Resource, ResourceKind};
+    use serde_json::Value as Json;
+    use std::io::{self, Write};
+
+    /// Writes a JSON object or array member by member, as serde_json's `PrettyFormatter`.
+    struct Block {
+        depth: usize,
+        first: bool,
+    }
+
+    fn indent(w: &mut impl Write, depth: usize) -> io::Result<()> {
+        const SPACES: &[u8] = &[b' '; 64];
+        let mut n = depth * 2;
+        while n > 0 {
+            let k = n.min(SPACES.len());
+            w.write_all(&SPACES[..k])?;
+            n -= k;
+        }
+        Ok(())
+    }
+
+    impl Block {
+        fn open(w: &mut impl Write, depth: usize, bracket: u8) -> io::Result<Block> {
+            w.write_all(&[bracket])?;
+            Ok(Block {
+                depth: depth + 1,
+                first: true,
+            })
+        }
+
+        /// Starts the next member (array element, or object entry after its key).
+        fn next(&mut self, w: &mut impl Write) -> io::Result<()> {
+            w.write_all(if self.first { b"\n" } else { b",\n" })?;
+            self.first = false;
+            indent(w, self.depth)
+        }
+
+        fn key(&mut self, w: &mut impl Write, key: &str) -> io::Result<()> {
+            self.next(w)?;
+            string(w, key)?;
+            w.write_all(b": ")
+        }
+
+        fn close(self, w: &mut impl Write, bracket: u8) -> io::Result<()> {
+            if !self.first {
+                w.write_all(b"\n")?;
+                indent(w, self.depth - 1)?;
+            }
+            w.write_all(&[bracket])
+        }
+    }
+
+    /// What a byte becomes in a JSON string: 0 for itself, `u` for `\u00XX`, else the
+    /// letter after the backslash (serde_json's table).
+    static ESCAPE: [u8; 256] = {
+        let mut t = [0u8; 256];
+        let mut i = 0;
+        while i < 0x20 {
+            t[i] = b'u';
+            i += 1;
+        }
+        t[0x08] = b'b';
+        t[0x09] = b't';
+        t[0x0a] = b'n';
+        t[0x0c] = b'f';
+        t[0x0d] = b'r';
+        t[b'"' as usize] = b'"';
+        t[b'\\' as usize] = b'\\';
+        t
+    };
+
+    /// A JSON string with serde_json's escapes.
+    pub(super) fn string(w: &mut impl Write, s: &str) -> io::Result<()> {
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        let bytes = s.as_bytes();
+        w.write_all(b"\"")?;
+        let mut start = 0;
+        for (i, &b) in bytes.iter().enumerate() {
+            let e = ESCAPE[b as usize];
+            if e == 0 {
+                continue;
+            }
+            if start < i {
+                w.write_all(&bytes[start..i])?;
+            }
+            if e == b'u' {
+                let hex = [HEX[(b >> 4) as usize], HEX[(b & 0xf) as usize]];
+                w.write_all(&[b'\\', b'u', b'0', b'0', hex[0], hex[1]])?;
+            } else {
+                w.write_all(&[b'\\', e])?;
+            }
+            start = i + 1;
+        }
+        if start < bytes.len() {
+            w.write_all(&bytes[start..])?;
+        }
+        w.write_all(b"\"")
+    }
+
+    fn strings(w: &mut impl Write, depth: usize, items: &[String]) -> io::Result<()> {
+        let mut b = Block::open(w, depth, b'[')?;
+        for s in items {
+            b.next(w)?;
+            string(w, s)?;
+        }
+        b.close(w, b']')
+    }
+
+    pub(super) fn value(w: &mut impl Write, depth: usize, v: &Json) -> io::Result<()> {
+        match v {
+            Json::Null => w.write_all(b"null"),
+            Json::Bool(true) => w.write_all(b"true"),
+            Json::Bool(false) => w.write_all(b"false"),
+            Json::Number(n) => serde_json::to_writer(&mut *w, n).map_err(io::Error::from),
+            Json::String(s) => string(w, s),
+            Json::Array(items) => {
+                let mut b = Block::open(w, depth, b'[')?;
+                for x in items {
+                    b.next(w)?;
+                    value(w, b.depth, x)?;
+                }
+                b.close(w, b']')
+            }
+            Json::Object(m) => {
+                let mut b = Block::open(w, depth, b'{')?;
+                for (k, x) in m {
+                    b.key(w, k)?;
+                    value(w, b.depth, x)?;
+                }
+                b.close(w, b'}')
+            }
+        }
+    }
+
+    fn kind_name(k: ResourceKind) -> &'static str {
+        match k {
+            ResourceKind::CompilableType => "compilable_type",
+            ResourceKind::DefinedType => "defined_type",
+            ResourceKind::Class => "class",
+            ResourceKind::Unknown => "unknown",
+        }
+    }
+
+    fn resource(w: &mut impl Write, depth: usize, r: &Resource) -> io::Result<()> {
+        let mut b = Block::open(w, depth, b'{')?;
+        b.key(w, "type")?;
+        string(w, &r.type_name)?;
+        b.key(w, "title")?;
+        string(w, &r.title)?;
+        b.key(w, "tags")?;
+        strings(w, b.depth, &r.tags)?;
+        if let Some(f) = &r.file {
+            b.key(w, "file")?;
+            string(w, f)?;
+        }
+        if let Some(l) = r.line {
+            b.key(w, "line")?;
+            write!(w, "{l}")?;
+        }
+        b.key(w, "exported")?;
+        w.write_all(if r.exported { b"true" } else { b"false" })?;
+        if let Some(k) = r.kind {
+            b.key(w, "kind")?;
+            string(w, kind_name(k))?;
+        }
+        if !r.parameters.is_empty() {
+            b.key(w, "parameters")?;
+            let mut p = Block::open(w, b.depth, b'{')?;
+            for (k, v) in &r.parameters {
+                p.key(w, k)?;
+                value(w, p.depth, v)?;
+            }
+            p.close(w, b'}')?;
+        }
+        if !r.sensitive_parameters.is_empty() {
+            b.key(w, "sensitive_parameters")?;
+            strings(w, b.depth, &r.sensitive_parameters)?;
+        }
+        b.close(w, b'}')
+    }
+
+    fn edge(w: &mut impl Write, depth: usize, e: &Edge) -> io::Result<()> {
+        let mut b = Block::open(w, depth, b'{')?;
+        b.key(w, "source")?;
+        string(w, &e.source)?;
+        b.key(w, "target")?;
+        string(w, &e.target)?;
+        b.close(w, b'}')
+    }
+
+    pub(super) fn catalog(w: &mut impl Write, c: &Catalog) -> io::Result<()> {
+        let mut b = Block::open(w, 0, b'{')?;
+        b.key(w, "tags")?;
+        strings(w, b.depth, &c.tags)?;
+        b.key(w, "name")?;
+        string(w, &c.name)?;
+        b.key(w, "version")?;
+        value(w, b.depth, &c.version)?;
+        if let Some(id) = &c.code_id {
+            b.key(w, "code_id")?;
+            value(w, b.depth, id)?;
+        }
+        if let Some(u) = &c.catalog_uuid {
+            b.key(w, "catalog_uuid")?;
+            string(w, u)?;
+        }
+        b.key(w, "catalog_format")?;
+        write!(w, "{}", c.catalog_format)?;
+        b.key(w, "environment")?;
+        string(w, &c.environment)?;
+        b.key(w, "resources")?;
+        let mut rs = Block::open(w, b.depth, b'[')?;
+        for r in &c.resources {
+            rs.next(w)?;
+            resource(w, rs.depth, r)?;
+        }
+        rs.close(w, b']')?;
+        b.key(w, "edges")?;
+        let mut es = Block::open(w, b.depth, b'[')?;
+        for e in &c.edges {
+            es.next(w)?;
+            edge(w, es.depth, e)?;
+        }
+        es.close(w, b']')?;
+        b.key(w, "classes")?;
+        strings(w, b.depth, &c.classes)?;
+        b.close(w, b'}')
+    }
+}
+
+impl Catalog {
+    /// Writes the catalog as [`Catalog::to_json_pretty`] renders it (byte for byte), without
+    /// building the text in memory first. Use a buffered writer.
+    pub fn write_pretty(&self, w: &mut impl std::io::Write) -> std::io::Result<()> {
+        pretty::catalog(w, self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Catalog {
+        let mut c = Catalog::new("node.example.com");
+        c.tags = vec!["class".into(), "a\"b".into()];
+        c.code_id = Some(Json::Null);
+        c.catalog_uuid = Some("u-1".into());
+        let mut params = IndexMap::new();
+        params.insert("s".into(), Json::String("x\ny\t\u{1}\u{7f}é\\/".into()));
+        params.insert(
+            "n".into(),
+            serde_json::json!([1, -2, 3.5, 1e300, 0.1, true, null, [], {}, [[]], {"k": {"j": [1]}}]),
+        );
+        c.resources.push(Resource {
+            type_name: "File".into(),
+            title: "/tmp/x".into(),
+            tags: vec![],
+            file: Some("site.pp".into()),
+            line: Some(3),
+            exported: true,
+            kind: Some(ResourceKind::CompilableType),
+            parameters: params,
+            sensitive_parameters: vec!["s".into()],
+        });
+        c.resources.push(Resource {
+            type_name: "Class".into(),
+            title: "Main".into(),
+            tags: vec!["class".into()],
+            file: None,
+            line: None,
+            exported: false,
+            kind: None,
+            parameters: IndexMap::new(),
+            sensitive_parameters: vec![],
+        });
+        c.edges.push(Edge {
+            source: "Class[Main]".into(),
+            target: "File[/tmp/x]".into(),
+        });
+        c
+    }
+
+    #[test]
+    fn write_pretty_is_serde_pretty() {
+        for c in [sample(), Catalog::new("")] {
+            let mut out = vec![];
+            c.write_pretty(&mut out).unwrap();
+            assert_eq!(String::from_utf8(out).unwrap(), c.to_json_pretty());
+        }
+    }
+
+    #[test]
+    fn capitalize_type_capitalises_each_segment() {
+        assert_eq!(capitalize_type("foo::bar"), "Foo::Bar");
+        assert_eq!(capitalize_type("::foo"), "Foo");
+        assert_eq!(capitalize_type("élan::x"), "Élan::X");
+        assert_eq!(capitalize_type("a::::b"), "A::::B");
+        assert_eq!(capitalize_type(""), "");
     }
 }

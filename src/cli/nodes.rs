@@ -103,6 +103,7 @@ fn compile_node(
         facts,
         inputs,
         Some(cache.clone()),
+        false,
     ) {
         Ok(r) => r,
         Err(e) => {

@@ -544,15 +544,16 @@ impl Compiler<'_> {
             }
         }
         self.insert_resource(idx);
-        self.catalog_tags.extend(self.resources[idx].tags.clone());
+        for t in &self.resources[idx].tags {
+            if !self.catalog_tags.contains(t) {
+                self.catalog_tags.insert(t.clone());
+            }
+        }
         self.resources[idx].evaluated = true;
 
         // Evaluate: scope, tags, parameters, stage, body.
         let declaring_res = self.scope_resource(scope);
-        let scope_tags = self.resources[declaring_res].tags.clone();
-        if declaring_res != idx {
-            self.resources[idx].tags.extend(scope_tags);
-        }
+        self.copy_tags(declaring_res, idx);
         let dyn_parent = parent_scope.unwrap_or(scope);
         let lookup_next = parent_scope.unwrap_or_else(|| self.global_scope_for(scope));
         let mut s = Scope::new(ScopeKind::Class, Some(dyn_parent), Some(lookup_next));
@@ -722,8 +723,7 @@ impl Compiler<'_> {
         let declaring = self.resources[idx].scope;
         let declaring_res = self.scope_resource(declaring);
         if declaring_res != idx {
-            let t = self.resources[declaring_res].tags.clone();
-            self.resources[idx].tags.extend(t);
+            self.copy_tags(declaring_res, idx);
         }
         let lookup_next = self.global_scope_for(declaring);
         let mut s = Scope::new(ScopeKind::Define, Some(declaring), Some(lookup_next));
@@ -969,6 +969,21 @@ impl Compiler<'_> {
         out
     }
 
+    /// Adds the tags of resource `from` to resource `to` (a no-op when they are the same).
+    pub(super) fn copy_tags(&mut self, from: usize, to: usize) {
+        if from == to {
+            return;
+        }
+        let (src, dst) = if from < to {
+            let (l, r) = self.resources.split_at_mut(to);
+            (&l[from], &mut r[0])
+        } else {
+            let (l, r) = self.resources.split_at_mut(from);
+            (&r[0], &mut l[to])
+        };
+        dst.tags.extend_from(&src.tags);
+    }
+
     // ---- finishing -----------------------------------------------------------------------------
 
     pub(super) fn finish(&mut self) -> Result<(), EvalError> {
@@ -993,8 +1008,7 @@ impl Compiler<'_> {
             }
             let scope_res = self.scope_resource(r.scope);
             if scope_res != idx {
-                let t = self.resources[scope_res].tags.clone();
-                self.resources[idx].tags.extend(t);
+                self.copy_tags(scope_res, idx);
             }
         }
         self.add_resource_metaparams();
@@ -1044,22 +1058,24 @@ impl Compiler<'_> {
         let Some(main) = self.find_resource("Class", "main") else {
             return;
         };
-        let mut children: IndexMap<usize, Vec<usize>> = IndexMap::new();
+        // By resource index: the contained resources, and the metaparameters that flow on.
+        let n = self.resources.len();
+        let mut children: Vec<Vec<usize>> = vec![Vec::new(); n];
         for &(s, t) in &self.containment {
-            children.entry(s).or_default().push(t);
+            children[s].push(t);
         }
-        let mut data: std::collections::HashMap<usize, IndexMap<String, Value>> =
-            Default::default();
-        let mut seen = std::collections::HashSet::new();
+        let mut data: Vec<Option<IndexMap<String, Value>>> = vec![None; n];
+        let mut seen = vec![false; n];
         let mut stack = vec![main];
-        seen.insert(main);
+        seen[main] = true;
         while let Some(src) = stack.pop() {
-            let kids = children.get(&src).cloned().unwrap_or_default();
-            for t in kids.into_iter() {
-                let source_data = data
-                    .get(&src)
-                    .cloned()
-                    .unwrap_or_else(|| self.metaparams_of(src, &names));
+            // Each resource is pushed once, so its children are walked once.
+            let kids = std::mem::take(&mut children[src]);
+            for t in kids {
+                let source_data = match &data[src] {
+                    Some(d) => d.clone(),
+                    None => self.metaparams_of(src, &names),
+                };
                 for (k, v) in &source_data {
                     if !self.resources[t].params.contains_key(k) {
                         self.resources[t].params.insert(k.clone(), v.clone());
@@ -1067,11 +1083,11 @@ impl Compiler<'_> {
                 }
                 let mut merged = source_data.clone();
                 merged.extend(self.metaparams_of(t, &names));
-                data.insert(src, source_data);
-                data.insert(t, merged);
-                let tags = self.resources[src].tags.clone();
-                self.resources[t].tags.extend(tags);
-                if seen.insert(t) {
+                data[src] = Some(source_data);
+                data[t] = Some(merged);
+                self.copy_tags(src, t);
+                if !seen[t] {
+                    seen[t] = true;
                     stack.push(t);
                 }
             }

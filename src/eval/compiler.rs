@@ -1,5 +1,6 @@
 //! The compiler state and the compile phases.
 
+use super::fxhash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use super::scope::{Scope, ScopeId, ScopeKind};
 use super::types::PType;
 use super::value::Value;
@@ -9,7 +10,6 @@ use crate::catalog::ResourceKind;
 use crate::diagnostics::Diagnostic;
 use crate::span::{FileId, SourceMap, Span};
 use indexmap::{IndexMap, IndexSet};
-use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
 /// Why evaluation stopped early: an error, or `break`/`next`/`return` travelling to the
@@ -40,6 +40,8 @@ impl From<EvalError> for Flow {
     }
 }
 
+pub use super::tags::Tags;
+
 /// A resource being built.
 #[derive(Clone, Debug)]
 pub struct Res {
@@ -49,7 +51,7 @@ pub struct Res {
     /// Which definition set each parameter (Puppet's `param.source`), for override rules.
     pub param_sources: HashMap<String, String>,
     pub param_lines: HashMap<String, (Option<FileId>, Option<u32>)>,
-    pub tags: IndexSet<String>,
+    pub tags: Tags,
     pub file: Option<FileId>,
     pub line: Option<u32>,
     pub exported: bool,
@@ -76,7 +78,12 @@ impl Res {
         if self.type_name == "Class" {
             format!("Class[{}]", crate::catalog::capitalize_type(&self.title))
         } else {
-            format!("{}[{}]", self.type_name, self.title)
+            let mut s = String::with_capacity(self.type_name.len() + self.title.len() + 2);
+            s.push_str(&self.type_name);
+            s.push('[');
+            s.push_str(&self.title);
+            s.push(']');
+            s
         }
     }
 }
@@ -126,7 +133,7 @@ pub struct Compiler<'a> {
     pub(super) containment: Vec<(usize, usize)>,
     pub(super) class_scopes: HashMap<String, ScopeId>,
     pub(super) class_list: Vec<String>,
-    pub(super) catalog_tags: IndexSet<String>,
+    pub(super) catalog_tags: IndexSet<Rc<str>>,
     pub(super) collectors: Vec<super::collect::Collector>,
     pub(super) relationships: Vec<Relationship>,
     pub(super) pending_overrides: Vec<super::catalog_ops::Override>,
@@ -151,6 +158,8 @@ pub struct Compiler<'a> {
     pub(super) imported_exports: HashMap<(String, String), String>,
     /// Parameter types of definitions loaded from module files, still to evaluate.
     pub(super) queued_param_types: Vec<Expr>,
+    /// Whether `run` builds the result's `provenance`.
+    keep_provenance: bool,
 }
 
 impl<'a> Compiler<'a> {
@@ -159,22 +168,22 @@ impl<'a> Compiler<'a> {
             loader,
             opts,
             sources: SourceMap::new(),
-            classes: HashMap::new(),
-            class_spans: HashMap::new(),
-            defines: HashMap::new(),
+            classes: HashMap::default(),
+            class_spans: HashMap::default(),
+            defines: HashMap::default(),
             nodes: Vec::new(),
-            functions: HashMap::new(),
-            type_aliases: HashMap::new(),
-            resolved_aliases: HashMap::new(),
-            loaded_files: HashSet::new(),
+            functions: HashMap::default(),
+            type_aliases: HashMap::default(),
+            resolved_aliases: HashMap::default(),
+            loaded_files: HashSet::default(),
             scopes: Vec::new(),
             resources: Vec::new(),
-            index: HashMap::new(),
-            aliases: HashMap::new(),
+            index: HashMap::default(),
+            aliases: HashMap::default(),
             containment: Vec::new(),
-            class_scopes: HashMap::new(),
+            class_scopes: HashMap::default(),
             class_list: Vec::new(),
-            catalog_tags: IndexSet::new(),
+            catalog_tags: IndexSet::default(),
             collectors: Vec::new(),
             relationships: Vec::new(),
             pending_overrides: Vec::new(),
@@ -188,9 +197,26 @@ impl<'a> Compiler<'a> {
             priority: Default::default(),
             recorder: Default::default(),
             type_alias_depth: 0,
-            known_resource_types: HashSet::new(),
-            imported_exports: HashMap::new(),
+            known_resource_types: HashSet::default(),
+            imported_exports: HashMap::default(),
             queued_param_types: Vec::new(),
+            keep_provenance: true,
+        }
+    }
+
+    /// Does not keep where things came from: the result's `provenance` stays empty (for
+    /// `ordo compile`, which only prints the catalog; saves time and memory on big catalogs).
+    pub fn without_provenance(mut self) -> Self {
+        self.keep_provenance = false;
+        self.recorder.skip_params = true;
+        self
+    }
+
+    fn provenance_if_kept(&self) -> super::Provenance {
+        if self.keep_provenance {
+            self.provenance()
+        } else {
+            Default::default()
         }
     }
 
@@ -238,7 +264,7 @@ impl<'a> Compiler<'a> {
         let result = self.compile_program(program);
         match result {
             Ok(catalog) => {
-                let provenance = self.provenance();
+                let provenance = self.provenance_if_kept();
                 diagnostics.append(&mut self.recorder.warnings);
                 let exported = self.exported_for_store();
                 CompileResult {
@@ -261,7 +287,7 @@ impl<'a> Compiler<'a> {
                     logs: std::mem::take(&mut self.logs),
                     diagnostics,
                     priorities: std::mem::take(&mut self.priority.conflicts),
-                    provenance: self.provenance(),
+                    provenance: self.provenance_if_kept(),
                     sources: self.sources,
                 }
             }
@@ -586,7 +612,7 @@ impl<'a> Compiler<'a> {
         self.resources[stage]
             .params
             .insert("name".into(), Value::str("main"));
-        self.resources[stage].tags = ["stage".to_string()].into_iter().collect();
+        self.resources[stage].tags = [Rc::from("stage")].into_iter().collect();
         self.insert_resource(stage);
         let main = self.new_res(
             "Class",
@@ -598,7 +624,7 @@ impl<'a> Compiler<'a> {
         self.resources[main]
             .params
             .insert("name".into(), Value::str("main"));
-        self.resources[main].tags = ["class".to_string()].into_iter().collect();
+        self.resources[main].tags = [Rc::from("class")].into_iter().collect();
         self.resources[main].evaluated = true;
         self.insert_resource(main);
         self.containment.push((stage, main));
@@ -616,17 +642,16 @@ impl<'a> Compiler<'a> {
         span: Span,
     ) -> usize {
         let source = self.scopes[scope].source.clone();
-        let mut tags = IndexSet::new();
+        let mut tags = Tags::default();
         add_tag(&mut tags, type_name);
-        if is_valid_tag(&title.to_lowercase()) {
-            add_tag(&mut tags, title);
-        }
+        // (`add_tag` skips a title that is not tag-shaped.)
+        add_tag(&mut tags, title);
         self.resources.push(Res {
             type_name: type_name.to_string(),
             title: title.to_string(),
             params: IndexMap::new(),
-            param_sources: HashMap::new(),
-            param_lines: HashMap::new(),
+            param_sources: HashMap::default(),
+            param_lines: HashMap::default(),
             tags,
             file: None,
             line: None,
@@ -729,10 +754,10 @@ impl<'a> Compiler<'a> {
             Span::synthetic(),
         );
         self.insert_resource(res);
-        self.catalog_tags.extend(self.resources[res].tags.clone());
+        self.catalog_tags
+            .extend(self.resources[res].tags.iter().cloned());
         self.containment.push((main, res));
-        let main_tags = self.resources[main].tags.clone();
-        self.resources[res].tags.extend(main_tags);
+        self.copy_tags(main, res);
         self.resources[res].evaluated = true;
         self.class_list.push(title.clone());
         let mut scope = Scope::new(ScopeKind::Node, Some(self.top), Some(self.top));
@@ -822,19 +847,25 @@ pub(super) fn is_valid_tag(t: &str) -> bool {
 }
 
 /// Adds a tag and, for `a::b`, its segments.
-pub(super) fn add_tag(tags: &mut IndexSet<String>, t: &str) {
-    let t = t.to_lowercase();
-    if !is_valid_tag(&t) {
+pub(super) fn add_tag(tags: &mut Tags, t: &str) {
+    let lower;
+    let t = if !t.is_ascii() || t.bytes().any(|b| b.is_ascii_uppercase()) {
+        lower = t.to_lowercase();
+        lower.as_str()
+    } else {
+        t
+    };
+    if !is_valid_tag(t) {
         return;
     }
     if t.contains("::") {
         for seg in t.split("::") {
             if !seg.is_empty() {
-                tags.insert(seg.to_string());
+                tags.insert_str(seg);
             }
         }
     }
-    tags.insert(t);
+    tags.insert_str(t);
 }
 
 /// `__node_regexp__` name of a regex node, as Puppet derives it.

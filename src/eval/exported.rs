@@ -65,7 +65,7 @@ impl Compiler<'_> {
             {
                 let r = &mut self.resources[idx];
                 for t in &stored.tags {
-                    r.tags.insert(t.clone());
+                    r.tags.insert_str(t);
                 }
                 r.line = stored.line;
                 r.is_define = is_define;

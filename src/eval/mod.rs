@@ -17,6 +17,7 @@ mod erb;
 mod exported;
 mod expr;
 mod functions;
+mod fxhash;
 mod hiera_lookup;
 mod module_functions;
 mod output;
@@ -30,6 +31,7 @@ mod signatures;
 mod stdlib;
 mod stdlib_validate;
 mod strings;
+mod tags;
 mod type_refs;
 pub mod type_schema;
 pub mod types;
@@ -191,4 +193,16 @@ pub fn compile(
     opts: &CompileOptions,
 ) -> CompileResult {
     Compiler::new(loader, opts).run(name, text)
+}
+
+/// [`compile`] for a caller that only wants the catalog: `provenance` stays empty.
+pub fn compile_catalog(
+    name: &str,
+    text: &str,
+    loader: &dyn Loader,
+    opts: &CompileOptions,
+) -> CompileResult {
+    Compiler::new(loader, opts)
+        .without_provenance()
+        .run(name, text)
 }

@@ -24,22 +24,35 @@ impl Compiler<'_> {
         }
     }
 
+    /// Builds the catalog, moving the parameters and tags out of the compiled resources
+    /// (this is the last use of them; the compiler keeps types, titles and spans).
     pub(super) fn build_catalog(&mut self) -> Catalog {
         let mut warnings = vec![];
         let mut cat = Catalog::new(self.opts.node.clone());
-        for (idx, r) in self.resources.iter().enumerate() {
+        cat.resources.reserve(
+            (0..self.resources.len())
+                .filter(|&i| self.included(i))
+                .count(),
+        );
+        for idx in 0..self.resources.len() {
             if !self.included(idx) {
                 continue;
             }
-            let mut params: IndexMap<String, Json> = IndexMap::new();
+            let namevar = self.namevar_of(&self.resources[idx]);
+            let file = self.resources[idx]
+                .file
+                .and_then(|f| self.sources.get(f))
+                .map(|f| f.name.clone());
+            let r = &mut self.resources[idx];
+            let mut params: IndexMap<String, Json> = IndexMap::with_capacity(r.params.len());
             let mut sensitive = vec![];
-            for (k, v) in &r.params {
+            for (k, v) in std::mem::take(&mut r.params) {
                 let v = match v {
                     Value::Sensitive(inner) => {
                         sensitive.push(k.clone());
-                        (**inner).clone()
+                        *inner
                     }
-                    other => other.clone(),
+                    other => other,
                 };
                 let j = if RELATIONSHIP_PARAMS.contains(&k.as_str()) {
                     let items: Vec<Json> = flatten_values(&v).iter().map(Value::to_json).collect();
@@ -49,21 +62,21 @@ impl Compiler<'_> {
                         _ => Json::Array(items),
                     }
                 } else {
-                    rich_data_warnings(
-                        &v,
-                        &format!("{}['{k}']", r.reference_shown()),
-                        &mut warnings,
-                    );
-                    v.to_json()
+                    if has_rich_data(&v) {
+                        rich_data_warnings(
+                            &v,
+                            &format!("{}['{k}']", r.reference_shown()),
+                            &mut warnings,
+                        );
+                    }
+                    v.into_json()
                 };
                 // Puppet does not repeat the title as the namevar.
-                if self.namevar_of(r).as_deref() == Some(k.as_str())
-                    && j.as_str() == Some(r.title.as_str())
-                {
+                if namevar.as_deref() == Some(k.as_str()) && j.as_str() == Some(r.title.as_str()) {
                     continue;
                 }
                 if !j.is_null() {
-                    params.insert(k.clone(), j);
+                    params.insert(k, j);
                 }
             }
             let title = if r.type_name == "Class" {
@@ -71,16 +84,18 @@ impl Compiler<'_> {
             } else {
                 r.title.clone()
             };
-            let mut tags: Vec<String> = r.tags.iter().cloned().collect();
-            tags.sort();
+            let mut sorted: Vec<&std::rc::Rc<str>> = r.tags.iter().collect();
+            sorted.sort_unstable();
+            let tags: Vec<String> = sorted.into_iter().map(|t| t.to_string()).collect();
+            // Not read after this: free them now, for the catalog's strings to reuse.
+            r.tags = Default::default();
+            r.param_sources = Default::default();
+            r.param_lines = Default::default();
             cat.resources.push(Resource {
                 type_name: r.type_name.clone(),
                 title,
                 tags,
-                file: r
-                    .file
-                    .and_then(|f| self.sources.get(f))
-                    .map(|f| f.name.clone()),
+                file,
                 line: r.line,
                 exported: r.exported,
                 kind: Some(r.kind),
@@ -88,7 +103,8 @@ impl Compiler<'_> {
                 sensitive_parameters: sensitive,
             });
         }
-        let mut seen = std::collections::HashSet::new();
+        let mut seen = super::fxhash::FxHashSet::default();
+        cat.edges.reserve(self.containment.len());
         for &(s, t) in &self.containment {
             if !self.included(s) || !self.included(t) || !seen.insert((s, t)) {
                 continue;
@@ -102,8 +118,18 @@ impl Compiler<'_> {
             self.log(super::LogLevel::Warning, w);
         }
         cat.classes = self.class_list.clone();
-        cat.tags = self.catalog_tags.iter().cloned().collect();
+        cat.tags = self.catalog_tags.iter().map(|t| t.to_string()).collect();
         cat
+    }
+}
+
+/// Whether a value holds something [`rich_data_warnings`] may warn about (a type).
+fn has_rich_data(v: &Value) -> bool {
+    match v {
+        Value::Array(items) => items.iter().any(has_rich_data),
+        Value::Hash(h) => h.values().any(has_rich_data),
+        Value::Type(_) => true,
+        _ => false,
     }
 }
 

@@ -49,6 +49,8 @@ pub struct Provenance {
 /// What the compiler records while it runs (by resource index).
 #[derive(Clone, Debug, Default)]
 pub(super) struct Recorder {
+    /// Parameter spans are not kept (a compile whose provenance nobody reads).
+    pub(super) skip_params: bool,
     params: HashMap<(usize, String), Span>,
     /// (source, target, notify, span)
     arrows: Vec<(usize, usize, bool, Span)>,
@@ -62,7 +64,7 @@ pub(super) struct Recorder {
 
 impl Recorder {
     pub(super) fn param(&mut self, idx: usize, name: &str, span: Span) {
-        if !span.is_synthetic() {
+        if !self.skip_params && !span.is_synthetic() {
             self.params.insert((idx, name.to_string()), span);
         }
     }

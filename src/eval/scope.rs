@@ -5,9 +5,9 @@
 //! *lexical* one used for variables (an inherited class, else the node or top scope; for a
 //! lambda, the scope that defined it).
 
+use super::fxhash::FxHashMap as HashMap;
 use super::value::Value;
 use indexmap::IndexMap;
-use std::collections::HashMap;
 
 pub type ScopeId = usize;
 
@@ -48,9 +48,9 @@ impl Scope {
             kind,
             parent,
             lookup_next,
-            vars: HashMap::new(),
+            vars: HashMap::default(),
             matches: None,
-            defaults: HashMap::new(),
+            defaults: HashMap::default(),
             resource: None,
             source: String::new(),
             class_name: None,

@@ -280,6 +280,32 @@ impl Value {
         }
     }
 
+    /// [`Value::to_json`], moving strings instead of copying them.
+    pub fn into_json(self) -> Json {
+        match self {
+            Value::Str(s) => Json::String(s),
+            Value::Array(a) => Json::Array(a.into_iter().map(Value::into_json).collect()),
+            Value::Hash(h) => Json::Object(
+                h.into_iter()
+                    .map(|(k, v)| {
+                        let key = match k {
+                            Value::Str(s) => s,
+                            other => other.to_display(),
+                        };
+                        (key, v.into_json())
+                    })
+                    .collect(),
+            ),
+            Value::Sensitive(v) => {
+                let mut m = serde_json::Map::new();
+                m.insert("__ptype".into(), Json::String("Sensitive".into()));
+                m.insert("__pvalue".into(), v.into_json());
+                Json::Object(m)
+            }
+            other => other.to_json(),
+        }
+    }
+
     /// Converts facts or other JSON data into a value.
     pub fn from_json(j: &Json) -> Value {
         match j {

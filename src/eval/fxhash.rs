@@ -1,0 +1,96 @@
+//! A fast, non-cryptographic hasher for the compiler's internal maps (the FxHash of rustc and
+//! Firefox: multiply-rotate over machine words). The keys are names and titles from the
+//! manifests being compiled, not input from an adversary over a network, so SipHash's
+//! resistance to collision attacks buys nothing here and costs a lot per lookup.
+
+use std::collections::{HashMap, HashSet};
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// A `HashMap` with [`FxHasher`]. Build with `FxHashMap::default()`.
+pub type FxHashMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
+/// A `HashSet` with [`FxHasher`].
+pub type FxHashSet<K> = HashSet<K, BuildHasherDefault<FxHasher>>;
+
+const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+
+#[derive(Clone, Copy, Default)]
+pub struct FxHasher {
+    hash: u64,
+}
+
+impl FxHasher {
+    #[inline]
+    fn add(&mut self, word: u64) {
+        self.hash = (self.hash.rotate_left(5) ^ word).wrapping_mul(SEED);
+    }
+}
+
+impl Hasher for FxHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(c);
+            self.add(u64::from_le_bytes(w));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut w = [0u8; 8];
+            w[..rest.len()].copy_from_slice(rest);
+            self.add(u64::from_le_bytes(w));
+        }
+    }
+
+    #[inline]
+    fn write_u8(&mut self, i: u8) {
+        self.add(i as u64);
+    }
+
+    #[inline]
+    fn write_u32(&mut self, i: u32) {
+        self.add(i as u64);
+    }
+
+    #[inline]
+    fn write_u64(&mut self, i: u64) {
+        self.add(i);
+    }
+
+    #[inline]
+    fn write_usize(&mut self, i: usize) {
+        self.add(i as u64);
+    }
+
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.hash
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn maps_find_what_they_hold() {
+        let mut m: FxHashMap<(String, String), usize> = FxHashMap::default();
+        for i in 0..1000 {
+            m.insert((format!("T{}", i % 7), format!("title-{i}")), i);
+        }
+        assert_eq!(m.len(), 1000);
+        assert_eq!(m.get(&("T3".into(), "title-10".into())), Some(&10));
+        assert_eq!(m.get(&("T4".into(), "title-10".into())), None);
+    }
+
+    #[test]
+    fn different_strings_hash_differently() {
+        let h = |s: &str| {
+            let mut x = FxHasher::default();
+            x.write(s.as_bytes());
+            x.finish()
+        };
+        assert_ne!(h("abcdefgh1"), h("abcdefgh2"));
+        assert_ne!(h("a"), h("b"));
+    }
+}

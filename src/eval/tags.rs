@@ -1,0 +1,139 @@
+//! A resource's tags: a small insertion-ordered set of shared strings.
+//!
+//! Every resource carries the tags of its containers, so tags are copied many times while a
+//! catalog is built; most resources have fewer than a dozen. A vector searched linearly (by
+//! pointer first: copies share their string) beats hashing at that size; an index is built
+//! only for unusually large sets.
+
+use super::fxhash::FxHashSet;
+use std::rc::Rc;
+
+/// Past this many tags, membership is looked up in a hash set.
+const INDEX_FROM: usize = 24;
+
+#[derive(Clone, Debug, Default)]
+pub struct Tags {
+    items: Vec<Rc<str>>,
+    index: Option<FxHashSet<Rc<str>>>,
+}
+
+impl Tags {
+    pub fn contains(&self, t: &str) -> bool {
+        match &self.index {
+            Some(ix) => ix.contains(t),
+            None => self.items.iter().any(|x| &**x == t),
+        }
+    }
+
+    fn contains_rc(&self, t: &Rc<str>) -> bool {
+        match &self.index {
+            Some(ix) => ix.contains(&**t),
+            None => self.items.iter().any(|x| Rc::ptr_eq(x, t) || **x == **t),
+        }
+    }
+
+    fn push_new(&mut self, t: Rc<str>) {
+        if let Some(ix) = &mut self.index {
+            ix.insert(t.clone());
+        } else if self.items.len() >= INDEX_FROM {
+            let mut ix: FxHashSet<Rc<str>> = self.items.iter().cloned().collect();
+            ix.insert(t.clone());
+            self.index = Some(ix);
+        }
+        self.items.push(t);
+    }
+
+    /// Adds a tag unless present; returns whether it was added.
+    pub fn insert(&mut self, t: Rc<str>) -> bool {
+        if self.contains_rc(&t) {
+            return false;
+        }
+        self.push_new(t);
+        true
+    }
+
+    /// Adds `t` unless present, allocating only when it is new.
+    pub fn insert_str(&mut self, t: &str) -> bool {
+        if self.contains(t) {
+            return false;
+        }
+        self.push_new(Rc::from(t));
+        true
+    }
+
+    /// Adds every tag of `other` that is not present, in `other`'s order.
+    pub fn extend_from(&mut self, other: &Tags) {
+        self.items.reserve(other.items.len());
+        for t in &other.items {
+            if !self.contains_rc(t) {
+                self.push_new(t.clone());
+            }
+        }
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &Rc<str>> {
+        self.items.iter()
+    }
+
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+}
+
+impl FromIterator<Rc<str>> for Tags {
+    fn from_iter<I: IntoIterator<Item = Rc<str>>>(iter: I) -> Tags {
+        let mut t = Tags::default();
+        for x in iter {
+            t.insert(x);
+        }
+        t
+    }
+}
+
+impl<'a> IntoIterator for &'a Tags {
+    type Item = &'a Rc<str>;
+    type IntoIter = std::slice::Iter<'a, Rc<str>>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.items.iter()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keeps_first_insertion_order_and_no_duplicates() {
+        let mut t = Tags::default();
+        for x in ["b", "a", "b", "c", "a"] {
+            t.insert_str(x);
+        }
+        let got: Vec<&str> = t.iter().map(|x| &**x).collect();
+        assert_eq!(got, ["b", "a", "c"]);
+        let mut u: Tags = [Rc::from("c"), Rc::from("d")].into_iter().collect();
+        u.extend_from(&t);
+        let got: Vec<&str> = u.iter().map(|x| &**x).collect();
+        assert_eq!(got, ["c", "d", "b", "a"]);
+    }
+
+    #[test]
+    fn large_sets_stay_sets() {
+        let mut t = Tags::default();
+        for round in 0..2 {
+            for i in 0..100 {
+                assert_eq!(t.insert_str(&format!("t{i}")), round == 0);
+            }
+        }
+        assert_eq!(t.len(), 100);
+        assert!(t.contains("t99") && !t.contains("t100"));
+        let mut u = Tags::default();
+        u.insert_str("t5");
+        u.extend_from(&t);
+        assert_eq!(u.len(), 100);
+        assert_eq!(u.iter().next().map(|t| &**t), Some("t5"));
+    }
+}
