@@ -51,6 +51,9 @@ pub struct ApplyOptions {
     pub pending_file: Option<PathBuf>,
     /// Set (by a signal) to stop after the current resource.
     pub stop: signals::StopFlag,
+    /// `user`, `group` and `package` (dpkg) manage the system installed under this directory
+    /// (`useradd --root DIR`, `DIR/etc/passwd`, `dpkg --root=DIR`) instead of this one.
+    pub sysroot: Option<PathBuf>,
 }
 
 impl Default for ApplyOptions {
@@ -64,6 +67,7 @@ impl Default for ApplyOptions {
             failhard: false,
             pending_file: None,
             stop: signals::StopFlag::new(),
+            sysroot: None,
         }
     }
 }
