@@ -2,20 +2,37 @@
 //! renamed over the target, then the directory fsynced.
 //!
 //! A reader (or a crash, or a signal) sees the old file or the new one, never a part of it.
+//! [`commit`] syncs the directory at once (the state directory, the bucket, reports);
+//! [`commit_deferred`] only notes it, and [`sync_deferred_dirs`] syncs each noted directory
+//! once (the runner calls it before it records state and at the end of a run). The file's
+//! data is fsynced before its rename in both cases, so deferring the directory sync can lose
+//! only the rename itself, to a power failure or a kernel crash before the sync: the old
+//! file (complete) is then found instead of the new one (complete), never a part of either.
 //! The temporary file is created with `O_EXCL` (`create_new`), so a symbolic link planted at
 //! its name is never followed, and with mode 0600, so nothing can read it before its final
 //! mode is set.
 
+use std::collections::BTreeSet;
 use std::fs;
 use std::io::{self, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
 
 /// Prefix of the temporary files (`.NAME.ordo-PID-N`), so stray ones can be recognised.
 pub const TEMP_MARK: &str = ".ordo-";
 
 static COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// Directories whose entries changed (a rename, a creation, a removal) and are not synced yet.
+static DEFERRED: Mutex<BTreeSet<PathBuf>> = Mutex::new(BTreeSet::new());
+
+/// This process's id, asked of the kernel once.
+fn pid() -> u32 {
+    static PID: OnceLock<u32> = OnceLock::new();
+    *PID.get_or_init(std::process::id)
+}
 
 /// Creates a new, empty temporary file beside `path` (same directory, so the final rename is
 /// atomic). Returns the open file and its path.
@@ -28,7 +45,7 @@ pub fn create_temp(path: &Path) -> io::Result<(fs::File, PathBuf)> {
     let mut last = None;
     for _ in 0..16 {
         let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let tmp = dir.join(format!(".{name}{TEMP_MARK}{}-{n}", std::process::id()));
+        let tmp = dir.join(format!(".{name}{TEMP_MARK}{}-{n}", pid()));
         match fs::OpenOptions::new()
             .read(true)
             .write(true)
@@ -52,6 +69,41 @@ pub fn commit(tmp: &Path, path: &Path) -> io::Result<()> {
         return Err(e);
     }
     sync_dir(parent(path))
+}
+
+/// Renames the temporary file over `path` and notes its directory for
+/// [`sync_deferred_dirs`]. Removes the temporary file if the rename fails.
+pub fn commit_deferred(tmp: &Path, path: &Path) -> io::Result<()> {
+    if let Err(e) = fs::rename(tmp, path) {
+        let _ = fs::remove_file(tmp);
+        return Err(e);
+    }
+    defer_dir_sync(parent(path));
+    Ok(())
+}
+
+/// Notes that an entry of `dir` was created, renamed or removed: [`sync_deferred_dirs`]
+/// makes it durable.
+pub fn defer_dir_sync(dir: &Path) {
+    let mut dirs = DEFERRED.lock().unwrap_or_else(|e| e.into_inner());
+    if !dirs.contains(dir) {
+        dirs.insert(dir.to_path_buf());
+    }
+}
+
+/// fsyncs every directory noted since the last call, each once (parents before their
+/// subdirectories). Returns the directories that could not be synced, with the error (a
+/// directory removed since is not an error).
+pub fn sync_deferred_dirs() -> Vec<(PathBuf, io::Error)> {
+    let dirs = std::mem::take(&mut *DEFERRED.lock().unwrap_or_else(|e| e.into_inner()));
+    let mut failed = Vec::new();
+    for d in dirs {
+        match sync_dir(&d) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => failed.push((d, e)),
+            _ => {}
+        }
+    }
+    failed
 }
 
 /// fsyncs a directory (its entries: creations, renames, removals).
@@ -101,6 +153,34 @@ mod tests {
         );
         let names: Vec<_> = fs::read_dir(dir.path()).unwrap().collect();
         assert_eq!(names.len(), 1);
+    }
+
+    #[test]
+    fn deferred_commit_notes_the_directory_once_and_a_removed_one_is_no_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let sub = dir.path().join("sub");
+        fs::create_dir(&sub).unwrap();
+        for name in ["a", "b"] {
+            let p = sub.join(name);
+            let (mut f, tmp) = create_temp(&p).unwrap();
+            f.write_all(name.as_bytes()).unwrap();
+            f.sync_all().unwrap();
+            commit_deferred(&tmp, &p).unwrap();
+            assert_eq!(fs::read_to_string(&p).unwrap(), name);
+        }
+        let gone = dir.path().join("gone");
+        fs::create_dir(&gone).unwrap();
+        defer_dir_sync(&gone);
+        fs::remove_dir(&gone).unwrap();
+        // Other tests of this process may note (and sync) directories too: only ours are
+        // asserted.
+        let failed = sync_deferred_dirs();
+        assert!(
+            failed.iter().all(|(d, _)| d != &sub && d != &gone),
+            "{failed:?}"
+        );
+        let noted = DEFERRED.lock().unwrap();
+        assert!(!noted.contains(&sub) && !noted.contains(&gone));
     }
 
     #[test]

@@ -55,6 +55,9 @@ pub struct ApplyOptions {
     pub schedule_file: Option<PathBuf>,
     /// Set (by a signal) to stop after the current resource.
     pub stop: signals::StopFlag,
+    /// `user`, `group` and `package` (dpkg) manage the system installed under this directory
+    /// (`useradd --root DIR`, `DIR/etc/passwd`, `dpkg --root=DIR`) instead of this one.
+    pub sysroot: Option<PathBuf>,
 }
 
 impl Default for ApplyOptions {
@@ -69,6 +72,7 @@ impl Default for ApplyOptions {
             pending_file: None,
             schedule_file: None,
             stop: signals::StopFlag::new(),
+            sysroot: None,
         }
     }
 }

@@ -154,6 +154,8 @@ impl Tracker {
         if store.pending == self.written.pending {
             return Ok(());
         }
+        // What the store describes (the changes that sent the events) is durable before it.
+        let unsynced = atomic::sync_deferred_dirs();
         save(&self.path, &store).map_err(|e| {
             format!(
                 "Could not write pending refreshes {}: {e}",
@@ -161,7 +163,10 @@ impl Tracker {
             )
         })?;
         self.written = store;
-        Ok(())
+        match unsynced.first() {
+            Some((dir, e)) => Err(format!("Could not sync directory {}: {e}", dir.display())),
+            None => Ok(()),
+        }
     }
 }
 

@@ -178,6 +178,8 @@ pub(super) fn run(
             ),
         );
     }
+    // The renames of this run are durable before it reports them (see `atomic`).
+    r.sync_dirs();
     r.end_of_run();
     if let Some(c) = &r.schedules.checked {
         if let Err(e) = c.save() {
@@ -352,12 +354,14 @@ impl Run<'_> {
         let modulepath = &self.opts.modulepath;
         let bucket = self.opts.bucket_dir.as_path();
         let controls = &self.req.controls;
+        let sysroot = self.opts.sysroot.as_deref();
         let work = |(n, mut p, path, apply): (usize, Box<dyn Provider>, String, bool)| {
             let t = Instant::now();
             let mut cx = Context {
                 path: &path,
                 modulepath,
                 bucket_dir: bucket,
+                sysroot,
                 log: Vec::new(),
             };
             let c = match controls.get(&n) {
@@ -559,6 +563,7 @@ impl Run<'_> {
                 path: &path,
                 modulepath: &self.opts.modulepath,
                 bucket_dir: &self.opts.bucket_dir,
+                sysroot: self.opts.sysroot.as_deref(),
                 log: Vec::new(),
             };
             let result = p.refresh(&mut cx);
@@ -740,6 +745,18 @@ impl Run<'_> {
                 .cloned()
                 .collect();
             self.carried.entry(v).or_default().extend(real);
+        }
+    }
+
+    /// Syncs the directories whose entries this run changed (`atomic::sync_deferred_dirs`);
+    /// a directory that cannot be synced is a warning: its changes are made, maybe not durable.
+    fn sync_dirs(&mut self) {
+        for (dir, e) in super::atomic::sync_deferred_dirs() {
+            self.say(
+                Level::Warning,
+                None,
+                format!("Could not sync directory {}: {e}", dir.display()),
+            );
         }
     }
 

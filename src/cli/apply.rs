@@ -53,6 +53,10 @@ pub struct ApplyArgs {
     /// `--report`, a Salt return is printed on stdout and the log goes to stderr.
     #[arg(long, default_value = "ordo")]
     pub report_format: ReportFormat,
+    /// Manage users, groups and dpkg packages of the system installed under DIR
+    /// (`useradd --root DIR`, `DIR/etc/passwd`, `dpkg --root=DIR`), for images and tests.
+    #[arg(long, value_name = "DIR")]
+    pub sysroot: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -89,6 +93,7 @@ impl ApplyArgs {
                 .collect(),
             jobs: self.jobs.max(1),
             failhard: self.failhard,
+            sysroot: self.sysroot.clone(),
             ..ApplyOptions::default()
         };
         let state = StateDir::new(&self.state_dir);
@@ -130,6 +135,38 @@ fn write_report(path: &std::path::Path, text: &str) {
     }
 }
 
+/// The log on stdout, buffered: on a terminal every line is flushed at once; otherwise at
+/// most every 100 ms and at the end of the run, so that a run of 1,000 files does not make
+/// 1,000 writes.
+struct LogOut {
+    buf: std::io::BufWriter<std::io::Stdout>,
+    tty: bool,
+    flushed: std::time::Instant,
+}
+
+impl LogOut {
+    fn new() -> LogOut {
+        use std::io::IsTerminal;
+        LogOut {
+            buf: std::io::BufWriter::with_capacity(64 * 1024, std::io::stdout()),
+            tty: std::io::stdout().is_terminal(),
+            flushed: std::time::Instant::now(),
+        }
+    }
+
+    fn line(&mut self, text: &str) {
+        let _ = writeln!(self.buf, "{text}");
+        if self.tty || self.flushed.elapsed() >= std::time::Duration::from_millis(100) {
+            self.flush();
+        }
+    }
+
+    fn flush(&mut self) {
+        let _ = self.buf.flush();
+        self.flushed = std::time::Instant::now();
+    }
+}
+
 /// Installs the SIGINT/SIGTERM handlers once per process; returns the flag they set.
 fn stop_flag() -> Result<signals::StopFlag, String> {
     static FLAG: std::sync::OnceLock<Result<signals::StopFlag, String>> =
@@ -152,6 +189,7 @@ pub fn run_catalog(catalog: &Catalog, args: &ApplyArgs) -> i32 {
     } else {
         stdout_color()
     };
+    let mut out = LogOut::new();
     let mut sink = |line: &LogLine| {
         let text = match format {
             LogFormat::Puppet => line.puppet(),
@@ -160,9 +198,7 @@ pub fn run_catalog(catalog: &Catalog, args: &ApplyArgs) -> i32 {
         if salt_on_stdout {
             eprintln!("{text}");
         } else {
-            let mut out = std::io::stdout().lock();
-            let _ = writeln!(out, "{text}");
-            let _ = out.flush();
+            out.line(&text);
         }
     };
     let state = StateDir::new(&args.state_dir);
@@ -183,6 +219,7 @@ pub fn run_catalog(catalog: &Catalog, args: &ApplyArgs) -> i32 {
         Err(e) => eprintln!("Warning: {e}; SIGINT and SIGTERM will end the run at once"),
     }
     let result = apply(catalog, &opts, &mut sink);
+    out.flush();
     if format == LogFormat::Human {
         if salt_on_stdout {
             eprintln!("{}", summary(&result));

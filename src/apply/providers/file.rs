@@ -1,9 +1,12 @@
 //! `file`: files, directories and links, with content or a source, mode, owner and group.
 //!
 //! Content is written atomically (see `apply::atomic`): a temporary file in the same
-//! directory, fsync, rename over the target, fsync of the directory, so that a crash leaves
-//! either the old or the new file. Replaced content is backed up first (a bucket directory by
-//! default, or a suffix).
+//! directory, fsync, rename over the target, so that a crash leaves either the old or the new
+//! file. The directories whose entries changed (renames, creations, removals) are synced once
+//! each, before the runner records state and at the end of the run
+//! (`atomic::sync_deferred_dirs`), not after every file. Replaced content is backed up first
+//! (a bucket directory by default, or a suffix), and the backup is durable before the file is
+//! replaced.
 
 use super::command::{gid_of, name_of_id, uid_of};
 use super::{param_bool, param_list, param_str, quoted, Change, ChangeResult, Context, Provider};
@@ -325,15 +328,20 @@ impl File {
     /// Writes content atomically (see `apply::atomic`) with the desired (or kept) mode and
     /// ownership, after `validate_cmd` accepted the temporary file.
     fn write(&self, bytes: &[u8], keep: Option<&fs::Metadata>) -> Result<(), String> {
-        let dir = self.path.parent().unwrap_or(Path::new("/"));
-        if !dir.is_dir() {
-            return Err(format!(
-                "Could not set 'file' on ensure: No such file or directory - A directory component in {} does not exist or is a dangling symbolic link",
-                self.path.display()
-            ));
-        }
-        let (mut f, tmp) = atomic::create_temp(&self.path)
-            .map_err(|e| format!("Could not write {}: {e}", self.path.display()))?;
+        // No separate check of the directory: creating the temporary file finds out.
+        let (mut f, tmp) = atomic::create_temp(&self.path).map_err(|e| {
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+            ) {
+                format!(
+                    "Could not set 'file' on ensure: No such file or directory - A directory component in {} does not exist or is a dangling symbolic link",
+                    self.path.display()
+                )
+            } else {
+                format!("Could not write {}: {e}", self.path.display())
+            }
+        })?;
         let result = (|| -> std::io::Result<()> {
             f.write_all(bytes)?;
             let mode = self
@@ -385,7 +393,7 @@ impl File {
                 }
             }
         }
-        atomic::commit(&tmp, &self.path)
+        atomic::commit_deferred(&tmp, &self.path)
             .map_err(|e| format!("Could not rename into {}: {e}", self.path.display()))
     }
 
@@ -400,10 +408,11 @@ impl File {
         Ok(())
     }
 
-    /// Makes a creation, removal or rename in the parent directory durable.
+    /// Notes a creation, removal or rename in the parent directory, made durable by
+    /// `atomic::sync_deferred_dirs`.
     fn sync_parent(&self) {
         if let Some(dir) = self.path.parent() {
-            let _ = atomic::sync_dir(dir);
+            atomic::defer_dir_sync(dir);
         }
     }
 
@@ -478,6 +487,7 @@ impl File {
                     )
                 })?;
                 self.sync_parent();
+                atomic::defer_dir_sync(&self.path);
                 let m = self.mode.map(dir_mode).unwrap_or(0o755);
                 fs::set_permissions(&self.path, fs::Permissions::from_mode(m))
                     .map_err(|e| e.to_string())?;
@@ -648,7 +658,12 @@ impl Provider for File {
             }
         }
         let is_link = matches!(current, Current::Link(_));
-        let meta = fs::symlink_metadata(&self.path).unwrap_or(meta);
+        // Only a rewrite of the content changes what the file's metadata says.
+        let meta = if changes.is_empty() {
+            meta
+        } else {
+            fs::symlink_metadata(&self.path).unwrap_or(meta)
+        };
         // owner, group
         for (prop, want, have, lookup, name) in [
             (

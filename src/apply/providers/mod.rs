@@ -46,6 +46,8 @@ pub struct Context<'a> {
     pub path: &'a str,
     pub modulepath: &'a [PathBuf],
     pub bucket_dir: &'a std::path::Path,
+    /// `--sysroot`: user, group and package act on the system installed under this directory.
+    pub sysroot: Option<&'a std::path::Path>,
     /// Lines the provider logs itself (`Notice: message` of notify, exec output).
     pub log: Vec<LogLine>,
 }

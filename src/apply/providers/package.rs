@@ -1,8 +1,15 @@
-//! `package` with the apt/dpkg provider: installed/present, latest, a version, absent, purged.
+//! `package` with the apt and dpkg providers: installed/present, latest, a version, absent,
+//! purged.
+//!
+//! `apt` installs with apt-get (a `source` is not used); `dpkg`, as Puppet's, installs the
+//! `.deb` named by `source` (`dpkg -i`), removes with `dpkg -r` and purges with
+//! `dpkg --purge`. Under `--sysroot DIR` (`Context::sysroot`) dpkg and dpkg-query get
+//! `--root=DIR`; apt-get is refused there (it would change this system).
 
 use super::command::{self, RunSpec};
 use super::{param_bool, param_list, param_str, quoted, Change, ChangeResult, Context, Provider};
 use crate::catalog::Resource;
+use std::path::Path;
 
 pub const ATTRIBUTES: &[&str] = &[
     "name",
@@ -37,6 +44,14 @@ pub struct Package {
     ensure: String,
     install_options: Vec<String>,
     reinstall_on_refresh: bool,
+    /// `provider => dpkg`: install `source` with dpkg rather than apt-get.
+    dpkg: bool,
+    source: Option<String>,
+}
+
+/// `--root=DIR` for dpkg and dpkg-query under a sysroot.
+fn root_arg(root: Option<&Path>) -> Option<String> {
+    root.map(|r| format!("--root={}", r.display()))
 }
 
 /// Runs a command with the environment apt needs to stay quiet and non-interactive.
@@ -65,32 +80,38 @@ fn checked(args: &[&str]) -> Result<(), String> {
 
 impl Package {
     pub fn new(r: &Resource) -> Result<Package, String> {
-        match param_str(r, "provider").as_deref() {
-            None | Some("apt") | Some("dpkg") => {}
+        let dpkg = match param_str(r, "provider").as_deref() {
+            None | Some("apt") => false,
+            Some("dpkg") => true,
             Some(p) => {
                 return Err(format!(
                     "Package[{}]: provider '{p}' is not supported by Ordo (apt, dpkg)",
                     r.title
                 ))
             }
-        }
+        };
         Ok(Package {
             name: param_str(r, "name").unwrap_or_else(|| r.title.clone()),
             ensure: param_str(r, "ensure").unwrap_or_else(|| "installed".into()),
             install_options: param_list(r, "install_options"),
             reinstall_on_refresh: param_bool(r, "reinstall_on_refresh", false)?,
+            dpkg,
+            source: param_str(r, "source"),
         })
     }
 
+    /// `dpkg-query -W --showformat FORMAT NAME` (with `--root=DIR` under a sysroot).
+    fn query(&self, root: Option<&Path>, format: &str) -> Result<command::RunOutput, String> {
+        let root = root_arg(root);
+        let mut args = vec!["dpkg-query"];
+        args.extend(root.as_deref());
+        args.extend(["-W", "--showformat", format, &self.name]);
+        apt(&args)
+    }
+
     /// Installed version (dpkg's view), if the package is installed.
-    fn installed(&self) -> Result<Option<String>, String> {
-        let out = apt(&[
-            "dpkg-query",
-            "-W",
-            "--showformat",
-            "${Status} ${Version}\\n",
-            &self.name,
-        ])?;
+    fn installed(&self, root: Option<&Path>) -> Result<Option<String>, String> {
+        let out = self.query(root, "${Status} ${Version}\\n")?;
         if out.code != 0 {
             return Ok(None);
         }
@@ -100,17 +121,11 @@ impl Package {
             .map(|v| v.trim().to_string()))
     }
 
-    fn state(&self) -> Result<String, String> {
-        if let Some(v) = self.installed()? {
+    fn state(&self, root: Option<&Path>) -> Result<String, String> {
+        if let Some(v) = self.installed(root)? {
             return Ok(v);
         }
-        let out = apt(&[
-            "dpkg-query",
-            "-W",
-            "--showformat",
-            "${Status}\\n",
-            &self.name,
-        ])?;
+        let out = self.query(root, "${Status}\\n")?;
         Ok(if out.output.contains("config-files") {
             "absent".into() // removed but not purged
         } else {
@@ -118,7 +133,15 @@ impl Package {
         })
     }
 
+    /// The version `latest` means: apt's candidate, or the version of the dpkg `source`.
     fn candidate(&self) -> Result<Option<String>, String> {
+        if self.dpkg {
+            let Some(src) = &self.source else {
+                return Ok(None);
+            };
+            let out = apt(&["dpkg-deb", "--show", "--showformat", "${Version}", src])?;
+            return Ok((out.code == 0).then(|| out.output.trim().to_string()));
+        }
         let out = apt(&["apt-cache", "policy", &self.name])?;
         Ok(out.output.lines().find_map(|l| {
             l.trim()
@@ -128,7 +151,26 @@ impl Package {
         }))
     }
 
-    fn install(&self, version: Option<&str>) -> Result<(), String> {
+    fn install(&self, root: Option<&Path>, version: Option<&str>) -> Result<(), String> {
+        if self.dpkg {
+            // Puppet's dpkg provider: the .deb in `source`, old configuration files kept.
+            let Some(src) = &self.source else {
+                return Err("You cannot install dpkg packages without a source".into());
+            };
+            let root = root_arg(root);
+            let mut args = vec!["dpkg"];
+            args.extend(root.as_deref());
+            args.extend(["--force-confold"]);
+            args.extend(self.install_options.iter().map(String::as_str));
+            args.extend(["-i", src.as_str()]);
+            return checked(&args);
+        }
+        if root.is_some() {
+            return Err(format!(
+                "apt-get cannot install {} under --sysroot; use provider => dpkg with a source",
+                self.name
+            ));
+        }
         let spec = match version {
             Some(v) => format!("{}={v}", self.name),
             None => self.name.clone(),
@@ -146,9 +188,31 @@ impl Package {
     }
 }
 
+impl Package {
+    /// Removes (or purges) the package: dpkg when it is the provider or under a sysroot,
+    /// else apt-get.
+    fn uninstall(&self, root: Option<&Path>, purge: bool) -> Result<(), String> {
+        if self.dpkg || root.is_some() {
+            let root = root_arg(root);
+            let mut args = vec!["dpkg"];
+            args.extend(root.as_deref());
+            args.extend([if purge { "--purge" } else { "-r" }, self.name.as_str()]);
+            return checked(&args);
+        }
+        checked(&[
+            "apt-get",
+            "-q",
+            "-y",
+            if purge { "purge" } else { "remove" },
+            &self.name,
+        ])
+    }
+}
+
 impl Provider for Package {
-    fn check_apply(&mut self, _cx: &mut Context, apply: bool) -> Result<Vec<Change>, String> {
-        let state = self.state()?;
+    fn check_apply(&mut self, cx: &mut Context, apply: bool) -> Result<Vec<Change>, String> {
+        let root = cx.sysroot;
+        let state = self.state(root)?;
         let installed = !matches!(state.as_str(), "absent" | "purged");
         let want = self.ensure.as_str();
         let (in_sync, desired) = match want {
@@ -168,11 +232,9 @@ impl Provider for Package {
             ChangeResult::Noop
         } else {
             let done = match want {
-                "installed" | "present" => self.install(None),
-                "latest" => self.install(None),
-                "absent" => checked(&["apt-get", "-q", "-y", "remove", &self.name]),
-                "purged" => checked(&["apt-get", "-q", "-y", "purge", &self.name]),
-                version => self.install(Some(version)),
+                "installed" | "present" | "latest" => self.install(root, None),
+                "absent" | "purged" => self.uninstall(root, want == "purged"),
+                version => self.install(root, Some(version)),
             };
             match done {
                 Ok(()) if !installed => ChangeResult::Synced("created".into()),
@@ -196,8 +258,11 @@ impl Provider for Package {
         true
     }
 
-    fn refresh(&mut self, _cx: &mut Context) -> Result<(), String> {
+    fn refresh(&mut self, cx: &mut Context) -> Result<(), String> {
         if self.reinstall_on_refresh && !matches!(self.ensure.as_str(), "absent" | "purged") {
+            if self.dpkg || cx.sysroot.is_some() {
+                return self.install(cx.sysroot, None);
+            }
             checked(&["apt-get", "-q", "-y", "install", "--reinstall", &self.name])
         } else {
             Ok(())

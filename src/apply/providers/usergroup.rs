@@ -1,8 +1,13 @@
 //! `user` and `group` with the useradd/groupadd family of commands.
+//!
+//! Under `--sysroot DIR` (`Context::sysroot`) they manage the system installed in DIR: the
+//! databases read are `DIR/etc/passwd` and `DIR/etc/group`, and every command gets
+//! `--root DIR`.
 
 use super::command::{self, RunSpec};
 use super::{param_bool, param_list, param_str, quoted, Change, ChangeResult, Context, Provider};
 use crate::catalog::Resource;
+use std::path::{Path, PathBuf};
 
 pub const USER_ATTRIBUTES: &[&str] = &[
     "name",
@@ -38,7 +43,16 @@ pub const GROUP_ATTRIBUTES: &[&str] = &[
     "auth_membership",
 ];
 
-fn run_checked(argv: Vec<String>) -> Result<(), String> {
+/// A database of the managed system (`etc/passwd`): under the sysroot, or this system's.
+fn db(root: Option<&Path>, rel: &str) -> PathBuf {
+    root.unwrap_or(Path::new("/")).join(rel)
+}
+
+/// Runs a useradd-family command (with `--root DIR` under a sysroot); fails on a non-zero exit.
+fn run_checked(root: Option<&Path>, mut argv: Vec<String>) -> Result<(), String> {
+    if let Some(r) = root {
+        argv.splice(1..1, ["--root".to_string(), r.display().to_string()]);
+    }
     let shown = argv.join(" ");
     let out = command::run(&RunSpec {
         argv,
@@ -57,7 +71,7 @@ fn run_checked(argv: Vec<String>) -> Result<(), String> {
 }
 
 /// The fields of a name in a colon-separated database (/etc/passwd, /etc/group).
-fn entry(db: &str, name: &str) -> Option<Vec<String>> {
+fn entry(db: &Path, name: &str) -> Option<Vec<String>> {
     std::fs::read_to_string(db).ok()?.lines().find_map(|l| {
         let f: Vec<String> = l.split(':').map(str::to_string).collect();
         (f.first().map(String::as_str) == Some(name)).then_some(f)
@@ -143,6 +157,8 @@ pub struct User {
     comment: Option<String>,
     managehome: bool,
     system: bool,
+    /// `membership => inclusive`: exactly these groups; `minimum` (the default): at least.
+    inclusive_groups: bool,
 }
 
 impl User {
@@ -158,6 +174,16 @@ impl User {
             comment: param_str(r, "comment"),
             managehome: param_bool(r, "managehome", false)?,
             system: param_bool(r, "system", false)?,
+            inclusive_groups: match param_str(r, "membership").as_deref() {
+                None | Some("minimum") => false,
+                Some("inclusive") => true,
+                Some(o) => {
+                    return Err(format!(
+                        "Parameter membership failed on User[{}]: Invalid value \"{o}\". Valid values are inclusive, minimum",
+                        r.title
+                    ))
+                }
+            },
         })
     }
 
@@ -189,8 +215,8 @@ impl User {
         a
     }
 
-    fn current_groups(&self) -> Vec<String> {
-        let Ok(text) = std::fs::read_to_string("/etc/group") else {
+    fn current_groups(&self, root: Option<&Path>) -> Vec<String> {
+        let Ok(text) = std::fs::read_to_string(db(root, "etc/group")) else {
             return Vec::new();
         };
         text.lines()
@@ -203,8 +229,9 @@ impl User {
 }
 
 impl Provider for User {
-    fn check_apply(&mut self, _cx: &mut Context, apply: bool) -> Result<Vec<Change>, String> {
-        let current = entry("/etc/passwd", &self.name);
+    fn check_apply(&mut self, cx: &mut Context, apply: bool) -> Result<Vec<Change>, String> {
+        let root = cx.sysroot;
+        let current = entry(&db(root, "etc/passwd"), &self.name);
         let exists = current.is_some();
         if let Some(want) = self.ensure {
             if want != exists {
@@ -213,14 +240,14 @@ impl Provider for User {
                 let managehome = self.managehome;
                 return Ok(vec![ensure_change(apply, exists, want, || {
                     if want {
-                        run_checked(args)
+                        run_checked(root, args)
                     } else {
                         let mut a = vec!["userdel".to_string()];
                         if managehome {
                             a.push("-r".into());
                         }
                         a.push(name);
-                        run_checked(a)
+                        run_checked(root, a)
                     }
                 })]);
             }
@@ -235,7 +262,10 @@ impl Provider for User {
         let field = |i: usize| f.get(i).cloned().unwrap_or_default();
         let name = self.name.clone();
         let usermod = |flag: &str, v: &str| {
-            run_checked(vec!["usermod".into(), flag.into(), v.into(), name.clone()])
+            run_checked(
+                root,
+                vec!["usermod".into(), flag.into(), v.into(), name.clone()],
+            )
         };
         if let Some(u) = &self.uid {
             property(&mut changes, apply, "uid", field(2), u.clone(), || {
@@ -243,9 +273,13 @@ impl Provider for User {
             });
         }
         if let Some(g) = &self.gid {
-            let want = command::gid_of(g)
-                .map(|n| n.to_string())
-                .unwrap_or_else(|| g.clone());
+            // A group name means its number in the managed system's group database.
+            let want = match g.parse::<u32>() {
+                Ok(n) => n.to_string(),
+                Err(_) => entry(&db(root, "etc/group"), g)
+                    .and_then(|f| f.get(2).cloned())
+                    .unwrap_or_else(|| g.clone()),
+            };
             property(&mut changes, apply, "gid", field(3), want, || {
                 usermod("-g", g)
             });
@@ -266,17 +300,23 @@ impl Provider for User {
             });
         }
         if !self.groups.is_empty() {
-            let mut have = self.current_groups();
+            // Puppet's list property: sorted, and with `membership => minimum` the groups the
+            // user is in already stay (so only a missing group is a change).
+            let mut have = self.current_groups(root);
             have.sort();
             let mut want = self.groups.clone();
+            if !self.inclusive_groups {
+                want.extend(have.iter().cloned());
+            }
             want.sort();
-            let joined = self.groups.join(",");
+            want.dedup();
+            let joined = want.join(",");
             property(
                 &mut changes,
                 apply,
                 "groups",
                 have.join(","),
-                want.join(","),
+                joined.clone(),
                 || usermod("-G", &joined),
             );
         }
@@ -303,8 +343,9 @@ impl Group {
 }
 
 impl Provider for Group {
-    fn check_apply(&mut self, _cx: &mut Context, apply: bool) -> Result<Vec<Change>, String> {
-        let current = entry("/etc/group", &self.name);
+    fn check_apply(&mut self, cx: &mut Context, apply: bool) -> Result<Vec<Change>, String> {
+        let root = cx.sysroot;
+        let current = entry(&db(root, "etc/group"), &self.name);
         let exists = current.is_some();
         if let Some(want) = self.ensure {
             if want != exists {
@@ -320,9 +361,9 @@ impl Provider for Group {
                 let name = self.name.clone();
                 return Ok(vec![ensure_change(apply, exists, want, || {
                     if want {
-                        run_checked(args)
+                        run_checked(root, args)
                     } else {
-                        run_checked(vec!["groupdel".into(), name])
+                        run_checked(root, vec!["groupdel".into(), name])
                     }
                 })]);
             }
@@ -332,7 +373,7 @@ impl Provider for Group {
             let name = self.name.clone();
             let have = f.get(2).cloned().unwrap_or_default();
             property(&mut changes, apply, "gid", have, g.clone(), || {
-                run_checked(vec!["groupmod".into(), "-g".into(), g.clone(), name])
+                run_checked(root, vec!["groupmod".into(), "-g".into(), g.clone(), name])
             });
         }
         Ok(changes)

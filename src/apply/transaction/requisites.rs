@@ -112,6 +112,7 @@ impl Run<'_> {
                     path: &path,
                     modulepath: &self.opts.modulepath,
                     bucket_dir: &self.opts.bucket_dir,
+                    sysroot: self.opts.sysroot.as_deref(),
                     log: Vec::new(),
                 };
                 // The target's own onlyif/unless count; retries and check_cmd do not (noop).
