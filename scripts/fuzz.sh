@@ -4,15 +4,18 @@
 #   scripts/fuzz.sh TARGET [SECONDS]      one target (default 60 s)
 #   scripts/fuzz.sh SECONDS [TARGET...]   each target in turn (default: every target)
 #
-# Targets: `lexer`, `parser`, `catalog` (fuzz/fuzz_targets/). Needs cargo-fuzz (`cargo install cargo-fuzz`)
+# Targets: `lexer`, `parser`, `evaluator`, `catalog` (fuzz/fuzz_targets/). Needs cargo-fuzz (`cargo install cargo-fuzz`)
 # and a C++ compiler. libFuzzer's flags are nightly-only; with a stable toolchain
 # RUSTC_BOOTSTRAP=1 lets stable rustc accept them, and the sanitizer is left out (`-s none`:
 # AddressSanitizer's runtime is not shipped for stable). Safe Rust needs no sanitizer to turn a
 # panic into a crash, which is what we look for.
 #
 # Seeds: the shared corpus and conformance manifests, copied once into fuzz/seeds/TARGET.
-# Logs: fuzz/TARGET.log. Crashes: fuzz/artifacts/TARGET/crash-*; each is copied to fixtures/parser/fuzz/ (catalog: fixtures/catalog/fuzz-regressions/) where
-# tests/parser_fuzz_regressions.rs parses it for ever after.
+# Logs: fuzz/TARGET.log. Crashes, timeouts and OOMs: fuzz/artifacts/TARGET/{crash,timeout,oom}-*;
+# each is copied to fixtures/parser/fuzz/ (evaluator: fixtures/eval/fuzz/; catalog:
+# fixtures/catalog/fuzz-regressions/) where tests/{parser,eval,catalog}_fuzz_regressions.rs run
+# it for ever after. -timeout=10 and libFuzzer's default -rss_limit_mb=2048 turn a hang or a
+# memory blow-up into a finding, like a panic.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=60
@@ -50,6 +53,8 @@ for t in "${targets[@]}"; do
         [ -e "$crash" ] || continue
         if [ "$t" = catalog ]; then
             keep="fixtures/catalog/fuzz-regressions/$t-$(basename "$crash")"
+        elif [ "$t" = evaluator ]; then
+            keep="fixtures/eval/fuzz/$(basename "$crash").pp"
         else
             keep="fixtures/parser/fuzz/$t-$(basename "$crash").pp"
         fi

@@ -2,26 +2,209 @@
 //!
 //! This is IO and lives outside the evaluator, which only receives facts as data.
 
+use crate::diagnostics::{render, Diagnostic, RenderOptions};
+use crate::span::{FileId, SourceMap, Span};
 use serde_json::{json, Map, Value as Json};
+use std::path::Path;
 
-/// Reads facts from JSON or YAML text. `puppet facts` output (`{name, values}`) is unwrapped.
-pub fn parse_facts(text: &str) -> Result<Json, String> {
-    let v: Json = match serde_json::from_str(text) {
-        Ok(v) => v,
-        Err(json_err) => {
-            yaml::parse(text).map_err(|e| format!("neither JSON ({json_err}) nor YAML ({e})"))?
+/// A refused facts file: the diagnostic and the text it points into (rendered like a
+/// refused catalog, with the file, line and column of the problem).
+#[derive(Debug)]
+pub struct FactsRefusal {
+    pub sources: SourceMap,
+    pub diagnostic: Box<Diagnostic>,
+}
+
+impl FactsRefusal {
+    fn new(name: &str, text: &str, diagnostic: Diagnostic) -> FactsRefusal {
+        let mut sources = SourceMap::new();
+        sources.add(name, text);
+        FactsRefusal {
+            sources,
+            diagnostic: Box::new(diagnostic),
+        }
+    }
+
+    pub fn render(&self, opts: RenderOptions) -> String {
+        render(&self.diagnostic, &self.sources, opts)
+    }
+}
+
+/// A problem in facts text: what is wrong, and the byte offset where it is.
+#[derive(Debug, PartialEq)]
+pub struct FactsError {
+    pub code: &'static str,
+    pub message: String,
+    pub offset: usize,
+}
+
+/// Reads a facts file (JSON or YAML), refusing anything that is not a readable mapping of
+/// fact names to values.
+pub fn read_facts(path: &Path) -> Result<Json, FactsRefusal> {
+    let name = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|e| {
+        FactsRefusal::new(
+            &name,
+            "",
+            Diagnostic::error(
+                "facts-read",
+                format!("Could not load facts from {name}: {e}"),
+            ),
+        )
+    })?;
+    let text = match std::str::from_utf8(&bytes) {
+        Ok(t) => t,
+        Err(e) => {
+            let good = std::str::from_utf8(&bytes[..e.valid_up_to()]).unwrap_or_default();
+            let at = good.len();
+            let d = Diagnostic::error(
+                "facts-read",
+                format!("Could not load facts from {name}: the file is not UTF-8 text (invalid byte at offset {at})"),
+            )
+            .with_label(Span::new(FileId(0), at, at), "here");
+            return Err(FactsRefusal::new(&name, good, d));
         }
     };
-    let v = match v {
-        Json::Object(mut o) if o.contains_key("values") && o.contains_key("name") => {
-            o.remove("values").unwrap_or(Json::Null)
-        }
-        other => other,
+    parse_facts(text).map_err(|e| {
+        let end = text[e.offset..]
+            .chars()
+            .next()
+            .map_or(e.offset, |c| e.offset + c.len_utf8());
+        let d = Diagnostic::error(
+            e.code,
+            format!("Could not load facts from {name}: {}", e.message),
+        )
+        .with_label(Span::new(FileId(0), e.offset, end), "here");
+        FactsRefusal::new(&name, text, d)
+    })
+}
+
+/// Reads facts from JSON or YAML text (JSON when the text starts with `{` or `[`). `puppet
+/// facts` output (`{name, values}`) is unwrapped. The result is always a mapping.
+pub fn parse_facts(text: &str) -> Result<Json, FactsError> {
+    let Some(first) = text.find(|c: char| !c.is_whitespace()) else {
+        return Err(FactsError {
+            code: "facts-shape",
+            message: "the file is empty; facts must be a mapping of names to values".into(),
+            offset: 0,
+        });
+    };
+    let json = text[first..].starts_with(['{', '[']);
+    let v: Json = if json {
+        serde_json::from_str(text).map_err(|e| FactsError {
+            code: "facts-json",
+            message: format!("invalid JSON: {}", without_position(&e.to_string())),
+            offset: byte_offset(text, e.line(), e.column()),
+        })?
+    } else {
+        yaml::parse(text).map_err(|(offset, m)| FactsError {
+            code: "facts-yaml",
+            message: format!("invalid YAML: {m}"),
+            offset,
+        })?
+    };
+    let start = if json {
+        first
+    } else {
+        yaml::first_content(text)
     };
     match v {
-        Json::Object(_) => Ok(v),
-        _ => Err("facts must be a mapping of names to values".into()),
+        Json::Object(mut o) if o.contains_key("values") && o.contains_key("name") => {
+            match o.remove("values") {
+                Some(values @ Json::Object(_)) => Ok(values),
+                Some(other) => Err(FactsError {
+                    code: "facts-shape",
+                    message: format!(
+                        "wrong shape at values: `puppet facts` output keeps the facts in a mapping under `values`, not {}",
+                        kind(&other)
+                    ),
+                    offset: if json {
+                        json_key_value(text, "values")
+                    } else {
+                        yaml::key_value(text, "values")
+                    }
+                    .unwrap_or(start),
+                }),
+                None => unreachable!("checked above"),
+            }
+        }
+        v @ Json::Object(_) => Ok(v),
+        other => Err(FactsError {
+            code: "facts-shape",
+            message: format!(
+                "wrong shape at the top level: facts must be a mapping of names to values, not {}",
+                kind(&other)
+            ),
+            offset: start,
+        }),
     }
+}
+
+fn kind(v: &Json) -> &'static str {
+    match v {
+        Json::Null => "null",
+        Json::Bool(_) => "a boolean",
+        Json::Number(_) => "a number",
+        Json::String(_) => "a string",
+        Json::Array(_) => "a list",
+        Json::Object(_) => "a mapping",
+    }
+}
+
+/// serde_json appends ` at line L column C`; the diagnostic shows the place itself.
+fn without_position(msg: &str) -> String {
+    match msg.rfind(" at line ") {
+        Some(i) => msg[..i].to_string(),
+        None => msg.to_string(),
+    }
+}
+
+/// Byte offset of serde_json's (1-based line, byte column): the column counts bytes already
+/// read, so it points one past the offending byte (0: before the line's first byte).
+fn byte_offset(text: &str, line: usize, column: usize) -> usize {
+    let mut line_start = 0;
+    for _ in 1..line.max(1) {
+        match text[line_start..].find('\n') {
+            Some(i) => line_start += i + 1,
+            None => break,
+        }
+    }
+    let mut at = (line_start + column.saturating_sub(1)).min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}
+
+/// Offset of the value of top-level `key` in a JSON object (text known to be valid JSON).
+fn json_key_value(text: &str, key: &str) -> Option<usize> {
+    let b = text.as_bytes();
+    let (mut i, mut depth) = (0, 0usize);
+    while i < b.len() {
+        match b[i] {
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            b'"' => {
+                let start = i + 1;
+                i += 1;
+                while i < b.len() && b[i] != b'"' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+                let end = i.min(b.len());
+                if depth == 1 && text.get(start..end) == Some(key) {
+                    let rest = text.get(end + 1..)?;
+                    let colon = rest.trim_start();
+                    if let Some(after) = colon.strip_prefix(':') {
+                        let value = after.trim_start();
+                        return Some(text.len() - value.len());
+                    }
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
 }
 
 fn read(path: &str) -> Option<String> {
@@ -152,32 +335,80 @@ mod yaml {
     struct Line {
         indent: usize,
         text: String,
+        /// Byte offset of the line's first non-blank character.
+        offset: usize,
     }
 
-    pub fn parse(text: &str) -> Result<Json, String> {
-        let lines: Vec<Line> = text
-            .lines()
-            .filter(|l| {
-                let t = l.trim();
-                !t.is_empty() && !t.starts_with('#') && t != "---" && t != "..."
-            })
-            .map(|l| Line {
-                indent: l.len() - l.trim_start().len(),
-                text: l.trim().to_string(),
-            })
-            .collect();
+    /// A problem: the byte offset where it is, and what it is.
+    pub type Error = (usize, String);
+
+    /// The lines that carry content (not blank, not comments, not document markers).
+    fn content_lines(text: &str) -> Vec<Line> {
+        let mut at = 0;
+        let mut lines = Vec::new();
+        for raw in text.split_inclusive('\n') {
+            let l = raw.trim_end_matches(['\n', '\r']);
+            let t = l.trim();
+            if !t.is_empty() && !t.starts_with('#') && t != "---" && t != "..." {
+                let indent = l.len() - l.trim_start().len();
+                lines.push(Line {
+                    indent,
+                    text: t.to_string(),
+                    offset: at + indent,
+                });
+            }
+            at += raw.len();
+        }
+        lines
+    }
+
+    /// Offset of the first content line (where the document starts), or 0.
+    pub fn first_content(text: &str) -> usize {
+        content_lines(text).first().map_or(0, |l| l.offset)
+    }
+
+    /// Offset of the value of top-level `key` (or of the key when the value is a block).
+    pub fn key_value(text: &str, key: &str) -> Option<usize> {
+        let lines = content_lines(text);
+        let top = lines.first()?.indent;
+        let line = lines
+            .iter()
+            .find(|l| l.indent == top && split_key(&l.text).is_some_and(|(k, _)| k == key))?;
+        let (_, v) = split_key(&line.text)?;
+        Some(if v.is_empty() {
+            line.offset
+        } else {
+            line.offset + line.text.rfind(v.as_str()).unwrap_or(0)
+        })
+    }
+
+    pub fn parse(text: &str) -> Result<Json, Error> {
+        let lines = content_lines(text);
         if lines.is_empty() {
             return Ok(Json::Object(Map::new()));
+        }
+        // A document that is one plain scalar (`42`, `hello`).
+        if lines.len() == 1
+            && !lines[0].text.starts_with('-')
+            && split_key(&lines[0].text).is_none()
+        {
+            return Ok(scalar(&lines[0].text));
         }
         let mut pos = 0;
         let v = block(&lines, &mut pos, lines[0].indent)?;
         if pos < lines.len() {
-            return Err(format!("unexpected content: {}", lines[pos].text));
+            return Err((
+                lines[pos].offset,
+                format!(
+                    "unexpected content (wrong indentation?): {}",
+                    lines[pos].text
+                ),
+            ));
         }
         Ok(v)
     }
 
-    fn block(lines: &[Line], pos: &mut usize, indent: usize) -> Result<Json, String> {
+    fn block(lines: &[Line], pos: &mut usize, indent: usize) -> Result<Json, Error> {
         if lines[*pos].text.starts_with("- ") || lines[*pos].text == "-" {
             let mut items = vec![];
             while *pos < lines.len()
@@ -215,7 +446,10 @@ mod yaml {
         while *pos < lines.len() && lines[*pos].indent == indent {
             let text = lines[*pos].text.clone();
             let Some((k, v)) = split_key(&text) else {
-                return Err(format!("expected 'key: value', got {text}"));
+                return Err((
+                    lines[*pos].offset,
+                    format!("expected 'key: value', got {text}"),
+                ));
             };
             *pos += 1;
             let value = value_or_block(v, lines, pos, indent)?;
@@ -229,7 +463,7 @@ mod yaml {
         lines: &[Line],
         pos: &mut usize,
         indent: usize,
-    ) -> Result<Json, String> {
+    ) -> Result<Json, Error> {
         if !v.is_empty() {
             return Ok(scalar(&v));
         }
@@ -314,5 +548,37 @@ mod yaml {
                 json!({"os": {"family": "Debian", "release": {"major": "12"}}, "list": ["a", 2], "empty": [], "flag": true})
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{parse_facts, FactsError};
+    use serde_json::json;
+
+    fn at(text: &str) -> (usize, &'static str) {
+        let FactsError { code, offset, .. } = parse_facts(text).expect_err("must be refused");
+        (offset, code)
+    }
+
+    #[test]
+    fn good_facts_and_the_puppet_facts_wrapper() {
+        assert_eq!(parse_facts("{\"a\": 1}").unwrap(), json!({"a": 1}));
+        assert_eq!(parse_facts("a: 1\n").unwrap(), json!({"a": 1}));
+        assert_eq!(
+            parse_facts("{\"name\": \"n\", \"values\": {\"a\": 1}}").unwrap(),
+            json!({"a": 1})
+        );
+    }
+
+    #[test]
+    fn refusals_point_at_the_problem() {
+        assert_eq!(at("{\"a\": 1,}"), (8, "facts-json"));
+        assert_eq!(at("a: 1\nb\nc: 2\n"), (5, "facts-yaml"));
+        assert_eq!(at("  [1]"), (2, "facts-shape"));
+        assert_eq!(at("# c\n---\nhello\n"), (8, "facts-shape"));
+        assert_eq!(at("{\"name\": \"n\", \"values\" : 3}"), (25, "facts-shape"));
+        assert_eq!(at("name: n\nvalues: [1]\n"), (16, "facts-shape"));
+        assert_eq!(at(" \n"), (0, "facts-shape"));
     }
 }

@@ -357,13 +357,13 @@ fn compile_result_with(
             .unwrap_or_else(|_| "localhost".into())
     });
     let facts = match &inputs.facts {
-        Some(p) => std::fs::read_to_string(p)
-            .map_err(|e| e.to_string())
-            .and_then(|t| crate::facts::parse_facts(&t))
-            .map_err(|e| {
-                eprintln!("Error: Could not load facts from {}: {e}", p.display());
-                1
-            })?,
+        Some(p) => crate::facts::read_facts(p).map_err(|refusal| {
+            eprint!(
+                "{}",
+                refusal.render(crate::diagnostics::RenderOptions::for_stderr())
+            );
+            1
+        })?,
         None => crate::facts::local_facts(&node),
     };
     let result =

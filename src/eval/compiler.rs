@@ -146,6 +146,8 @@ pub struct Compiler<'a> {
     pub(super) hiera_cache: crate::hiera::Cache,
     /// Nesting of Puppet-language function calls.
     pub(super) call_depth: usize,
+    /// Lambda calls so far (bounded by `functions::MAX_LAMBDA_CALLS`).
+    pub(super) lambda_calls: u64,
     /// Rudder priorities: pending class declarations, resolved conflicts.
     pub(super) priority: super::priority::PriorityState,
     /// Spans of edges and Ordo's own warnings, for `ordo check`.
@@ -194,6 +196,7 @@ impl<'a> Compiler<'a> {
             render_stack: Vec::new(),
             hiera_cache: Default::default(),
             call_depth: 0,
+            lambda_calls: 0,
             priority: Default::default(),
             recorder: Default::default(),
             type_alias_depth: 0,

@@ -603,7 +603,14 @@ impl Interp<'_, '_> {
                     class_name(&r)
                 ))
             }
-            ("*", Str(a), Int(n)) => Str(a.repeat((*n).max(0) as usize)),
+            ("*", Str(a), Int(n)) => {
+                // Ruby: "argument too big" past its limits; ours is the sprintf width's.
+                let n = (*n).max(0) as usize;
+                if a.len().saturating_mul(n) > super::strings::MAX_FORMAT_WIDTH {
+                    return err("argument too big");
+                }
+                Str(a.repeat(n))
+            }
             ("%", Str(f), _) => {
                 let args = match &r {
                     Array(x) => x.clone(),

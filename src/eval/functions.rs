@@ -47,6 +47,12 @@ const STDLIB: &[&str] = &[
 /// overflowing the stack).
 const MAX_CALL_DEPTH: usize = 200;
 
+/// Bounds on the work one compile may do, so that no manifest hangs the compiler or exhausts
+/// memory (Puppet has none and just runs out): the lambda calls of all iterations together,
+/// and the elements one `range()` or integer iteration may produce.
+pub(super) const MAX_LAMBDA_CALLS: u64 = 1_000_000;
+pub(super) const MAX_ITEMS: i128 = 1_000_000;
+
 /// The registry: name -> implementation. Add new functions here.
 pub fn builtin(name: &str) -> Option<Builtin> {
     Some(match name {
@@ -342,6 +348,15 @@ impl Compiler<'_> {
         scope: ScopeId,
         span: Span,
     ) -> R<Value> {
+        self.lambda_calls += 1;
+        if self.lambda_calls > MAX_LAMBDA_CALLS {
+            return Err(Flow::Err(self.runtime(
+                format!(
+                    "evaluation stopped: more than {MAX_LAMBDA_CALLS} lambda calls in one compile"
+                ),
+                span,
+            )));
+        }
         let mut s = Scope::new(ScopeKind::Local, Some(scope), Some(scope));
         s.resource = None;
         s.source = self.scopes[scope].source.clone();
@@ -398,6 +413,13 @@ fn need_lambda<'x>(c: &Compiler<'_>, a: &Args<'x>) -> R<&'x Lambda> {
 /// [key, value] pairs, integers as 0..n, strings by character.
 /// The items of an iterable argument, or Puppet's error for anything else.
 fn iterable_items(c: &Compiler<'_>, a: &Args, v: &Value) -> R<Vec<(Value, Value)>> {
+    if let Some(n) = iteration_len(v).filter(|n| *n > MAX_ITEMS) {
+        return Err(arg_err(
+            c,
+            a,
+            format!("cannot iterate over {n} elements (at most {MAX_ITEMS})"),
+        ));
+    }
     iteration_items(v).ok_or_else(|| {
         arg_err(
             c,
@@ -407,7 +429,25 @@ fn iterable_items(c: &Compiler<'_>, a: &Args, v: &Value) -> R<Vec<(Value, Value)
     })
 }
 
+/// How many elements iterating an integer or an Integer range would produce.
+fn iteration_len(v: &Value) -> Option<i128> {
+    match v {
+        Value::Int(n) => Some((*n).max(0) as i128),
+        Value::Type(t) => match &**t {
+            PType::Integer(a, b) if *b != i64::MAX && *a != i64::MIN => {
+                Some((*b as i128 - *a as i128 + 1).max(0))
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// `None` also for integer iterations too long to materialise (see [`MAX_ITEMS`]).
 fn iteration_items(v: &Value) -> Option<Vec<(Value, Value)>> {
+    if iteration_len(v).is_some_and(|n| n > MAX_ITEMS) {
+        return None;
+    }
     Some(match v {
         Value::Array(a) => a
             .iter()
@@ -1639,7 +1679,7 @@ fn f_any2array(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     })
 }
 
-fn f_range(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+fn f_range(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let (x, y) = (
         first_arg(a),
         a.values.get(1).cloned().unwrap_or(Value::Undef),
@@ -1650,6 +1690,13 @@ fn f_range(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         _ => None,
     };
     Ok(match (n(&x), n(&y)) {
+        (Some(a1), Some(b1)) if b1 as i128 - a1 as i128 >= MAX_ITEMS => {
+            return Err(arg_err(
+                c,
+                a,
+                format!("the range {a1}..{b1} has more than {MAX_ITEMS} elements"),
+            ))
+        }
         (Some(a1), Some(b1)) => Value::Array((a1..=b1).map(Value::Int).collect()),
         _ => Value::Array(vec![]),
     })

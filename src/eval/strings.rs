@@ -19,6 +19,9 @@ pub fn format_value(v: &Value, fmt: &str) -> String {
     sprintf(fmt, std::slice::from_ref(v)).unwrap_or_else(|_| to_string_conversion(v))
 }
 
+/// The widest field (and longest precision) `sprintf` pads to: 16 MiB.
+pub(super) const MAX_FORMAT_WIDTH: usize = 16 << 20;
+
 /// Ruby-style `sprintf` for the common directives: `%s %d %i %f %x %X %o %b %e %g %p %%`,
 /// with flags, width and precision.
 pub fn sprintf(fmt: &str, args: &[Value]) -> Result<String, String> {
@@ -60,7 +63,24 @@ pub fn sprintf(fmt: &str, args: &[Value]) -> Result<String, String> {
                     break;
                 }
             }
-            precision = Some(p.parse().unwrap_or(0));
+            precision = Some(if p.is_empty() {
+                0
+            } else {
+                p.parse().unwrap_or(usize::MAX)
+            });
+        }
+        // Ruby refuses widths past INT_MAX ("width too big"); a string that size would
+        // exhaust memory long before, so the evaluator stops at MAX_FORMAT_WIDTH.
+        let too_big = |digits: &str| {
+            digits
+                .parse::<usize>()
+                .map_or(true, |n| n > MAX_FORMAT_WIDTH)
+        };
+        if !width.is_empty() && too_big(&width) {
+            return Err(format!("width too big (more than {MAX_FORMAT_WIDTH})"));
+        }
+        if precision.is_some_and(|p| p > MAX_FORMAT_WIDTH) {
+            return Err(format!("precision too big (more than {MAX_FORMAT_WIDTH})"));
         }
         let Some(conv) = chars.next() else {
             return Err("incomplete format specifier".into());
