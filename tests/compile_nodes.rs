@@ -151,8 +151,8 @@ fn a_failing_node_is_named_and_the_others_still_compile() {
     // The malformed facts file is refused with its place.
     assert!(
         stderr.contains("Could not load facts from nodes/broken.example.com.json")
-            && stderr.contains("line 2 column")
-            && stderr.contains("(node broken.example.com)"),
+            && stderr.contains("broken.example.com.json:2:18")
+            && stderr.contains("facts of node broken.example.com refused"),
         "{stderr}"
     );
     assert!(stderr.contains("Failed nodes: bad1.example.com, broken.example.com"));

@@ -79,17 +79,11 @@ fn compile_node(
     cache: &Arc<ParseCache>,
 ) -> Outcome {
     let mut messages = String::new();
-    let facts = match std::fs::read_to_string(&node.facts)
-        .map_err(|e| e.to_string())
-        .and_then(|t| crate::facts::parse_facts(&t))
-    {
+    let facts = match crate::facts::read_facts(&node.facts) {
         Ok(f) => f,
-        Err(e) => {
-            messages.push_str(&format!(
-                "Error: Could not load facts from {}: {e} (node {})\n",
-                node.facts.display(),
-                node.name
-            ));
+        Err(refusal) => {
+            messages.push_str(&format!("Error: facts of node {} refused:\n", node.name));
+            messages.push_str(&refusal.render(crate::diagnostics::RenderOptions::for_stderr()));
             return Outcome {
                 ok: false,
                 messages,
