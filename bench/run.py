@@ -15,7 +15,8 @@ Puppet/Ordo.
   parse     ordo parse                      (no Puppet row: `puppet parser validate` also
                                              loads the whole runtime, so the ratio says little)
   compile   ordo compile -o catalog.json    puppet catalog compile --render-as json
-  check     ordo check catalog.json         (Puppet has no equivalent)
+  check     ordo check catalog.json         (Puppet has no equivalent), and ordo check
+            manifest.pp (compile and check in one process)
   apply     ordo apply (per --jobs value)   puppet apply, in three modes: --noop over an empty
             root, first run over an empty root, no-change run over the converged root
 
@@ -210,6 +211,10 @@ def main():
                                      if can["check"] and have_catalog else None, None)[0]
                     emit(row(shape, n, "check (catalog JSON)", o, None,
                              "no `check`" if not can["check"] else "no catalog"))
+                    o = measure_pair(a.runs, [ordo, "check", manifest, "--node", NODE]
+                                     if can["check"] else None, None)[0]
+                    emit(row(shape, n, "check (manifest: compile + check)", o, None,
+                             "no `check`"))
                 if n > a.apply_max or shape == "wide" or not can["apply"]:
                     continue
                 direct = subprocess.run([ordo, "apply", "--noop", manifest, "--node", NODE],
