@@ -13,6 +13,7 @@ pub mod diagnostics;
 pub mod digest;
 pub mod eval;
 pub mod facts;
+pub mod fxhash;
 pub mod graph;
 pub mod hiera;
 pub mod lexer;

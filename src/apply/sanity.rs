@@ -4,7 +4,7 @@
 //! the catalog (`resources[3]`) and, when known, the manifest line that declared it.
 
 use crate::catalog::{Catalog, Resource};
-use crate::graph::fasthash::FastMap;
+use crate::fxhash::FxHashMap as FastMap;
 use crate::graph::refs::param;
 use crate::graph::refs::{canonical_ref, namevar};
 use serde_json::Value as Json;

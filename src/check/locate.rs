@@ -7,7 +7,7 @@
 
 use crate::catalog::{Catalog, ResourceRef};
 use crate::eval::Provenance;
-use crate::graph::fasthash::FastMap;
+use crate::fxhash::FxHashMap as FastMap;
 use crate::graph::refs::canonical_ref;
 use crate::span::{SourceFile, SourceMap, Span};
 

@@ -4,7 +4,7 @@
 use super::locate::Locator;
 use crate::catalog::Catalog;
 use crate::diagnostics::Diagnostic;
-use crate::graph::fasthash::FastSet;
+use crate::fxhash::FxHashSet as FastSet;
 use crate::graph::{Graph, Origin, Vertex};
 use petgraph::visit::EdgeRef;
 use petgraph::Direction;

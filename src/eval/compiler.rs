@@ -1,6 +1,5 @@
 //! The compiler state and the compile phases.
 
-use super::fxhash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use super::scope::{Scope, ScopeId, ScopeKind};
 use super::types::PType;
 use super::value::Value;
@@ -8,6 +7,7 @@ use super::{CompileOptions, CompileResult, Loader, LogLevel, LogLine};
 use crate::ast::{ClassDef, DefineDef, Expr, ExprKind, FunctionDef, NodeDef, Program};
 use crate::catalog::ResourceKind;
 use crate::diagnostics::Diagnostic;
+use crate::fxhash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use crate::span::{FileId, SourceMap, Span};
 use indexmap::{IndexMap, IndexSet};
 use std::rc::Rc;

@@ -17,7 +17,6 @@ mod erb;
 mod exported;
 mod expr;
 mod functions;
-mod fxhash;
 mod hiera_lookup;
 mod module_functions;
 mod output;

@@ -103,7 +103,7 @@ impl Compiler<'_> {
                 sensitive_parameters: sensitive,
             });
         }
-        let mut seen = super::fxhash::FxHashSet::default();
+        let mut seen = crate::fxhash::FxHashSet::default();
         cat.edges.reserve(self.containment.len());
         for &(s, t) in &self.containment {
             if !self.included(s) || !self.included(t) || !seen.insert((s, t)) {

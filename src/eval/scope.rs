@@ -5,8 +5,8 @@
 //! *lexical* one used for variables (an inherited class, else the node or top scope; for a
 //! lambda, the scope that defined it).
 
-use super::fxhash::FxHashMap as HashMap;
 use super::value::Value;
+use crate::fxhash::FxHashMap as HashMap;
 use indexmap::IndexMap;
 
 pub type ScopeId = usize;

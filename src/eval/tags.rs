@@ -5,7 +5,7 @@
 //! pointer first: copies share their string) beats hashing at that size; an index is built
 //! only for unusually large sets.
 
-use super::fxhash::FxHashSet;
+use crate::fxhash::FxHashSet;
 use std::rc::Rc;
 
 /// Past this many tags, membership is looked up in a hash set.

@@ -4,8 +4,8 @@
 //! component's first vertex) per component. Beyond Puppet, each edge of the path can be
 //! explained with its origin, containment anchors folded away.
 
-use super::fasthash::{FastMap as HashMap, FastSet as HashSet};
 use super::{Graph, Origin, Vertex};
+use crate::fxhash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use petgraph::Direction;
 use std::collections::VecDeque;
 

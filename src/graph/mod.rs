@@ -18,7 +18,6 @@ pub mod cycles;
 pub use crate::digest;
 pub mod dot;
 pub mod explain;
-pub mod fasthash;
 pub mod order;
 pub mod placement;
 pub mod refs;
@@ -26,7 +25,7 @@ pub mod requisites;
 
 use crate::catalog::{Catalog, Resource, ResourceKind, ResourceRef};
 use crate::diagnostics::Diagnostic;
-use fasthash::{FastMap, FastSet};
+use crate::fxhash::{FxHashMap as FastMap, FxHashSet as FastSet};
 use petgraph::stable_graph::{EdgeIndex, NodeIndex, StableDiGraph};
 use petgraph::visit::EdgeRef;
 use petgraph::Direction;

@@ -7,8 +7,8 @@
 //! Anchors take their container's priority.
 
 use super::digest::{hex, sha1};
-use super::fasthash::FastMap as HashMap;
 use super::{Graph, Node, Vertex};
+use crate::fxhash::FxHashMap as HashMap;
 use petgraph::Direction;
 use std::collections::BTreeMap;
 

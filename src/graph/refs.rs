@@ -5,8 +5,8 @@
 //! and by the `alias` metaparameter. File paths lose their trailing slashes, class titles
 //! their case.
 
-use super::fasthash::FastMap;
 use crate::catalog::{capitalize_type, Resource, ResourceRef};
+use crate::fxhash::FxHashMap as FastMap;
 use serde_json::Value as Json;
 use std::borrow::Cow;
 
