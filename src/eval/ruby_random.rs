@@ -94,7 +94,8 @@ impl Mt {
         y
     }
 
-    /// `rand(max)` for 0 < max <= 2^32: Ruby's `limited_rand` with rejection sampling.
+    /// `rand(max)`: Ruby's `limited_rand`, rejection sampling over as many 32-bit words as
+    /// `max - 1` needs (most significant first).
     pub fn rand_below(&mut self, max: u64) -> u64 {
         if max <= 1 {
             return 0;
@@ -104,11 +105,18 @@ impl Mt {
         for s in [1, 2, 4, 8, 16, 32] {
             mask |= mask >> s;
         }
-        loop {
-            let v = (self.genrand_u32() as u64) & mask;
-            if v <= limit {
-                return v;
+        'retry: loop {
+            let mut val: u64 = 0;
+            for i in (0..2).rev() {
+                if (mask >> (i * 32)) & 0xffff_ffff != 0 {
+                    val |= (self.genrand_u32() as u64) << (i * 32);
+                    val &= mask;
+                    if limit < val {
+                        continue 'retry;
+                    }
+                }
             }
+            return val;
         }
     }
 }
