@@ -4,11 +4,13 @@
 //! warnings); an err fixture has at least one. `UPDATE_EXPECT=1` rewrites the expectations;
 //! review the diff.
 
+mod common;
+
 use ordo::check::check_manifest;
 use ordo::cli::compile::FsLoader;
 use ordo::diagnostics::{render, to_json, RenderOptions};
 use ordo::eval::CompileOptions;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 fn report(path: &Path) -> ordo::check::Report {
     let text = std::fs::read_to_string(path).expect("fixture is readable");
@@ -42,54 +44,12 @@ fn render_all(r: &ordo::check::Report) -> String {
     out
 }
 
-fn fixtures(kind: &str) -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/check")
-        .join(kind);
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("fixture dir exists")
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "pp"))
-        .collect();
-    files.sort();
-    files
-}
-
 fn check(kind: &str, want_error: bool) {
-    let update = std::env::var_os("UPDATE_EXPECT").is_some();
-    let mut problems = vec![];
-    let files = fixtures(kind);
-    assert!(!files.is_empty(), "no fixtures in {kind}");
-    for f in files {
-        let r = report(&f);
-        let got = render_all(&r);
-        if (r.errors() > 0) != want_error {
-            problems.push(format!(
-                "{}: expected {}an error\n{got}",
-                f.display(),
-                if want_error { "" } else { "no " }
-            ));
-        }
-        let exp = f.with_extension("expected");
-        if update {
-            std::fs::write(&exp, &got).expect("write expectation");
-            continue;
-        }
-        match std::fs::read_to_string(&exp) {
-            Ok(want) if want == got => {}
-            Ok(want) => problems.push(format!(
-                "{}: output differs\n--- want\n{want}\n--- got\n{got}",
-                f.display()
-            )),
-            Err(_) => problems.push(format!(
-                "{}: missing {} (run with UPDATE_EXPECT=1)",
-                f.display(),
-                exp.display()
-            )),
-        }
-    }
-    assert!(problems.is_empty(), "{}", problems.join("\n\n"));
+    common::golden_pp(&format!("check/{kind}"), "expected", want_error, |f| {
+        let r = report(f);
+        let failed = r.errors() > 0;
+        (render_all(&r), failed)
+    });
 }
 
 #[test]

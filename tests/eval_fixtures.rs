@@ -3,9 +3,11 @@
 //! `NAME.modules/` (if present) is the module path. `UPDATE_EXPECT=1` rewrites the `.out`
 //! files; review the diff. The manifests were checked against real Puppet 7.23 when added.
 
+mod common;
+
 use ordo::cli::compile::FsLoader;
 use ordo::eval::{compile, CompileOptions};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 fn render(path: &Path) -> (String, bool) {
     let text = std::fs::read_to_string(path).expect("fixture is readable");
@@ -53,53 +55,8 @@ fn render(path: &Path) -> (String, bool) {
     (out, failed)
 }
 
-fn fixtures(kind: &str) -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/eval")
-        .join(kind);
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("fixture dir exists")
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "pp"))
-        .collect();
-    files.sort();
-    files
-}
-
 fn check(kind: &str, want_error: bool) {
-    let update = std::env::var_os("UPDATE_EXPECT").is_some();
-    let mut problems = vec![];
-    let files = fixtures(kind);
-    assert!(!files.is_empty(), "no fixtures in {kind}");
-    for f in files {
-        let (got, failed) = render(&f);
-        if failed != want_error {
-            problems.push(format!(
-                "{}: expected {}an error\n{got}",
-                f.display(),
-                if want_error { "" } else { "no " }
-            ));
-        }
-        let exp = f.with_extension("out");
-        if update {
-            std::fs::write(&exp, &got).expect("write expectation");
-            continue;
-        }
-        match std::fs::read_to_string(&exp) {
-            Ok(want) if want == got => {}
-            Ok(want) => problems.push(format!(
-                "{}: output differs\n--- want\n{want}\n--- got\n{got}",
-                f.display()
-            )),
-            Err(_) => problems.push(format!(
-                "{}: missing {} (run with UPDATE_EXPECT=1)",
-                f.display(),
-                exp.display()
-            )),
-        }
-    }
-    assert!(problems.is_empty(), "{}", problems.join("\n\n"));
+    common::golden_pp(&format!("eval/{kind}"), "out", want_error, render);
 }
 
 #[test]

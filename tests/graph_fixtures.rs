@@ -4,6 +4,8 @@
 //! relationship edges (with their origins) are written beside them.
 //! `UPDATE_EXPECT=1 cargo test` rewrites the `.expected` files; review the diff.
 
+mod common;
+
 use ordo::apply::log::LogLine;
 use ordo::apply::{apply, ApplyOptions};
 use ordo::catalog::Catalog;
@@ -12,17 +14,7 @@ use ordo::graph::{order, Graph, Ordering, Vertex};
 use std::path::{Path, PathBuf};
 
 fn fixtures(dir: &str) -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures")
-        .join(dir);
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-        .collect();
-    v.sort();
-    assert!(!v.is_empty());
-    v
+    common::fixture_files(dir, "json")
 }
 
 fn load(p: &Path) -> Catalog {
@@ -30,14 +22,9 @@ fn load(p: &Path) -> Catalog {
 }
 
 fn check_expect(p: &Path, actual: &str) {
-    let exp = p.with_extension("expected");
-    if std::env::var_os("UPDATE_EXPECT").is_some() {
-        std::fs::write(&exp, actual).unwrap();
-        return;
+    if let Err(problem) = common::compare(&p.with_extension("expected"), actual) {
+        panic!("fixture {}: {problem}", p.display());
     }
-    let want = std::fs::read_to_string(&exp)
-        .unwrap_or_else(|_| panic!("missing {}: run with UPDATE_EXPECT=1", exp.display()));
-    assert_eq!(want, actual, "fixture {} differs", p.display());
 }
 
 #[test]

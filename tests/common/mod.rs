@@ -1,0 +1,69 @@
+//! What the golden-file tests share: the fixture files of a folder, and comparing a rendered
+//! output with its expectation file (or rewriting it under `UPDATE_EXPECT=1`; review the diff).
+// Each test binary uses the part it needs.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+/// The files with extension `ext` in `fixtures/DIR` (DIR relative to the fixtures folder),
+/// sorted; there must be at least one.
+pub fn fixture_files(dir: &str, ext: &str) -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join(dir);
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("fixture dir {}: {e}", dir.display()))
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == ext))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "no .{ext} fixtures in {}", dir.display());
+    files
+}
+
+/// Compares `got` with the file `exp`; under `UPDATE_EXPECT=1` writes it instead.
+/// Err names what differs, for a test that collects all the problems before failing.
+pub fn compare(exp: &Path, got: &str) -> Result<(), String> {
+    if std::env::var_os("UPDATE_EXPECT").is_some() {
+        std::fs::write(exp, got).expect("write expectation");
+        return Ok(());
+    }
+    match std::fs::read_to_string(exp) {
+        Ok(want) if want == got => Ok(()),
+        Ok(want) => Err(format!(
+            "{}: output differs\n--- want\n{want}\n--- got\n{got}",
+            exp.display()
+        )),
+        Err(_) => Err(format!(
+            "missing {} (run with UPDATE_EXPECT=1)",
+            exp.display()
+        )),
+    }
+}
+
+/// Renders every fixture of `fixtures/DIR/*.pp` with `render` (output, whether it failed),
+/// checks that it failed exactly when `want_error`, and compares the output with the file of
+/// extension `exp_ext` beside it. Fails once, listing every problem.
+pub fn golden_pp(
+    dir: &str,
+    exp_ext: &str,
+    want_error: bool,
+    render: impl Fn(&Path) -> (String, bool),
+) {
+    let mut problems = vec![];
+    for f in fixture_files(dir, "pp") {
+        let (got, failed) = render(&f);
+        if failed != want_error {
+            problems.push(format!(
+                "{}: expected {}an error\n{got}",
+                f.display(),
+                if want_error { "" } else { "no " }
+            ));
+        }
+        if let Err(p) = compare(&f.with_extension(exp_ext), &got) {
+            problems.push(p);
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n\n"));
+}
