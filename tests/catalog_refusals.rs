@@ -7,6 +7,8 @@
 //! `UPDATE_EXPECT=1 cargo test --test catalog_refusals` rewrites the expectations; review the
 //! diff.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -67,15 +69,8 @@ fn malformed_catalogs_are_refused_with_their_location() {
             serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
         assert_eq!(r["status"], "refused", "{name}");
         let actual = format!("exit: {code}\n-- stdout --\n{stdout}-- stderr --\n{stderr}");
-        let exp = p.with_extension("expected");
-        if std::env::var_os("UPDATE_EXPECT").is_some() {
-            std::fs::write(&exp, &actual).unwrap();
-            continue;
-        }
-        let want = std::fs::read_to_string(&exp)
-            .unwrap_or_else(|_| panic!("missing {}: run with UPDATE_EXPECT=1", exp.display()));
-        if want != actual {
-            failures.push(format!("{name}:\n--- want\n{want}\n--- got\n{actual}"));
+        if let Err(problem) = common::compare(&p.with_extension("expected"), &actual) {
+            failures.push(format!("{name}: {problem}"));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));

@@ -8,6 +8,8 @@
 //! same manifest with good facts does write it). `UPDATE_EXPECT=1 cargo test --test
 //! facts_refusals` rewrites the expectations; review the diff.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -129,15 +131,11 @@ fn malformed_facts_are_refused_with_their_location() {
                 .unwrap();
         assert_eq!(report["status"], "refused", "{name}");
         let actual = format!("== compile\n{}== apply\n{}", show(&c), show(&a));
-        let exp = src.join(Path::new(name).with_extension("expected"));
-        if std::env::var_os("UPDATE_EXPECT").is_some() {
-            std::fs::write(&exp, &actual).unwrap();
-            continue;
-        }
-        let want = std::fs::read_to_string(&exp)
-            .unwrap_or_else(|_| panic!("missing {}: run with UPDATE_EXPECT=1", exp.display()));
-        if want != actual {
-            failures.push(format!("{name}:\n--- want\n{want}\n--- got\n{actual}"));
+        if let Err(problem) = common::compare(
+            &src.join(Path::new(name).with_extension("expected")),
+            &actual,
+        ) {
+            failures.push(format!("{name}: {problem}"));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));

@@ -7,6 +7,8 @@
 //! which result), then every file left in the directory.
 //! `UPDATE_EXPECT=1 cargo test --test requisites_fixtures` rewrites the expectations.
 
+mod common;
+
 use ordo::apply::log::LogLine;
 use ordo::apply::salt::salt_return;
 use ordo::apply::{apply, ApplyOptions};
@@ -196,18 +198,8 @@ fn requisite_fixtures() {
                 outcome(&compiled)
             ));
         }
-        let exp = f.join("expected.txt");
-        if std::env::var_os("UPDATE_EXPECT").is_some() {
-            std::fs::write(&exp, &actual).unwrap();
-            continue;
-        }
-        let want = std::fs::read_to_string(&exp)
-            .unwrap_or_else(|_| panic!("missing {}: run with UPDATE_EXPECT=1", exp.display()));
-        if want != actual {
-            failures.push(format!(
-                "fixture {} differs:\n--- expected\n{want}\n--- actual\n{actual}",
-                f.display()
-            ));
+        if let Err(problem) = common::compare(&f.join("expected.txt"), &actual) {
+            failures.push(format!("{}: {problem}", f.display()));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
