@@ -5,55 +5,13 @@
 //! finish, and its verdict (`ok: N resources` or the error messages) must equal `NAME.out`.
 //! `UPDATE_EXPECT=1 cargo test --test eval_fuzz_regressions` rewrites the `.out` files.
 
-use ordo::eval::{compile, CompileOptions, Loader, MemoryLoader};
+use ordo::eval::compile;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-/// The same setup as `fuzz/fuzz_targets/evaluator.rs`.
-struct FuzzLoader(MemoryLoader);
-
-impl Loader for FuzzLoader {
-    fn load(&self, module: &str, path: &str) -> Option<(String, String)> {
-        self.0.load(module, path)
-    }
-
-    fn has_ruby_function(&self, _name: &str) -> bool {
-        true
-    }
-}
-
-fn setup() -> (FuzzLoader, CompileOptions) {
-    let mut loader = MemoryLoader::default();
-    loader.files.insert(
-        "fz/manifests/init.pp".into(),
-        "class fz($p = 'x') { notify { \"fz ${p}\": } }\n".into(),
-    );
-    loader.files.insert(
-        "fz/manifests/thing.pp".into(),
-        "define fz::thing($v = 1) { file { \"/tmp/fz/${title}\": content => \"${v}\" } }\n".into(),
-    );
-    loader.files.insert(
-        "fz/functions/twice.pp".into(),
-        "function fz::twice($x) { [$x, $x] }\n".into(),
-    );
-    let facts = serde_json::json!({
-        "os": {"family": "Debian", "name": "Debian",
-               "release": {"full": "12.4", "major": "12"}},
-        "osfamily": "Debian",
-        "kernel": "Linux",
-        "hostname": "fuzz",
-        "fqdn": "fuzz.example.com",
-        "networking": {"hostname": "fuzz", "fqdn": "fuzz.example.com"},
-        "processors": {"count": 2},
-        "ipaddress": "192.0.2.1",
-    });
-    let opts = CompileOptions {
-        node: "fuzz.example.com".into(),
-        facts,
-        strict_variables: false,
-    };
-    (FuzzLoader(loader), opts)
-}
+#[path = "../fuzz/eval_setup.rs"]
+mod eval_setup;
+use eval_setup::setup;
 
 #[test]
 fn evaluator_fuzz_regressions_compile_without_panicking() {

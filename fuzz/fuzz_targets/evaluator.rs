@@ -7,59 +7,16 @@
 
 use libfuzzer_sys::fuzz_target;
 use ordo::diagnostics::{render, RenderOptions};
-use ordo::eval::{compile, CompileOptions, Loader, MemoryLoader};
+use ordo::eval::{compile, CompileOptions};
 use ordo::span::SourceMap;
 use std::sync::OnceLock;
 
-/// The in-memory module `fz`, and every stdlib-style function reported present (as if
-/// stdlib were on the modulepath) so that they are fuzzed too.
-struct FuzzLoader(MemoryLoader);
+#[path = "../eval_setup.rs"]
+mod eval_setup;
 
-impl Loader for FuzzLoader {
-    fn load(&self, module: &str, path: &str) -> Option<(String, String)> {
-        self.0.load(module, path)
-    }
-
-    fn has_ruby_function(&self, _name: &str) -> bool {
-        true
-    }
-}
-
-fn fixed() -> &'static (FuzzLoader, CompileOptions) {
-    static FIXED: OnceLock<(FuzzLoader, CompileOptions)> = OnceLock::new();
-    FIXED.get_or_init(|| {
-        let mut loader = MemoryLoader::default();
-        loader.files.insert(
-            "fz/manifests/init.pp".into(),
-            "class fz($p = 'x') { notify { \"fz ${p}\": } }\n".into(),
-        );
-        loader.files.insert(
-            "fz/manifests/thing.pp".into(),
-            "define fz::thing($v = 1) { file { \"/tmp/fz/${title}\": content => \"${v}\" } }\n"
-                .into(),
-        );
-        loader.files.insert(
-            "fz/functions/twice.pp".into(),
-            "function fz::twice($x) { [$x, $x] }\n".into(),
-        );
-        let facts = serde_json::json!({
-            "os": {"family": "Debian", "name": "Debian",
-                   "release": {"full": "12.4", "major": "12"}},
-            "osfamily": "Debian",
-            "kernel": "Linux",
-            "hostname": "fuzz",
-            "fqdn": "fuzz.example.com",
-            "networking": {"hostname": "fuzz", "fqdn": "fuzz.example.com"},
-            "processors": {"count": 2},
-            "ipaddress": "192.0.2.1",
-        });
-        let opts = CompileOptions {
-            node: "fuzz.example.com".into(),
-            facts,
-            strict_variables: false,
-        };
-        (FuzzLoader(loader), opts)
-    })
+fn fixed() -> &'static (eval_setup::FuzzLoader, CompileOptions) {
+    static FIXED: OnceLock<(eval_setup::FuzzLoader, CompileOptions)> = OnceLock::new();
+    FIXED.get_or_init(eval_setup::setup)
 }
 
 fuzz_target!(|data: &[u8]| {
