@@ -71,6 +71,7 @@ pub fn compile_template(src: &str) -> Result<(Vec<Tok>, Vec<String>), String> {
             toks.push(Tok::Out);
             super::ruby::lex(c, &mut toks).map_err(|e| format!("{e} in `<%={c}%>`"))?;
             toks.push(Tok::Newline);
+            toks.push(Tok::OutEnd);
         } else {
             toks.push(Tok::Newline);
             super::ruby::lex(&code, &mut toks).map_err(|e| format!("{e} in `<%{code}%>`"))?;

@@ -24,6 +24,8 @@ pub enum Tok {
     Text(usize),
     /// The start of a `<%= %>` expression.
     Out,
+    /// The end of a `<%= %>` expression: its value is that of the last statement in it.
+    OutEnd,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -385,6 +387,7 @@ fn describe(t: Option<&Tok>) -> String {
         Some(Tok::Ident(n)) => format!("`{n}`"),
         Some(Tok::Op(o)) => format!("`{o}`"),
         Some(Tok::Newline) => "end of line".into(),
+        Some(Tok::OutEnd) => "the end of the `<%= %>` tag".into(),
         Some(Tok::Text(_)) => "template text".into(),
         Some(other) => format!("{other:?}"),
     }
@@ -500,8 +503,24 @@ impl Parser {
                 return Ok(Node::Text(i));
             }
             Some(Tok::Out) => {
+                // `<%= a; b %>` is Ruby's `(a; b).to_s`: every statement runs, the last one's
+                // value is written (modifiers inside the tag belong to its statements).
                 self.pos += 1;
-                Node::Out(Box::new(self.expr_stmt()?))
+                let mut body = vec![];
+                loop {
+                    self.skip_terms();
+                    match self.peek() {
+                        Some(Tok::OutEnd) => break,
+                        None => return Err("a `<%=` tag without its end".into()),
+                        _ => body.push(self.stmt()?),
+                    }
+                }
+                self.pos += 1;
+                let value = match body.len() {
+                    1 => body.pop().expect("one statement"),
+                    _ => Node::Seq(body),
+                };
+                return Ok(Node::Out(Box::new(value)));
             }
             _ => self.expr_stmt()?,
         };
