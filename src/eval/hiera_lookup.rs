@@ -75,9 +75,23 @@ impl Compiler<'_> {
 /// `lookup(name [, type [, merge [, default]]])`, `lookup(name, options)`, names as an
 /// array (the first found wins), and a lambda giving the default.
 pub fn f_lookup(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
-    let names: Vec<String> = match arg(a, 0) {
+    // lookup(name, [value_type], [merge], [default_value]), lookup(name, options_hash) and
+    // lookup(options_hash with 'name'), each optionally with a block (Puppet's lookup.rb).
+    let (name_value, opts) = match arg(a, 0) {
+        Value::Hash(opts) => (
+            opts.get(&Value::str("name"))
+                .cloned()
+                .unwrap_or(Value::Undef),
+            Some(opts),
+        ),
+        first => match arg(a, 1) {
+            Value::Hash(opts) => (first, Some(opts)),
+            _ => (first, None),
+        },
+    };
+    let names: Vec<String> = match &name_value {
         Value::Array(x) => x.iter().map(|v| v.to_display()).collect(),
-        Value::Str(s) => vec![s],
+        Value::Str(s) => vec![s.clone()],
         other => {
             return Err(fail_plain(
                 c,
@@ -89,24 +103,33 @@ pub fn f_lookup(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
             ))
         }
     };
-    let (value_type, merge, default) = match arg(a, 1) {
-        Value::Hash(opts) => (
-            match opts.get(&Value::str("value_type")) {
-                Some(Value::Type(t)) => Some((**t).clone()),
+    let opt = |k: &str| opts.as_ref().and_then(|o| o.get(&Value::str(k)).cloned());
+    let hash_opt = |k: &str| match opt(k) {
+        Some(Value::Hash(h)) => h,
+        _ => Default::default(),
+    };
+    let (value_type, merge, default, overrides, default_values) = match &opts {
+        Some(_) => (
+            match opt("value_type") {
+                Some(Value::Type(t)) => Some(*t),
                 _ => None,
             },
-            opts.get(&Value::str("merge")).cloned(),
-            opts.get(&Value::str("default_value")).cloned(),
+            opt("merge"),
+            opt("default_value"),
+            hash_opt("override"),
+            hash_opt("default_values_hash"),
         ),
         // The positional form: lookup(name, value_type, merge, default_value), where
         // value_type and merge may be undef.
-        first => (
-            match first {
+        None => (
+            match arg(a, 1) {
                 Value::Type(t) => Some(*t),
                 _ => None,
             },
             a.values.get(2).cloned(),
             (a.values.len() > 3).then(|| arg(a, 3)),
+            Default::default(),
+            Default::default(),
         ),
     };
     let strategy = match &merge {
@@ -122,17 +145,38 @@ pub fn f_lookup(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
             }
         },
     };
+    // The override hash first, then Hiera, then the default values hash, per name in turn.
+    // Each value is checked against value_type under the name of where it came from.
     let mut found = None;
     for n in &names {
+        if let Some(v) = overrides.get(&Value::str(n.as_str())) {
+            found = Some((
+                v.clone(),
+                format!("Value found for key '{n}' in override hash"),
+            ));
+            break;
+        }
         if let Some(v) = c.hiera_lookup(n, strategy, a.scope, a.span)? {
-            found = Some(v);
+            found = Some((v, "Found value".to_string()));
             break;
         }
     }
-    let v = match (found, default, a.lambda) {
-        (Some(v), _, _) => v,
-        (None, Some(d), _) => d,
-        (None, None, Some(l)) => c.call_lambda(l, vec![arg(a, 0)], a.scope, a.span)?,
+    if found.is_none() {
+        found = names.iter().find_map(|n| {
+            default_values.get(&Value::str(n.as_str())).map(|v| {
+                let label = format!("Value found for key '{n}' in default values hash");
+                (v.clone(), label)
+            })
+        });
+    }
+    // Not found: the block, else the default value, else an error.
+    let (v, label) = match (found, a.lambda, default) {
+        (Some(found), _, _) => found,
+        (None, Some(l), _) => (
+            c.call_lambda(l, vec![name_value.clone()], a.scope, a.span)?,
+            "Value returned from default block".to_string(),
+        ),
+        (None, None, Some(d)) => (d, "Default value".to_string()),
         (None, None, None) => {
             let shown = if names.len() == 1 {
                 format!("name '{}'", names[0])
@@ -155,10 +199,7 @@ pub fn f_lookup(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     if let Some(t) = value_type {
         if !t.is_instance(&v) {
             return Err(Flow::Err(c.runtime(
-                format!(
-                    "Found value has wrong type, {}",
-                    super::types::mismatch(&t, &v)
-                ),
+                format!("{label} has wrong type, {}", super::types::mismatch(&t, &v)),
                 a.span,
             )));
         }
