@@ -176,7 +176,8 @@ impl Compiler<'_> {
             }
             ExprKind::Assignment { op, left, right } => {
                 let v = self.eval(right, scope)?;
-                self.assign(*op, left, v, scope)?
+                let at = self.operator_span(left.span, right.span, op.as_str());
+                self.assign(*op, left, v, scope, at)?
             }
             ExprKind::Paren(inner) => self.eval(inner, scope)?,
             ExprKind::Selector { left, entries } => {
@@ -485,7 +486,32 @@ impl Compiler<'_> {
         Ok(Value::Undef)
     }
 
-    fn assign(&mut self, op: AssignOp, left: &Expr, v: Value, scope: ScopeId) -> R<Value> {
+    /// Where the operator `op` between two operands is (Puppet places an assignment's errors
+    /// there); the span of both operands if the text between them does not hold it.
+    fn operator_span(&self, left: Span, right: Span, op: &str) -> Span {
+        let between = self
+            .sources
+            .get(left.file)
+            .and_then(|f| f.text.get(left.end as usize..right.start as usize));
+        match between.and_then(|t| t.find(op)) {
+            Some(i) => {
+                let start = left.end as usize + i;
+                Span::new(left.file, start, start + op.len())
+            }
+            None => left.to(right),
+        }
+    }
+
+    /// Assigns `v` to `left`; `at` is the assignment's operator, where a reassignment is
+    /// reported.
+    fn assign(
+        &mut self,
+        op: AssignOp,
+        left: &Expr,
+        v: Value,
+        scope: ScopeId,
+        at: Span,
+    ) -> R<Value> {
         match &left.kind {
             ExprKind::Variable(name) => {
                 let v = match op {
@@ -507,9 +533,12 @@ impl Compiler<'_> {
                     )));
                 }
                 if self.scopes[scope].vars.contains_key(name) && op == AssignOp::Assign {
-                    return Err(Flow::Err(
-                        self.issue(format!("Cannot reassign variable '${name}'"), left.span),
-                    ));
+                    let message = if name == "name" || name == "title" {
+                        format!("Cannot reassign built in (or already assigned) variable '${name}'")
+                    } else {
+                        format!("Cannot reassign variable '${name}'")
+                    };
+                    return Err(Flow::Err(self.issue(message, at)));
                 }
                 self.scopes[scope].vars.insert(name.clone(), v.clone());
                 Ok(v)
@@ -528,7 +557,7 @@ impl Compiler<'_> {
                             )));
                         }
                         for (it, val) in items.iter().zip(vals) {
-                            self.assign(AssignOp::Assign, it, val.clone(), scope)?;
+                            self.assign(AssignOp::Assign, it, val.clone(), scope, at)?;
                         }
                     }
                     Value::Hash(h) => {
@@ -538,7 +567,7 @@ impl Compiler<'_> {
                                     .get(&Value::str(n.clone()))
                                     .cloned()
                                     .unwrap_or(Value::Undef);
-                                self.assign(AssignOp::Assign, it, val, scope)?;
+                                self.assign(AssignOp::Assign, it, val, scope, at)?;
                             }
                         }
                     }
