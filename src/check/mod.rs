@@ -71,7 +71,15 @@ pub fn check_compiled_keeping(result: CompileResult) -> (Report, Option<Catalog>
         .map(|l| Diagnostic::warning("puppet-warning", l.message.clone()))
         .collect();
     let failed = diagnostics.iter().any(Diagnostic::is_error);
-    for d in diagnostics {
+    // Puppet's closing "Language validation logged N errors" adds nothing to the errors
+    // themselves, each shown with its source.
+    for mut d in diagnostics
+        .into_iter()
+        .filter(|d| d.code != "validation-giving-up")
+    {
+        if d.code == "validation-logged" {
+            d.code = "validation";
+        }
         out.push(compile_diagnostic(d, &loc, &sources));
     }
     let catalog = catalog.filter(|_| !failed);

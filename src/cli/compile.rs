@@ -325,7 +325,7 @@ pub fn compile_manifest_with_priorities(
         }
         _ => {
             for d in errors {
-                let _ = writeln!(err, "Error: {} on node {}", d.message, node);
+                let _ = writeln!(err, "{}", error_line(d, &node));
             }
             Err(1)
         }
@@ -425,4 +425,14 @@ pub fn export_store(inputs: &CompileInputs) -> crate::cli::store::ExportStore {
 
 fn display_name(p: &Path) -> String {
     p.to_string_lossy().into_owned()
+}
+
+/// A compile error as Puppet prints it: `Error: MESSAGE on node NODE`; the validation errors
+/// logged before Puppet gives up name no node.
+pub fn error_line(d: &crate::diagnostics::Diagnostic, node: &str) -> String {
+    if d.code == "validation-logged" {
+        format!("Error: {}", d.message)
+    } else {
+        format!("Error: {} on node {node}", d.message)
+    }
 }

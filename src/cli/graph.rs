@@ -251,7 +251,7 @@ pub fn explain_cmd(args: &ExplainArgs) -> i32 {
         let errors: Vec<_> = result.diagnostics.iter().filter(|d| d.is_error()).collect();
         let Some(catalog) = result.catalog.as_ref().filter(|_| errors.is_empty()) else {
             for d in errors {
-                eprintln!("Error: {} on node {node}", d.message);
+                eprintln!("{}", super::compile::error_line(d, &node));
             }
             return 1;
         };

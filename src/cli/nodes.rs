@@ -116,7 +116,8 @@ fn compile_node(
         Some(c) if errors.is_empty() => c,
         _ => {
             for d in errors {
-                messages.push_str(&format!("Error: {} on node {}\n", d.message, node.name));
+                messages.push_str(&super::compile::error_line(d, &node.name));
+                messages.push('\n');
             }
             return Outcome {
                 ok: false,

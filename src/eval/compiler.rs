@@ -228,22 +228,40 @@ impl<'a> Compiler<'a> {
         let file = self.sources.add(name, text);
         self.main_file = file;
         let parsed = self.parse_shared(name, text, file);
-        let mut diagnostics: Vec<Diagnostic> = parsed
-            .diagnostics
-            .iter()
-            .filter(|d| d.is_error())
+        let errors: Vec<&Diagnostic> = parsed.diagnostics.iter().filter(|d| d.is_error()).collect();
+        // Several validation errors: Puppet logs each with its location, then fails with
+        // "Language validation logged N errors. Giving up" (issue_reporter.rb); one error is
+        // the failure itself.
+        let logged = errors.len() > 1 && errors.iter().all(|d| d.code == "validation");
+        let mut diagnostics: Vec<Diagnostic> = errors
+            .into_iter()
             .cloned()
             .map(|mut d| {
                 let loc = self.line_col_location(d.span);
-                d.message = format!(
-                    "Could not parse for environment production: {} {}",
-                    d.message, loc
-                )
+                d.message = if logged {
+                    d.code = "validation-logged";
+                    format!("{} {}", d.message, loc)
+                } else {
+                    format!(
+                        "Could not parse for environment production: {} {}",
+                        d.message, loc
+                    )
+                }
                 .trim_end()
                 .to_string();
                 d
             })
             .collect();
+        if logged {
+            let n = diagnostics.len();
+            let file = self.sources.get(file).map_or(name, |f| f.name.as_str());
+            diagnostics.push(Diagnostic::error(
+                "validation-giving-up",
+                format!(
+                    "Could not parse for environment production: Language validation logged {n} errors. Giving up (file: {file})"
+                ),
+            ));
+        }
         let program = match &parsed.program {
             Some(p) if diagnostics.is_empty() => p,
             _ => {
