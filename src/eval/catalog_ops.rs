@@ -313,7 +313,8 @@ impl Compiler<'_> {
             r.line = line;
             r.virtual_ = virtual_ || exported;
             r.exported = exported;
-            r.dropped = exported && !self.loader.storeconfigs();
+            // Without storeconfigs the export is ignored (Puppet warns), but the resource is
+            // still virtual: `realize` and `<| |>` bring it into the catalog, marked exported.
             r.is_define = matches!(kind, TypeKind::Define(_));
         }
         let source = self.scopes[scope].source.clone();
