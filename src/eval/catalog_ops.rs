@@ -570,7 +570,7 @@ impl Compiler<'_> {
         self.scopes[sid]
             .vars
             .insert("name".into(), Value::str(name.clone()));
-        let module = name.split("::").next().unwrap_or("").to_string();
+        let module = self.def_modules.get(&name).cloned().unwrap_or_default();
         self.scopes[sid]
             .vars
             .insert("module_name".into(), Value::str(module));
@@ -741,7 +741,7 @@ impl Compiler<'_> {
             .vars
             .insert("title".into(), Value::str(title));
         self.scopes[sid].vars.insert("name".into(), name);
-        let module = def.name.split("::").next().unwrap_or("").to_string();
+        let module = self.def_modules.get(&def.name).cloned().unwrap_or_default();
         self.scopes[sid]
             .vars
             .insert("module_name".into(), Value::str(module));

@@ -124,6 +124,11 @@ pub struct Compiler<'a> {
     pub(super) type_aliases: HashMap<String, Expr>,
     pub(super) resolved_aliases: HashMap<String, PType>,
     pub(super) loaded_files: HashSet<String>,
+    /// The module each loaded module file belongs to.
+    pub(super) module_files: HashMap<FileId, String>,
+    /// The module whose file defines a class or defined type (by lower-case name); absent
+    /// for definitions in the main manifest. `$module_name` comes from here, as Puppet's.
+    pub(super) def_modules: HashMap<String, String>,
     pub(super) scopes: Vec<Scope>,
     pub(super) resources: Vec<Res>,
     /// (Type, title) -> resource.
@@ -178,6 +183,8 @@ impl<'a> Compiler<'a> {
             type_aliases: HashMap::default(),
             resolved_aliases: HashMap::default(),
             loaded_files: HashSet::default(),
+            module_files: HashMap::default(),
+            def_modules: HashMap::default(),
             scopes: Vec::new(),
             resources: Vec::new(),
             index: HashMap::default(),
@@ -452,12 +459,22 @@ impl<'a> Compiler<'a> {
                     self.register_definitions(body, &name)?;
                 }
                 self.class_spans.entry(name.clone()).or_insert(e.span);
+                if let Some(m) = self.module_files.get(&e.span.file) {
+                    self.def_modules
+                        .entry(name.clone())
+                        .or_insert_with(|| m.clone());
+                }
                 self.classes.entry(name).or_insert_with(|| Rc::new(d));
             }
             ExprKind::Define(def) => {
                 let name = qualify(namespace, &def.name);
                 let mut d = (**def).clone();
                 d.name = name.clone();
+                if let Some(m) = self.module_files.get(&e.span.file) {
+                    self.def_modules
+                        .entry(name.clone())
+                        .or_insert_with(|| m.clone());
+                }
                 self.defines.entry(name).or_insert_with(|| Rc::new(d));
             }
             ExprKind::Node(def) => self.nodes.push(NodeInfo {
@@ -517,6 +534,7 @@ impl<'a> Compiler<'a> {
             return false;
         };
         let file = self.sources.add(display.clone(), text.clone());
+        self.module_files.insert(file, module.to_string());
         let parsed = self.parse_shared(&display, &text, file);
         match &parsed.program {
             Some(p) => {

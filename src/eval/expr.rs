@@ -698,18 +698,8 @@ impl Compiler<'_> {
                             .unwrap_or(Value::Undef))
                     }
                     [Value::Int(start), Value::Int(count)] => {
-                        let s = if *start < 0 {
-                            (n + start).max(0)
-                        } else {
-                            *start
-                        };
-                        let end = if *count < 0 { n + count + 1 } else { s + count };
-                        let (s, end) = (s.min(n) as usize, end.clamp(0, n) as usize);
-                        Ok(Value::Array(if s < end {
-                            a[s..end].to_vec()
-                        } else {
-                            vec![]
-                        }))
+                        let (s, end) = slice_bounds(*start, *count, n);
+                        Ok(Value::Array(a[s..end].to_vec()))
                     }
                     _ => Err(Flow::Err(
                         self.issue("Array access expects Integer index", span),
@@ -729,31 +719,18 @@ impl Compiler<'_> {
                 let chars: Vec<char> = s.chars().collect();
                 let n = chars.len() as i64;
                 match keys {
+                    // Outside the string: '' (Puppet's access_String).
                     [Value::Int(i)] => {
                         let i = if *i < 0 { n + i } else { *i };
-                        Ok(if i >= 0 && i < n {
-                            Value::Str(chars[i as usize].to_string())
-                        } else {
-                            Value::Undef
-                        })
-                    }
-                    [Value::Int(start), Value::Int(count)] => {
-                        let st = if *start < 0 {
-                            (n + start).max(0)
-                        } else {
-                            *start
-                        };
-                        let end = if *count < 0 {
-                            n + count + 1
-                        } else {
-                            st + count
-                        };
-                        let (st, end) = (st.min(n) as usize, end.clamp(0, n) as usize);
-                        Ok(Value::Str(if st < end {
-                            chars[st..end].iter().collect()
+                        Ok(Value::Str(if i >= 0 && i < n {
+                            chars[i as usize].to_string()
                         } else {
                             String::new()
                         }))
+                    }
+                    [Value::Int(start), Value::Int(count)] => {
+                        let (st, end) = slice_bounds(*start, *count, n);
+                        Ok(Value::Str(chars[st..end].iter().collect()))
                     }
                     _ => Err(Flow::Err(
                         self.issue("String access expects Integer index", span),
@@ -1497,6 +1474,30 @@ pub(super) fn parse_number(s: &str) -> Option<Value> {
         }
     }
     None
+}
+
+/// The range `[start, count]` selects from a sequence of `n`, as Puppet's access operator
+/// computes it: a negative start counts from the end, a negative count is a length up to that
+/// many from the end, and a start before the beginning shortens the count.
+fn slice_bounds(start: i64, count: i64, n: i64) -> (usize, usize) {
+    let mut k1 = if start < 0 {
+        n.saturating_add(start)
+    } else {
+        start
+    };
+    let mut k2 = if count < 0 {
+        n.saturating_sub(k1).saturating_add(count).saturating_add(1)
+    } else {
+        count
+    };
+    if k1 < 0 {
+        k2 = k2.saturating_add(k1);
+        k1 = 0;
+    }
+    if k1 >= n || k2 <= 0 {
+        return (0, 0);
+    }
+    (k1 as usize, k1.saturating_add(k2).min(n) as usize)
 }
 
 pub(super) fn a_an(word: &str) -> String {

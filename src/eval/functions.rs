@@ -80,6 +80,7 @@ pub fn builtin(name: &str) -> Option<Builtin> {
         "join" => f_join,
         "sprintf" => f_sprintf,
         "versioncmp" => f_versioncmp,
+        "compare" => f_compare,
         "regsubst" => f_regsubst,
         "match" => f_match,
         "size" | "length" => f_size,
@@ -995,12 +996,37 @@ fn f_new(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
                         None
                     }
                 });
+                // Puppet's Integer.new: the string must match `[+-]?\s*` then decimal (or
+                // octal) digits, 0x hex or 0b binary; then Ruby's Integer() reads it, where a
+                // leading 0 makes octal (8 and 9 being Ruby's own error).
+                let (neg, rest) = match s.strip_prefix('-') {
+                    Some(r) => (true, r),
+                    None => (false, s.strip_prefix('+').unwrap_or(s)),
+                };
+                let digits = rest.trim_start_matches([' ', '\t', '\n', '\r', '\x0b', '\x0c']);
+                let signed = |n: i64| Value::Int(if neg { n.wrapping_neg() } else { n });
+                let prefixed = |p: &[&str]| p.iter().find_map(|p| digits.strip_prefix(p));
                 match radix {
                     Some(r) => i64::from_str_radix(s.trim(), r).ok().map(Value::Int),
-                    None => match parse_number(s) {
-                        Some(Value::Int(i)) => Some(Value::Int(i)),
-                        _ => None,
-                    },
+                    None => {
+                        if let Some(hex) = prefixed(&["0x", "0X"]) {
+                            i64::from_str_radix(hex, 16).ok().map(signed)
+                        } else if let Some(bin) = prefixed(&["0b", "0B"]) {
+                            i64::from_str_radix(bin, 2).ok().map(signed)
+                        } else if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+                            None
+                        } else if digits.len() > 1 && digits.starts_with('0') {
+                            if digits.bytes().any(|b| b == b'8' || b == b'9') {
+                                return Err(Flow::Err(c.runtime(
+                                    format!("invalid value for Integer(): \"{s}\""),
+                                    a.span,
+                                )));
+                            }
+                            i64::from_str_radix(digits, 8).ok().map(signed)
+                        } else {
+                            digits.parse::<i64>().ok().map(signed)
+                        }
+                    }
                 }
             }
             _ => None,
@@ -1201,13 +1227,25 @@ fn f_split(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 fn f_join(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let sep = a.values.get(1).map(|v| v.to_display()).unwrap_or_default();
     match first_arg(a) {
-        Value::Array(items) => Ok(Value::Str(
-            items
-                .iter()
-                .map(|v| v.to_display())
-                .collect::<Vec<_>>()
-                .join(&sep),
-        )),
+        // Ruby's Array#join: nested arrays are joined too, each value as Ruby's to_s.
+        Value::Array(items) => {
+            fn flat<'v>(items: &'v [Value], out: &mut Vec<&'v Value>) {
+                for v in items {
+                    match v {
+                        Value::Array(inner) => flat(inner, out),
+                        other => out.push(other),
+                    }
+                }
+            }
+            let mut all = vec![];
+            flat(&items, &mut all);
+            Ok(Value::Str(
+                all.into_iter()
+                    .map(super::erb::ruby_to_s)
+                    .collect::<Vec<_>>()
+                    .join(&sep),
+            ))
+        }
         other => Ok(Value::Str(other.to_display())),
     }
 }
@@ -1217,6 +1255,67 @@ fn f_sprintf(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     strings::sprintf(&fmt, &a.values[1..])
         .map(Value::Str)
         .map_err(|m| Flow::Err(c.runtime(m, a.span)))
+}
+
+/// compare(a, b, [ignore_case]): -1, 0 or 1 for two numbers or two strings (case-insensitive
+/// unless the third argument is false), with Puppet's compare.rb messages otherwise.
+fn f_compare(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let x = a.values.first().cloned().unwrap_or(Value::Undef);
+    let y = a.values.get(1).cloned().unwrap_or(Value::Undef);
+    let numeric = |v: &Value| match v {
+        Value::Int(i) => Some(*i as f64),
+        Value::Float(f) => Some(*f),
+        _ => None,
+    };
+    let ord = match (&x, &y, a.values.get(2)) {
+        (Value::Int(i), Value::Int(j), None) => Some(i.cmp(j)),
+        (_, _, None) if numeric(&x).is_some() && numeric(&y).is_some() => {
+            numeric(&x).partial_cmp(&numeric(&y))
+        }
+        (Value::Str(s), Value::Str(t), None | Some(Value::Bool(true))) => Some(
+            s.bytes()
+                .map(|b| b.to_ascii_lowercase())
+                .cmp(t.bytes().map(|b| b.to_ascii_lowercase())),
+        ),
+        (Value::Str(s), Value::Str(t), Some(Value::Bool(false))) => {
+            Some(s.as_bytes().cmp(t.as_bytes()))
+        }
+        _ => None,
+    };
+    if let Some(o) = ord {
+        return Ok(Value::Int(match o {
+            Ordering::Less => -1,
+            Ordering::Equal => 0,
+            Ordering::Greater => 1,
+        }));
+    }
+    let comparable = |v: &Value| matches!(v, Value::Int(_) | Value::Float(_) | Value::Str(_));
+    let msg = if !comparable(&x) || !comparable(&y) {
+        format!(
+            "compare(): Non comparable type. Only values of the types Numeric, String, Semver, Timestamp and Timestamp can be compared. Got {} and {}",
+            x.type_name(),
+            y.type_name()
+        )
+    } else if a.values.len() > 2 && !(matches!(x, Value::Str(_)) && matches!(y, Value::Str(_))) {
+        "compare(): The third argument (ignore case) can only be used when comparing strings".into()
+    } else if a.values.len() > 3 {
+        format!(
+            "compare(): Accepts at most 3 arguments, got {}",
+            a.values.len()
+        )
+    } else if let Some(v) = a.values.get(2) {
+        format!(
+            "compare(): The third argument (ignore case) must be a Boolean. Got {}",
+            v.type_name()
+        )
+    } else {
+        format!(
+            "compare(): Can only compare values of the same type (or for Timestamp/Timespan also against Numeric). Got {} and {}",
+            x.type_name(),
+            y.type_name()
+        )
+    };
+    Err(Flow::Err(c.runtime(msg, a.span)))
 }
 
 fn f_versioncmp(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {

@@ -33,11 +33,24 @@ pub fn sprintf(fmt: &str, args: &[Value]) -> Result<String, String> {
             out.push(c);
             continue;
         }
+        // Ruby's named references: `%<name>…` formats the value of key `name` of the one
+        // hash argument, `%{name}` writes it as it is.
+        if chars.peek() == Some(&'{') {
+            chars.next();
+            let name: String = chars.by_ref().take_while(|&c| c != '}').collect();
+            out.push_str(&named_arg(args, &name)?.to_display());
+            continue;
+        }
+        let mut named: Option<Value> = None;
         let mut flags = String::new();
         while let Some(&f) = chars.peek() {
             if "-+ 0#".contains(f) {
                 flags.push(f);
                 chars.next();
+            } else if f == '<' && named.is_none() {
+                chars.next();
+                let name: String = chars.by_ref().take_while(|&c| c != '>').collect();
+                named = Some(named_arg(args, &name)?);
             } else {
                 break;
             }
@@ -82,6 +95,11 @@ pub fn sprintf(fmt: &str, args: &[Value]) -> Result<String, String> {
         if precision.is_some_and(|p| p > MAX_FORMAT_WIDTH) {
             return Err(format!("precision too big (more than {MAX_FORMAT_WIDTH})"));
         }
+        if named.is_none() && chars.peek() == Some(&'<') {
+            chars.next();
+            let name: String = chars.by_ref().take_while(|&c| c != '>').collect();
+            named = Some(named_arg(args, &name)?);
+        }
         let Some(conv) = chars.next() else {
             return Err("incomplete format specifier".into());
         };
@@ -89,16 +107,28 @@ pub fn sprintf(fmt: &str, args: &[Value]) -> Result<String, String> {
             out.push('%');
             continue;
         }
-        let arg = next_arg.next().cloned().unwrap_or(Value::Undef);
+        let arg = match named {
+            Some(v) => v,
+            None => next_arg.next().cloned().unwrap_or(Value::Undef),
+        };
         let body = match conv {
+            // Ruby's Kernel#sprintf: to_s and inspect, on the values as Puppet passes them
+            // (a top-level undef as '' and a regex as its /source/ string).
             's' => {
-                let s = arg.to_display();
+                let s = match &arg {
+                    Value::Regex(_) => arg.to_display(),
+                    other => super::erb::ruby_to_s(other),
+                };
                 match precision {
                     Some(p) => s.chars().take(p).collect(),
                     None => s,
                 }
             }
-            'p' => arg.to_string_repr(),
+            'p' => match &arg {
+                Value::Undef => "\"\"".to_string(),
+                Value::Regex(_) => super::erb::ruby_inspect(&Value::Str(arg.to_display())),
+                other => super::erb::ruby_inspect(other),
+            },
             'd' | 'i' | 'u' => {
                 let n = to_int(&arg)?;
                 let s = n.abs().to_string();
@@ -178,6 +208,17 @@ pub fn sprintf(fmt: &str, args: &[Value]) -> Result<String, String> {
         }
     }
     Ok(out)
+}
+
+/// The value of key `name` in the single hash argument of a format with named references.
+fn named_arg(args: &[Value], name: &str) -> Result<Value, String> {
+    match args {
+        [Value::Hash(h)] => h
+            .get(&Value::str(name))
+            .cloned()
+            .ok_or_else(|| format!("key<{name}> not found")),
+        _ => Err("one hash required".into()),
+    }
 }
 
 fn sign(neg: bool, flags: &str) -> String {
