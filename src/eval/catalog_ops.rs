@@ -41,7 +41,7 @@ pub struct Override {
     pub type_name: String,
     pub title: String,
     pub params: Vec<AttrValue>,
-    pub source: String,
+    pub source: Rc<str>,
     pub span: Span,
     /// Collector overrides replace values without the source checks.
     pub forced: bool,
@@ -410,7 +410,7 @@ impl Compiler<'_> {
         idx: usize,
         name: &str,
         value: Value,
-        source: &str,
+        source: &Rc<str>,
         span: Span,
     ) {
         let line = self.span_line(span);
@@ -421,9 +421,7 @@ impl Compiler<'_> {
             }
         }
         r.params.insert(name.to_string(), value);
-        r.param_sources.insert(name.to_string(), source.to_string());
-        r.param_lines
-            .insert(name.to_string(), (Some(span.file), line));
+        r.setters.set(name, source, Some((Some(span.file), line)));
         self.recorder.param(idx, name, span);
     }
 
@@ -558,7 +556,7 @@ impl Compiler<'_> {
         let lookup_next = parent_scope.unwrap_or_else(|| self.global_scope_for(scope));
         let mut s = Scope::new(ScopeKind::Class, Some(dyn_parent), Some(lookup_next));
         s.resource = Some(idx);
-        s.source = format!("class {name}");
+        s.source = Rc::from(format!("class {name}"));
         s.class_name = Some(name.clone());
         let sid = self.new_scope(s);
         self.class_scopes.insert(name.clone(), sid);
@@ -676,9 +674,7 @@ impl Compiler<'_> {
                         let v = self.eval(default, sid)?;
                         if !v.is_undef() || is_class {
                             self.resources[idx].params.insert(p.name.clone(), v.clone());
-                            self.resources[idx]
-                                .param_sources
-                                .insert(p.name.clone(), source.clone());
+                            self.resources[idx].setters.set(&p.name, &source, None);
                         }
                         v
                     }
@@ -728,7 +724,7 @@ impl Compiler<'_> {
         let lookup_next = self.global_scope_for(declaring);
         let mut s = Scope::new(ScopeKind::Define, Some(declaring), Some(lookup_next));
         s.resource = Some(idx);
-        s.source = format!("define {}", def.name);
+        s.source = Rc::from(format!("define {}", def.name));
         let sid = self.new_scope(s);
         let title = self.resources[idx].title.clone();
         let name = self.resources[idx]
@@ -792,7 +788,7 @@ impl Compiler<'_> {
         let loc = self.span_location(o.span);
         if !o.forced {
             let rsrc = self.resources[idx].source.clone();
-            if rsrc != o.source && !self.source_child_of(&o.source, &rsrc) {
+            if *rsrc != *o.source && !self.source_child_of(&o.source, &rsrc) {
                 return Err(self.plain(
                     join_loc("Only subclasses can override parameters".into(), &loc),
                     Some(o.span),
@@ -809,17 +805,12 @@ impl Compiler<'_> {
             };
             if !o.forced {
                 let csrc = self.resources[idx]
-                    .param_sources
-                    .get(&a.name)
-                    .cloned()
-                    .unwrap_or_default();
+                    .setters
+                    .source(&a.name)
+                    .map_or_else(String::new, |s| String::from(&**s));
                 if !self.source_child_of(&o.source, &csrc) {
                     let r = &self.resources[idx];
-                    let (f, l) = r
-                        .param_lines
-                        .get(&a.name)
-                        .copied()
-                        .unwrap_or((r.file, r.line));
+                    let (f, l) = r.setters.at(&a.name).unwrap_or((r.file, r.line));
                     let by = if csrc.is_empty() {
                         "Class[main]".to_string()
                     } else {
@@ -867,7 +858,7 @@ impl Compiler<'_> {
                         if let Value::Str(_) | Value::Int(_) | Value::Float(_) = item {
                             // Puppet::Resource.new(nil, value) cannot split it into a type
                             // and a title.
-                            let (f, l) = r.param_lines.get(*p).copied().unwrap_or((r.file, r.line));
+                            let (f, l) = r.setters.at(p).unwrap_or((r.file, r.line));
                             let msg = format!(
                                 "No title provided and {:?} is not a valid resource reference",
                                 item.to_display()
@@ -880,7 +871,7 @@ impl Compiler<'_> {
                         continue;
                     };
                     if self.find_resource(&t, &title).is_none() {
-                        let (f, l) = r.param_lines.get(*p).copied().unwrap_or((r.file, r.line));
+                        let (f, l) = r.setters.at(p).unwrap_or((r.file, r.line));
                         let msg = format!("Could not find resource '{shown}' in parameter '{p}'");
                         let span = self.recorder.param_span(idx, p).unwrap_or(r.span);
                         return Err(

@@ -48,9 +48,8 @@ pub struct Res {
     pub type_name: String,
     pub title: String,
     pub params: IndexMap<String, Value>,
-    /// Which definition set each parameter (Puppet's `param.source`), for override rules.
-    pub param_sources: HashMap<String, String>,
-    pub param_lines: HashMap<String, (Option<FileId>, Option<u32>)>,
+    /// Which definition set each parameter and where (see [`ParamSetters`]).
+    pub setters: ParamSetters,
     pub tags: Tags,
     pub file: Option<FileId>,
     pub line: Option<u32>,
@@ -60,12 +59,62 @@ pub struct Res {
     /// The scope that declared it.
     pub scope: ScopeId,
     /// The definition that declared it (`scope.source`).
-    pub source: String,
+    pub source: Rc<str>,
     pub evaluated: bool,
     pub is_define: bool,
     /// Removed from the catalog (exported without storeconfigs).
     pub dropped: bool,
     pub span: Span,
+}
+
+/// A file and line a parameter was set at.
+pub type SetAt = (Option<FileId>, Option<u32>);
+
+/// Which definition set each parameter of a resource (Puppet's `param.source`, for the
+/// override rules) and where (for error messages). A resource has few parameters, so this
+/// is a vector searched linearly, the sources shared with the scopes.
+#[derive(Clone, Debug, Default)]
+pub struct ParamSetters(Vec<ParamSetter>);
+
+#[derive(Clone, Debug)]
+struct ParamSetter {
+    name: Box<str>,
+    source: Rc<str>,
+    /// `None` for parameters set by binding a definition's defaults.
+    at: Option<SetAt>,
+}
+
+impl ParamSetters {
+    fn find(&self, name: &str) -> Option<&ParamSetter> {
+        self.0.iter().find(|s| &*s.name == name)
+    }
+
+    /// Records that `source` set `name`, at `at` (when given; else the place stays).
+    pub fn set(&mut self, name: &str, source: &Rc<str>, at: Option<SetAt>) {
+        match self.0.iter_mut().find(|s| &*s.name == name) {
+            Some(s) => {
+                s.source = source.clone();
+                if at.is_some() {
+                    s.at = at;
+                }
+            }
+            None => self.0.push(ParamSetter {
+                name: name.into(),
+                source: source.clone(),
+                at,
+            }),
+        }
+    }
+
+    /// The definition that set `name`.
+    pub fn source(&self, name: &str) -> Option<&Rc<str>> {
+        self.find(name).map(|s| &s.source)
+    }
+
+    /// Where `name` was set.
+    pub fn at(&self, name: &str) -> Option<SetAt> {
+        self.find(name).and_then(|s| s.at)
+    }
 }
 
 impl Res {
@@ -653,8 +702,7 @@ impl<'a> Compiler<'a> {
             type_name: type_name.to_string(),
             title: title.to_string(),
             params: IndexMap::new(),
-            param_sources: HashMap::default(),
-            param_lines: HashMap::default(),
+            setters: ParamSetters::default(),
             tags,
             file: None,
             line: None,
@@ -765,7 +813,7 @@ impl<'a> Compiler<'a> {
         self.class_list.push(title.clone());
         let mut scope = Scope::new(ScopeKind::Node, Some(self.top), Some(self.top));
         scope.resource = Some(res);
-        scope.source = format!("node {title}");
+        scope.source = Rc::from(format!("node {title}"));
         scope.matches = groups;
         let sid = self.new_scope(scope);
         self.node_scope = Some(sid);

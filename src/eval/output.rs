@@ -28,6 +28,7 @@ impl Compiler<'_> {
     /// (this is the last use of them; the compiler keeps types, titles and spans).
     pub(super) fn build_catalog(&mut self) -> Catalog {
         let mut warnings = vec![];
+        let mut namevars: crate::fxhash::FxHashMap<String, Option<String>> = Default::default();
         let mut cat = Catalog::new(self.opts.node.clone());
         cat.resources.reserve(
             (0..self.resources.len())
@@ -38,7 +39,16 @@ impl Compiler<'_> {
             if !self.included(idx) {
                 continue;
             }
-            let namevar = self.namevar_of(&self.resources[idx]);
+            // One namevar per type (but for Stage[main]): look it up once.
+            let tname = self.resources[idx].type_name.as_str();
+            let namevar = match namevars.get(tname) {
+                Some(n) if tname != "Stage" => n.clone(),
+                _ => {
+                    let n = self.namevar_of(&self.resources[idx]);
+                    namevars.insert(self.resources[idx].type_name.clone(), n.clone());
+                    n
+                }
+            };
             let file = self.resources[idx]
                 .file
                 .and_then(|f| self.sources.get(f))
@@ -86,11 +96,10 @@ impl Compiler<'_> {
             };
             let mut sorted: Vec<&std::rc::Rc<str>> = r.tags.iter().collect();
             sorted.sort_unstable();
-            let tags: Vec<String> = sorted.into_iter().map(|t| t.to_string()).collect();
+            let tags: Vec<String> = sorted.into_iter().map(|t| String::from(&**t)).collect();
             // Not read after this: free them now, for the catalog's strings to reuse.
             r.tags = Default::default();
-            r.param_sources = Default::default();
-            r.param_lines = Default::default();
+            r.setters = Default::default();
             cat.resources.push(Resource {
                 type_name: r.type_name.clone(),
                 title,
@@ -118,7 +127,11 @@ impl Compiler<'_> {
             self.log(super::LogLevel::Warning, w);
         }
         cat.classes = self.class_list.clone();
-        cat.tags = self.catalog_tags.iter().map(|t| t.to_string()).collect();
+        cat.tags = self
+            .catalog_tags
+            .iter()
+            .map(|t| String::from(&**t))
+            .collect();
         cat
     }
 }

@@ -323,8 +323,7 @@ impl Compiler<'_> {
         {
             let e = &mut self.resources[existing];
             e.params = n.params;
-            e.param_sources = n.param_sources;
-            e.param_lines = n.param_lines;
+            e.setters = n.setters;
             e.tags = n.tags;
             e.file = n.file;
             e.line = n.line;
