@@ -625,7 +625,7 @@ impl<'a> Compiler<'a> {
         let facts = if matches!(facts, Value::Hash(_)) {
             facts
         } else {
-            Value::Hash(IndexMap::new())
+            Value::Hash(Default::default())
         };
         top.vars.insert("facts".into(), facts);
         let node = self.opts.node.clone();
@@ -636,11 +636,12 @@ impl<'a> Compiler<'a> {
         let mut trusted = IndexMap::new();
         trusted.insert(Value::str("authenticated"), Value::str("local"));
         trusted.insert(Value::str("certname"), Value::str(node.clone()));
-        trusted.insert(Value::str("extensions"), Value::Hash(IndexMap::new()));
+        trusted.insert(Value::str("extensions"), Value::Hash(Default::default()));
         trusted.insert(Value::str("hostname"), Value::str(host));
         trusted.insert(Value::str("domain"), Value::str(domain));
-        trusted.insert(Value::str("external"), Value::Hash(IndexMap::new()));
-        top.vars.insert("trusted".into(), Value::Hash(trusted));
+        trusted.insert(Value::str("external"), Value::Hash(Default::default()));
+        top.vars
+            .insert("trusted".into(), Value::Hash(trusted.into()));
         top.vars
             .insert("server_facts".into(), server_facts(&self.opts.facts));
         top.vars
@@ -986,5 +987,5 @@ fn server_facts(facts: &serde_json::Value) -> Value {
         }
     }
     h.insert(Value::str("environment"), Value::str("production"));
-    Value::Hash(h)
+    Value::Hash(h.into())
 }

@@ -302,7 +302,7 @@ impl Interp<'_, '_> {
                 }
             }
         }
-        Value::Hash(out)
+        Value::Hash(out.into())
     }
 
     fn lookupvar(&self, n: &str) -> Value {
@@ -344,7 +344,7 @@ impl Interp<'_, '_> {
                     let v = self.eval(v)?;
                     h.insert(k, v);
                 }
-                Value::Hash(h)
+                Value::Hash(h.into())
             }
             Node::IVar(n) => self.ivar(n),
             Node::GVar(n) => return err(format!("global variable `${n}`")),
@@ -763,7 +763,7 @@ impl Interp<'_, '_> {
         use Value::*;
         if let (Str(cls), "new") = (&recv, name) {
             match cls.as_str() {
-                "Hash" => return Ok(Hash(IndexMap::new())),
+                "Hash" => return Ok(Hash(super::value::HashValue::default())),
                 "Array" => return Ok(Array(vec![])),
                 "String" => return Ok(Str(ruby_to_s(&a0))),
                 _ => {}
@@ -1026,7 +1026,7 @@ impl Interp<'_, '_> {
                         out.insert(k.clone(), v.clone());
                     }
                 }
-                Ok(Hash(out))
+                Ok(Hash(out.into()))
             }
             (Hash(h), "each_pair") => {
                 let bl = b(name)?;
@@ -1043,7 +1043,7 @@ impl Interp<'_, '_> {
                         out.insert(k.clone(), v.clone());
                     }
                 }
-                Ok(Hash(out))
+                Ok(Hash(out.into()))
             }
             (Hash(_), _) => {
                 let items = to_array(recv.clone());
@@ -1257,7 +1257,7 @@ impl Interp<'_, '_> {
                                 v.push(x);
                             }
                         }
-                        Hash(h)
+                        Hash(h.into())
                     }
                     "partition" => {
                         let (t, f): (Vec<_>, Vec<_>) =
@@ -1361,7 +1361,7 @@ impl Interp<'_, '_> {
                         );
                     }
                 }
-                Hash(h)
+                Hash(h.into())
             }
             "zip" => {
                 let other = match a0 {

@@ -94,7 +94,7 @@ impl Compiler<'_> {
                     let v = self.eval(&en.value, scope)?;
                     h.insert(k, v);
                 }
-                Value::Hash(h)
+                Value::Hash(h.into())
             }
             ExprKind::Variable(name) => self.lookup_var(name, scope, e.span)?,
             ExprKind::Access { left, keys } => {

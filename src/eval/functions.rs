@@ -1072,7 +1072,7 @@ fn f_new(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
                         h.insert(ch[0].clone(), ch.get(1).cloned().unwrap_or(Value::Undef));
                     }
                 }
-                Some(Value::Hash(h))
+                Some(Value::Hash(h.into()))
             }
             _ => None,
         },
@@ -1233,7 +1233,7 @@ fn f_regsubst(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let target = first_arg(a);
     let pattern = match a.values.get(1) {
         Some(Value::Str(p)) => p.clone(),
-        Some(Value::Regex(r)) => r.source.clone(),
+        Some(Value::Regex(r)) => r.source.to_string(),
         _ => return Err(arg_err(c, a, "expects a pattern")),
     };
     let repl = a.values.get(2).map(|v| v.to_display()).unwrap_or_default();
@@ -1606,7 +1606,7 @@ fn f_merge(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
             }
         }
     }
-    Ok(Value::Hash(out))
+    Ok(Value::Hash(out.into()))
 }
 
 fn f_concat(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
@@ -1722,7 +1722,7 @@ fn f_hash(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
             h.insert(ch[0].clone(), ch.get(1).cloned().unwrap_or(Value::Undef));
         }
     }
-    Ok(Value::Hash(h))
+    Ok(Value::Hash(h.into()))
 }
 
 fn f_zip(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
@@ -1768,7 +1768,7 @@ fn f_create_resources(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     };
     let defaults = match a.values.get(2) {
         Some(Value::Hash(h)) => h.clone(),
-        _ => IndexMap::new(),
+        _ => Default::default(),
     };
     let to_attrs = |h: &IndexMap<Value, Value>, span: Span| -> Vec<super::catalog_ops::AttrValue> {
         let mut out: Vec<super::catalog_ops::AttrValue> = defaults
@@ -1919,7 +1919,7 @@ impl Compiler<'_> {
         let sid = self.new_scope(s);
         let given = match params {
             Some(Value::Hash(h)) => h,
-            _ => IndexMap::new(),
+            _ => Default::default(),
         };
         if let ExprKind::Epp {
             params: Some(ps), ..

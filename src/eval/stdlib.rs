@@ -233,7 +233,7 @@ fn f_defined_with_params(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let reference = arg(a, 0);
     let params = match arg(a, 1) {
         Value::Hash(h) => h,
-        _ => IndexMap::new(),
+        _ => Default::default(),
     };
     let (t, title) = match &reference {
         Value::Type(t) => match &**t {
@@ -269,10 +269,10 @@ fn ensure_one(
         return Ok(());
     }
     let mut inst = IndexMap::new();
-    inst.insert(title.clone(), Value::Hash(params.clone()));
+    inst.insert(title.clone(), Value::Hash(params.clone().into()));
     c.call_function(
         "create_resources",
-        vec![Value::str(type_name), Value::Hash(inst)],
+        vec![Value::str(type_name), Value::Hash(inst.into())],
         None,
         a.scope,
         a.span,
@@ -285,7 +285,7 @@ fn f_ensure_resource(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let type_name = type_name_of(&arg(a, 0));
     let params = match arg(a, 2) {
         Value::Hash(h) => h,
-        _ => IndexMap::new(),
+        _ => Default::default(),
     };
     let titles = match arg(a, 1) {
         Value::Array(items) => items,
@@ -312,7 +312,7 @@ fn f_ensure_resources(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     };
     let defaults = match arg(a, 2) {
         Value::Hash(h) => h,
-        _ => IndexMap::new(),
+        _ => Default::default(),
     };
     for (title, params) in instances {
         let mut p = defaults.clone();
@@ -831,7 +831,7 @@ pub(super) fn deep_merge_values(a: Value, b: Value) -> Value {
 
 fn f_deep_merge(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     need_args(c, a, 2)?;
-    let mut out = Value::Hash(IndexMap::new());
+    let mut out = Value::Hash(Default::default());
     for v in a.values.clone() {
         match v {
             Value::Undef => {}
@@ -1001,7 +1001,7 @@ fn f_base64(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 fn f_count(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let items = match arg(a, 0) {
         Value::Array(x) => x,
-        Value::Hash(h) => h.into_values().collect(),
+        Value::Hash(h) => h.into_inner().into_values().collect(),
         other => vec![other],
     };
     Ok(Value::Int(if a.values.len() > 1 {
