@@ -90,8 +90,9 @@ pub struct Resource {
     #[serde(rename = "type")]
     pub type_name: String,
     pub title: String,
+    /// Shared strings: most resources carry the same few tags (their containers').
     #[serde(default)]
-    pub tags: Vec<String>,
+    pub tags: Vec<std::sync::Arc<str>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -269,11 +270,11 @@ mod pretty {
         w.push(b'"');
     }
 
-    fn strings(w: &mut Buf, depth: usize, items: &[String]) {
+    fn strings(w: &mut Buf, depth: usize, items: &[impl AsRef<str>]) {
         let mut b = Block::open(w, depth, b'[');
         for s in items {
             b.next(w);
-            string(w, s);
+            string(w, s.as_ref());
         }
         b.close(w, b']')
     }

@@ -182,7 +182,7 @@ pub struct Compiler<'a> {
     pub(super) containment: Vec<(usize, usize)>,
     pub(super) class_scopes: HashMap<String, ScopeId>,
     pub(super) class_list: Vec<String>,
-    pub(super) catalog_tags: IndexSet<Rc<str>>,
+    pub(super) catalog_tags: IndexSet<std::sync::Arc<str>>,
     pub(super) collectors: Vec<super::collect::Collector>,
     pub(super) relationships: Vec<Relationship>,
     pub(super) pending_overrides: Vec<super::catalog_ops::Override>,
@@ -665,7 +665,7 @@ impl<'a> Compiler<'a> {
         self.resources[stage]
             .params
             .insert("name".into(), Value::str("main"));
-        self.resources[stage].tags = [Rc::from("stage")].into_iter().collect();
+        self.resources[stage].tags = [std::sync::Arc::from("stage")].into_iter().collect();
         self.insert_resource(stage);
         let main = self.new_res(
             "Class",
@@ -677,7 +677,7 @@ impl<'a> Compiler<'a> {
         self.resources[main]
             .params
             .insert("name".into(), Value::str("main"));
-        self.resources[main].tags = [Rc::from("class")].into_iter().collect();
+        self.resources[main].tags = [std::sync::Arc::from("class")].into_iter().collect();
         self.resources[main].evaluated = true;
         self.insert_resource(main);
         self.containment.push((stage, main));

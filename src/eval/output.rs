@@ -94,9 +94,9 @@ impl Compiler<'_> {
             } else {
                 r.title.clone()
             };
-            let mut sorted: Vec<&std::rc::Rc<str>> = r.tags.iter().collect();
+            let mut sorted: Vec<&std::sync::Arc<str>> = r.tags.iter().collect();
             sorted.sort_unstable();
-            let tags: Vec<String> = sorted.into_iter().map(|t| String::from(&**t)).collect();
+            let tags: Vec<std::sync::Arc<str>> = sorted.into_iter().cloned().collect();
             // Not read after this: free them now, for the catalog's strings to reuse.
             r.tags = Default::default();
             r.setters = Default::default();
