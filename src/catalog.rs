@@ -379,7 +379,17 @@ mod pretty {
         Ok(())
     }
 
-    pub(super) fn catalog(out: &mut impl Write, c: &Catalog) -> io::Result<()> {
+    /// The catalog `c`, with `resources` and `edges` in place of its own.
+    pub(super) fn catalog<R, E>(
+        out: &mut impl Write,
+        c: &Catalog,
+        resources: impl IntoIterator<Item = R>,
+        edges: impl IntoIterator<Item = E>,
+    ) -> io::Result<()>
+    where
+        R: std::borrow::Borrow<Resource>,
+        E: std::borrow::Borrow<Edge>,
+    {
         let mut buf = Vec::with_capacity(CHUNK + (CHUNK >> 2));
         let w = &mut buf;
         let mut b = Block::open(w, 0, b'{');
@@ -403,17 +413,17 @@ mod pretty {
         string(w, &c.environment);
         b.key(w, "resources");
         let mut rs = Block::open(w, b.depth, b'[');
-        for r in &c.resources {
+        for r in resources {
             rs.next(w);
-            resource(w, rs.depth, r);
+            resource(w, rs.depth, r.borrow());
             spill(w, out)?;
         }
         rs.close(w, b']');
         b.key(w, "edges");
         let mut es = Block::open(w, b.depth, b'[');
-        for e in &c.edges {
+        for e in edges {
             es.next(w);
-            edge(w, es.depth, e);
+            edge(w, es.depth, e.borrow());
             spill(w, out)?;
         }
         es.close(w, b']');
@@ -428,7 +438,22 @@ impl Catalog {
     /// Writes the catalog as [`Catalog::to_json_pretty`] renders it (byte for byte), without
     /// building the text in memory first. Use a buffered writer.
     pub fn write_pretty(&self, w: &mut impl std::io::Write) -> std::io::Result<()> {
-        pretty::catalog(w, self)
+        pretty::catalog(w, self, &self.resources, &self.edges)
+    }
+
+    /// [`Catalog::write_pretty`] with `resources` and `edges` written in place of the
+    /// catalog's own (which are not written): for a caller that makes them one at a time.
+    pub fn write_pretty_with<R, E>(
+        &self,
+        w: &mut impl std::io::Write,
+        resources: impl IntoIterator<Item = R>,
+        edges: impl IntoIterator<Item = E>,
+    ) -> std::io::Result<()>
+    where
+        R: std::borrow::Borrow<Resource>,
+        E: std::borrow::Borrow<Edge>,
+    {
+        pretty::catalog(w, self, resources, edges)
     }
 }
 

@@ -211,6 +211,14 @@ pub struct Compiler<'a> {
     pub(super) queued_param_types: Vec<Expr>,
     /// Whether `run` builds the result's `provenance`.
     keep_provenance: bool,
+    /// Whether `run` hands the catalog over unbuilt (see [`Compiler::deferring_catalog`]).
+    defer_catalog: bool,
+}
+
+/// What a successful compile made: the catalog, or what it is made of.
+enum Compiled {
+    Catalog(crate::catalog::Catalog),
+    Source(super::output::CatalogSource),
 }
 
 impl<'a> Compiler<'a> {
@@ -253,6 +261,7 @@ impl<'a> Compiler<'a> {
             imported_exports: HashMap::default(),
             queued_param_types: Vec::new(),
             keep_provenance: true,
+            defer_catalog: false,
         }
     }
 
@@ -261,6 +270,14 @@ impl<'a> Compiler<'a> {
     pub fn without_provenance(mut self) -> Self {
         self.keep_provenance = false;
         self.recorder.skip_params = true;
+        self
+    }
+
+    /// The result carries a [`super::CatalogSource`] instead of the catalog, for a caller
+    /// that only writes the catalog out (without storeconfigs, whose export store needs the
+    /// built resources).
+    pub fn deferring_catalog(mut self) -> Self {
+        self.defer_catalog = true;
         self
     }
 
@@ -304,6 +321,7 @@ impl<'a> Compiler<'a> {
                 }
                 return CompileResult {
                     catalog: None,
+                    catalog_source: None,
                     logs: self.logs,
                     diagnostics,
                     sources: self.sources,
@@ -315,13 +333,18 @@ impl<'a> Compiler<'a> {
         };
         let result = self.compile_program(program);
         match result {
-            Ok(catalog) => {
+            Ok(compiled) => {
                 let provenance = self.provenance_if_kept();
                 diagnostics.append(&mut self.recorder.warnings);
                 let exported = self.exported_for_store();
+                let (catalog, catalog_source) = match compiled {
+                    Compiled::Catalog(c) => (Some(c), None),
+                    Compiled::Source(s) => (None, Some(s)),
+                };
                 CompileResult {
                     exported,
-                    catalog: Some(catalog),
+                    catalog,
+                    catalog_source,
                     logs: std::mem::take(&mut self.logs),
                     diagnostics,
                     sources: self.sources,
@@ -336,6 +359,7 @@ impl<'a> Compiler<'a> {
                 CompileResult {
                     exported: vec![],
                     catalog: None,
+                    catalog_source: None,
                     logs: std::mem::take(&mut self.logs),
                     diagnostics,
                     priorities: std::mem::take(&mut self.priority.conflicts),
@@ -346,7 +370,7 @@ impl<'a> Compiler<'a> {
         }
     }
 
-    fn compile_program(&mut self, program: &Program) -> Result<crate::catalog::Catalog, EvalError> {
+    fn compile_program(&mut self, program: &Program) -> Result<Compiled, EvalError> {
         self.register_definitions(&program.body, "")?;
         self.init_top_scope();
         let checked = self
@@ -362,7 +386,10 @@ impl<'a> Compiler<'a> {
         self.validate_relationship_params()?;
         self.finish()?;
         self.fail_on_unevaluated()?;
-        Ok(self.build_catalog())
+        if self.defer_catalog && !self.loader.storeconfigs() {
+            return Ok(Compiled::Source(self.catalog_source()));
+        }
+        Ok(Compiled::Catalog(self.build_catalog()))
     }
 
     fn check_flow(&mut self, r: R<Value>) -> Result<(), EvalError> {
