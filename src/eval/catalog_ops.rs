@@ -59,7 +59,7 @@ pub struct AttrValue {
 /// What kind of thing a resource type name denotes.
 pub enum TypeKind {
     Builtin(&'static builtin_types::BuiltinType),
-    Define(Rc<crate::ast::DefineDef>),
+    Define(std::sync::Arc<crate::ast::DefineDef>),
     Class,
     /// A Ruby type shipped by a module: accepted without attribute checks.
     Ruby,
@@ -480,7 +480,7 @@ impl Compiler<'_> {
 
     pub(super) fn instantiate_class(
         &mut self,
-        def: Rc<crate::ast::ClassDef>,
+        def: std::sync::Arc<crate::ast::ClassDef>,
         scope: ScopeId,
         span: Span,
         params: Option<&[AttrValue]>,

@@ -164,10 +164,10 @@ pub struct Compiler<'a> {
     pub(super) loader: &'a dyn Loader,
     pub(super) opts: &'a CompileOptions,
     pub(super) sources: SourceMap,
-    pub(super) classes: HashMap<String, Rc<ClassDef>>,
+    pub(super) classes: HashMap<String, std::sync::Arc<ClassDef>>,
     /// Where each class is defined (for errors about the definition itself).
     pub(super) class_spans: HashMap<String, Span>,
-    pub(super) defines: HashMap<String, Rc<DefineDef>>,
+    pub(super) defines: HashMap<String, std::sync::Arc<DefineDef>>,
     pub(super) nodes: Vec<NodeInfo>,
     pub(super) functions: HashMap<String, Rc<FunctionDef>>,
     pub(super) type_aliases: HashMap<String, Expr>,
@@ -504,19 +504,24 @@ impl<'a> Compiler<'a> {
             }
             ExprKind::Class(def) => {
                 let name = qualify(namespace, &def.name);
-                let mut d = (**def).clone();
-                d.name = name.clone();
                 if let Some(body) = &def.body {
                     self.register_definitions(body, &name)?;
                 }
                 self.class_spans.entry(name.clone()).or_insert(e.span);
-                self.classes.entry(name).or_insert_with(|| Rc::new(d));
+                // The tree's definition, shared; a copy only to rename a nested one.
+                let mut def = def.clone();
+                if def.name != name {
+                    std::sync::Arc::make_mut(&mut def).name = name.clone();
+                }
+                self.classes.entry(name).or_insert(def);
             }
             ExprKind::Define(def) => {
                 let name = qualify(namespace, &def.name);
-                let mut d = (**def).clone();
-                d.name = name.clone();
-                self.defines.entry(name).or_insert_with(|| Rc::new(d));
+                let mut def = def.clone();
+                if def.name != name {
+                    std::sync::Arc::make_mut(&mut def).name = name.clone();
+                }
+                self.defines.entry(name).or_insert(def);
             }
             ExprKind::Node(def) => self.nodes.push(NodeInfo {
                 def: def.clone().into(),
@@ -605,7 +610,7 @@ impl<'a> Compiler<'a> {
         }
     }
 
-    pub(super) fn find_class(&mut self, name: &str) -> Option<Rc<ClassDef>> {
+    pub(super) fn find_class(&mut self, name: &str) -> Option<std::sync::Arc<ClassDef>> {
         let name = name.trim_start_matches("::").to_lowercase();
         if let Some(c) = self.classes.get(&name) {
             return Some(c.clone());
@@ -614,7 +619,7 @@ impl<'a> Compiler<'a> {
         self.classes.get(&name).cloned()
     }
 
-    pub(super) fn find_define(&mut self, name: &str) -> Option<Rc<DefineDef>> {
+    pub(super) fn find_define(&mut self, name: &str) -> Option<std::sync::Arc<DefineDef>> {
         let name = name.trim_start_matches("::").to_lowercase();
         if let Some(c) = self.defines.get(&name) {
             return Some(c.clone());
