@@ -46,9 +46,26 @@ impl std::fmt::Display for ResourceRef {
     }
 }
 
+/// `trim_colons`: a name without its leading `::` (any number of them), as
+/// `trim_start_matches("::")` gives it but without setting up a substring search (names are
+/// trimmed on every lookup).
+pub trait TrimColons {
+    fn trim_colons(&self) -> &str;
+}
+
+impl TrimColons for str {
+    fn trim_colons(&self) -> &str {
+        let mut s = self;
+        while let Some(rest) = s.strip_prefix("::") {
+            s = rest;
+        }
+        s
+    }
+}
+
 /// `foo::bar` -> `Foo::Bar`, as Puppet writes type names in references.
 pub fn capitalize_type(name: &str) -> String {
-    let name = name.trim_start_matches("::");
+    let name = name.trim_colons();
     let mut out = String::with_capacity(name.len());
     let mut at_segment_start = true;
     let mut rest = name;
@@ -507,6 +524,13 @@ mod tests {
             let mut out = vec![];
             c.write_pretty(&mut out).unwrap();
             assert_eq!(String::from_utf8(out).unwrap(), c.to_json_pretty());
+        }
+    }
+
+    #[test]
+    fn trim_colons_is_trim_start_matches() {
+        for s in ["", ":", "::", ":::", "::::a", "::a::b", "a::", ":a", "a"] {
+            assert_eq!(s.trim_colons(), s.trim_start_matches("::"), "{s:?}");
         }
     }
 

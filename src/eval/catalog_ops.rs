@@ -8,6 +8,7 @@ use super::scope::{Scope, ScopeId, ScopeKind};
 use super::types::{mismatch, PType};
 use super::value::{quote_string, Value};
 use crate::ast::{Expr, Parameter};
+use crate::catalog::TrimColons;
 use crate::catalog::{capitalize_type, ResourceKind};
 use crate::span::Span;
 use indexmap::IndexMap;
@@ -67,7 +68,7 @@ pub enum TypeKind {
 
 impl Compiler<'_> {
     pub(super) fn resolve_resource_type(&mut self, name: &str) -> Option<TypeKind> {
-        let lower = name.trim_start_matches("::").to_lowercase();
+        let lower = name.trim_colons().to_lowercase();
         if lower == "class" {
             return Some(TypeKind::Class);
         }
@@ -232,7 +233,7 @@ impl Compiler<'_> {
     pub(super) fn find_resource(&self, type_name: &str, title: &str) -> Option<usize> {
         let t = capitalize_type(type_name);
         let title = if t == "Class" {
-            title.trim_start_matches("::").to_lowercase()
+            title.trim_colons().to_lowercase()
         } else {
             title.to_string()
         };
@@ -429,7 +430,7 @@ impl Compiler<'_> {
 
     /// `include`/`require`/`contain` of one class: evaluates it unless it already is.
     pub(super) fn include_class(&mut self, name: &str, scope: ScopeId, span: Span) -> R<usize> {
-        let lname = name.trim_start_matches("::").to_lowercase();
+        let lname = name.trim_colons().to_lowercase();
         if let Some(i) = self.find_resource("Class", &lname) {
             return Ok(i);
         }
@@ -453,7 +454,7 @@ impl Compiler<'_> {
         scope: ScopeId,
         span: Span,
     ) -> R<usize> {
-        let lname = name.trim_start_matches("::").to_lowercase();
+        let lname = name.trim_colons().to_lowercase();
         let Some(def) = self.find_class(&lname) else {
             return Err(Flow::Err(
                 self.runtime(format!("Could not find declared class {lname}"), span),
@@ -489,7 +490,7 @@ impl Compiler<'_> {
         // The parent class comes first, declared from the same scope.
         let parent_scope = match &def.parent {
             Some(p) => {
-                let pname = p.trim_start_matches("::").to_lowercase();
+                let pname = p.trim_colons().to_lowercase();
                 if self.find_resource("Class", &pname).is_none()
                     && self.find_class(&pname).is_none()
                 {
@@ -501,7 +502,7 @@ impl Compiler<'_> {
                     };
                     let msg = format!(
                         "Could not find parent resource type '::{}' of type hostclass in production",
-                        p.trim_start_matches("::")
+                        p.trim_colons()
                     );
                     return Err(Flow::Err(self.plain(join_loc(msg, &loc), at)));
                 }
@@ -776,7 +777,7 @@ impl Compiler<'_> {
                 return false;
             };
             let Some(p) = &def.parent else { return false };
-            cur = format!("class {}", p.trim_start_matches("::").to_lowercase());
+            cur = format!("class {}", p.trim_colons().to_lowercase());
             if cur == b {
                 return true;
             }

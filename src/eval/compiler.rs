@@ -6,6 +6,7 @@ use super::value::Value;
 use super::{CompileOptions, CompileResult, Loader, LogLevel, LogLine};
 use crate::ast::{ClassDef, DefineDef, Expr, ExprKind, FunctionDef, NodeDef, Program};
 use crate::catalog::ResourceKind;
+use crate::catalog::TrimColons;
 use crate::diagnostics::Diagnostic;
 use crate::fxhash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use crate::span::{FileId, SourceMap, Span};
@@ -47,7 +48,7 @@ pub use super::tags::Tags;
 pub struct Res {
     pub type_name: String,
     pub title: String,
-    pub params: IndexMap<String, Value>,
+    pub params: crate::fxhash::FxIndexMap<String, Value>,
     /// Which definition set each parameter and where (see [`ParamSetters`]).
     pub setters: ParamSetters,
     pub tags: Tags,
@@ -528,15 +529,13 @@ impl<'a> Compiler<'a> {
             }),
             ExprKind::Function(def) => {
                 self.functions.insert(
-                    def.name.trim_start_matches("::").to_lowercase(),
+                    def.name.trim_colons().to_lowercase(),
                     Rc::new((**def).clone()),
                 );
             }
             ExprKind::TypeAlias { name, type_expr } => {
-                self.type_aliases.insert(
-                    name.trim_start_matches("::").to_string(),
-                    (**type_expr).clone(),
-                );
+                self.type_aliases
+                    .insert(name.trim_colons().to_string(), (**type_expr).clone());
             }
             _ => {}
         }
@@ -545,7 +544,7 @@ impl<'a> Compiler<'a> {
 
     /// Loads the file that should define `name` (`mod::a::b` -> `mod/manifests/a/b.pp`).
     pub(super) fn autoload(&mut self, name: &str, dir: &str) -> bool {
-        let name = name.trim_start_matches("::").to_lowercase();
+        let name = name.trim_colons().to_lowercase();
         let segs: Vec<&str> = name.split("::").collect();
         let module = segs[0];
         if dir != "manifests" {
@@ -611,7 +610,7 @@ impl<'a> Compiler<'a> {
     }
 
     pub(super) fn find_class(&mut self, name: &str) -> Option<std::sync::Arc<ClassDef>> {
-        let name = name.trim_start_matches("::").to_lowercase();
+        let name = name.trim_colons().to_lowercase();
         if let Some(c) = self.classes.get(&name) {
             return Some(c.clone());
         }
@@ -620,7 +619,7 @@ impl<'a> Compiler<'a> {
     }
 
     pub(super) fn find_define(&mut self, name: &str) -> Option<std::sync::Arc<DefineDef>> {
-        let name = name.trim_start_matches("::").to_lowercase();
+        let name = name.trim_colons().to_lowercase();
         if let Some(c) = self.defines.get(&name) {
             return Some(c.clone());
         }
@@ -629,7 +628,7 @@ impl<'a> Compiler<'a> {
     }
 
     pub(super) fn find_function(&mut self, name: &str) -> Option<Rc<FunctionDef>> {
-        let name = name.trim_start_matches("::").to_lowercase();
+        let name = name.trim_colons().to_lowercase();
         if let Some(f) = self.functions.get(&name) {
             return Some(f.clone());
         }
@@ -734,7 +733,7 @@ impl<'a> Compiler<'a> {
         self.resources.push(Res {
             type_name: type_name.to_string(),
             title: title.to_string(),
-            params: IndexMap::new(),
+            params: Default::default(),
             setters: ParamSetters::default(),
             tags,
             file: None,
@@ -912,7 +911,7 @@ pub(super) fn join_loc(msg: String, loc: &str) -> String {
 }
 
 pub(super) fn qualify(namespace: &str, name: &str) -> String {
-    let name = name.trim_start_matches("::").to_lowercase();
+    let name = name.trim_colons().to_lowercase();
     if namespace.is_empty() {
         name
     } else {

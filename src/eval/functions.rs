@@ -9,6 +9,7 @@ use super::types::{self, PType};
 use super::value::{puppet_eq, Regex, Value};
 use super::LogLevel;
 use crate::ast::{Call, CallKind, Expr, ExprKind, Lambda, Parameter};
+use crate::catalog::TrimColons;
 use crate::span::Span;
 use indexmap::IndexMap;
 use std::cmp::Ordering;
@@ -193,7 +194,7 @@ impl Compiler<'_> {
         scope: ScopeId,
         span: Span,
     ) -> R<Value> {
-        let lname = name.trim_start_matches("::").to_string();
+        let lname = name.trim_colons().to_string();
         if let Some(def) = self.find_function(&lname) {
             return self.call_puppet_function(&def, values, span);
         }
@@ -635,7 +636,7 @@ fn f_defined(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
                 found
             }
             Value::Str(s) => {
-                let n = s.trim_start_matches("::").to_lowercase();
+                let n = s.trim_colons().to_lowercase();
                 // 'main' names the main class (Puppet's `find_main_class`).
                 n == "main"
                     || c.find_class(&n).is_some()
@@ -650,7 +651,7 @@ fn f_defined(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
                 // The main class's catalog resource is titled `:main` (a symbol) in Puppet,
                 // which `Class['main']` (title 'Main') never finds.
                 PType::Class(Some(n)) => {
-                    n.trim_start_matches("::").to_lowercase() != "main"
+                    n.trim_colons().to_lowercase() != "main"
                         && c.find_resource("Class", n).is_some()
                 }
                 PType::Resource(Some(ty), None) => c.resolve_resource_type(ty).is_some(),
@@ -1756,7 +1757,7 @@ fn f_convert_to(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 
 fn f_create_resources(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let type_name = match first_arg(a) {
-        Value::Str(s) => s.trim_start_matches("::").to_lowercase(),
+        Value::Str(s) => s.trim_colons().to_lowercase(),
         Value::Type(t) => match *t {
             PType::Resource(Some(n), None) => n.to_lowercase(),
             _ => return Err(arg_err(c, a, "expects a resource type")),

@@ -12,6 +12,7 @@ use super::scope::ScopeId;
 use super::types::PType;
 use super::value::{Regex, Value};
 use super::LogLevel;
+use crate::catalog::TrimColons;
 use indexmap::IndexMap;
 
 /// Functions here that are Puppet's own, available without any module.
@@ -156,7 +157,7 @@ pub(super) fn inspect(v: &Value) -> String {
 impl Compiler<'_> {
     /// A variable's value along the scope chain without warnings (`lookupvar`).
     pub(super) fn quiet_var(&self, name: &str, scope: ScopeId) -> Option<Value> {
-        let name = name.trim_start_matches("::");
+        let name = name.trim_colons();
         if let Some((class, var)) = name.rsplit_once("::") {
             let sid = *self.class_scopes.get(&class.to_lowercase())?;
             return self.scopes[sid].vars.get(var).cloned();
@@ -200,7 +201,7 @@ fn type_name_of(v: &Value) -> String {
             PType::Resource(Some(n), None) => n.to_lowercase(),
             other => other.to_string().to_lowercase(),
         },
-        other => other.to_display().trim_start_matches("::").to_lowercase(),
+        other => other.to_display().trim_colons().to_lowercase(),
     }
 }
 

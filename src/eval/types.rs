@@ -3,6 +3,7 @@
 
 use super::value::{format_float, quote_string, Regex, Value};
 use crate::catalog::capitalize_type;
+use crate::catalog::TrimColons;
 use std::fmt;
 
 const MIN: i64 = i64::MIN;
@@ -294,7 +295,7 @@ impl PType {
                 Resource(Some(t.clone()), Some(title))
             }
             Class(None) => match args.first() {
-                Some(Value::Str(s)) => Class(Some(s.trim_start_matches("::").to_lowercase())),
+                Some(Value::Str(s)) => Class(Some(s.trim_colons().to_lowercase())),
                 Some(Value::Type(t)) => match &**t {
                     Resource(Some(n), None) => Class(Some(n.to_lowercase())),
                     _ => return Err("Class[] expects a class name".into()),
