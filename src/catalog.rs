@@ -262,6 +262,35 @@ mod pretty {
         t
     };
 
+    /// The index of the first byte at or after `from` that needs an escape (`len` if
+    /// none): eight bytes at a time (a control byte, `"` or `\\` makes a word stop the
+    /// scan, which then goes on byte by byte).
+    fn next_escape(bytes: &[u8], from: usize) -> usize {
+        const ONES: u64 = 0x0101_0101_0101_0101;
+        const HIGH: u64 = 0x8080_8080_8080_8080;
+        /// Whether a byte of `v` is below `n` (may also say so of a byte after one that is).
+        fn has_below(v: u64, n: u8) -> bool {
+            v.wrapping_sub(ONES * n as u64) & !v & HIGH != 0
+        }
+        let mut i = from;
+        while let Some(word) = bytes.get(i..i + 8) {
+            let mut a = [0u8; 8];
+            a.copy_from_slice(word);
+            let v = u64::from_le_bytes(a);
+            if has_below(v, 0x20)
+                || has_below(v ^ (ONES * b'"' as u64), 1)
+                || has_below(v ^ (ONES * b'\\' as u64), 1)
+            {
+                break;
+            }
+            i += 8;
+        }
+        while i < bytes.len() && ESCAPE[bytes[i] as usize] == 0 {
+            i += 1;
+        }
+        i
+    }
+
     /// A JSON string with serde_json's escapes.
     pub(super) fn string(w: &mut Buf, s: &str) {
         const HEX: &[u8; 16] = b"0123456789abcdef";
@@ -269,11 +298,13 @@ mod pretty {
         w.reserve(bytes.len() + 2);
         w.push(b'"');
         let mut start = 0;
-        for (i, &b) in bytes.iter().enumerate() {
-            let e = ESCAPE[b as usize];
-            if e == 0 {
-                continue;
+        loop {
+            let i = next_escape(bytes, start);
+            if i == bytes.len() {
+                break;
             }
+            let b = bytes[i];
+            let e = ESCAPE[b as usize];
             w.extend_from_slice(&bytes[start..i]);
             if e == b'u' {
                 let hex = [HEX[(b >> 4) as usize], HEX[(b & 0xf) as usize]];
@@ -485,6 +516,16 @@ mod tests {
         c.catalog_uuid = Some("u-1".into());
         let mut params = IndexMap::new();
         params.insert("s".into(), Json::String("x\ny\t\u{1}\u{7f}é\\/".into()));
+        // Long strings, escapes at every offset of an eight-byte word and none.
+        for k in 0..20 {
+            let mut s = "abcdefghijklmnopqrstuvwxyzé0123".repeat(2);
+            s.insert(k, ['"', '\\', '\n', '\u{1f}', '\u{7f}'][k % 5]);
+            params.insert(format!("long{k}"), Json::String(s));
+        }
+        params.insert(
+            "plain".into(),
+            Json::String("a plain string of 33 characters".into()),
+        );
         params.insert(
             "n".into(),
             serde_json::json!([1, -2, 3.5, 1e300, 0.1, true, null, [], {}, [[]], {"k": {"j": [1]}}]),
