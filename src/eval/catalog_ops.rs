@@ -68,7 +68,7 @@ pub enum TypeKind {
 
 impl Compiler<'_> {
     pub(super) fn resolve_resource_type(&mut self, name: &str) -> Option<TypeKind> {
-        let lower = name.trim_colons().to_lowercase();
+        let lower = super::compiler::lowercase(name.trim_colons());
         if lower == "class" {
             return Some(TypeKind::Class);
         }
@@ -159,7 +159,7 @@ impl Compiler<'_> {
     }
 
     fn namevar_value(&self, r: &Res) -> Option<String> {
-        let lower = r.type_name.to_lowercase();
+        let lower = super::compiler::lowercase(&r.type_name);
         // Non-isomorphic types never alias their namevar.
         if lower == "exec" || lower == "tidy" {
             return None;
@@ -182,7 +182,7 @@ impl Compiler<'_> {
     /// The uniqueness key of a type with several key attributes (`package`: command, name,
     /// provider), rendered as Puppet inspects it: `nil, "x", nil`.
     fn composite_key(&self, r: &Res) -> Option<Vec<String>> {
-        let b = builtin_types::find(&r.type_name.to_lowercase())?;
+        let b = builtin_types::find(&super::compiler::lowercase(&r.type_name))?;
         if b.namevars.len() < 2 {
             return None;
         }

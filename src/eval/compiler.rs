@@ -610,32 +610,32 @@ impl<'a> Compiler<'a> {
     }
 
     pub(super) fn find_class(&mut self, name: &str) -> Option<std::sync::Arc<ClassDef>> {
-        let name = name.trim_colons().to_lowercase();
-        if let Some(c) = self.classes.get(&name) {
+        let name = lowercase(name.trim_colons());
+        if let Some(c) = self.classes.get(&*name) {
             return Some(c.clone());
         }
         self.autoload(&name, "manifests");
-        self.classes.get(&name).cloned()
+        self.classes.get(&*name).cloned()
     }
 
     pub(super) fn find_define(&mut self, name: &str) -> Option<std::sync::Arc<DefineDef>> {
-        let name = name.trim_colons().to_lowercase();
-        if let Some(c) = self.defines.get(&name) {
+        let name = lowercase(name.trim_colons());
+        if let Some(c) = self.defines.get(&*name) {
             return Some(c.clone());
         }
         self.autoload(&name, "manifests");
-        self.defines.get(&name).cloned()
+        self.defines.get(&*name).cloned()
     }
 
     pub(super) fn find_function(&mut self, name: &str) -> Option<Rc<FunctionDef>> {
-        let name = name.trim_colons().to_lowercase();
-        if let Some(f) = self.functions.get(&name) {
+        let name = lowercase(name.trim_colons());
+        if let Some(f) = self.functions.get(&*name) {
             return Some(f.clone());
         }
         if name.contains("::") {
             self.autoload(&name, "functions");
         }
-        self.functions.get(&name).cloned()
+        self.functions.get(&*name).cloned()
     }
 
     // ---- scopes --------------------------------------------------------------------------------
@@ -929,15 +929,19 @@ pub(super) fn is_valid_tag(t: &str) -> bool {
     chars.all(|c| c.is_alphanumeric() || matches!(c, '_' | ':' | '.' | '-'))
 }
 
+/// `s` in lower case, borrowed when it already is (as most names are).
+pub(super) fn lowercase(s: &str) -> std::borrow::Cow<'_, str> {
+    if s.bytes().any(|b| b.is_ascii_uppercase() || !b.is_ascii()) {
+        std::borrow::Cow::Owned(s.to_lowercase())
+    } else {
+        std::borrow::Cow::Borrowed(s)
+    }
+}
+
 /// Adds a tag and, for `a::b`, its segments.
 pub(super) fn add_tag(tags: &mut Tags, t: &str) {
-    let lower;
-    let t = if !t.is_ascii() || t.bytes().any(|b| b.is_ascii_uppercase()) {
-        lower = t.to_lowercase();
-        lower.as_str()
-    } else {
-        t
-    };
+    let lower = lowercase(t);
+    let t = &*lower;
     if !is_valid_tag(t) {
         return;
     }
