@@ -156,8 +156,8 @@ pub enum ExprKind {
     },
 
     // ---- definitions ---------------------------------------------------------------------------
-    Class(Box<ClassDef>),
-    Define(Box<DefineDef>),
+    Class(std::sync::Arc<ClassDef>),
+    Define(std::sync::Arc<DefineDef>),
     Node(Box<NodeDef>),
     Function(Box<FunctionDef>),
     /// `type Name = TypeExpr`

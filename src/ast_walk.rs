@@ -282,11 +282,14 @@ pub fn children_mut(e: &mut Expr) -> Vec<&mut Expr> {
             }
             op_children_mut(ops, &mut out);
         }
+        // (Unshared while the parser builds the tree: `make_mut` copies nothing then.)
         ExprKind::Class(c) => {
+            let c = std::sync::Arc::make_mut(c);
             param_children_mut(&mut c.params, &mut out);
             out.extend(c.body.iter_mut());
         }
         ExprKind::Define(d) => {
+            let d = std::sync::Arc::make_mut(d);
             param_children_mut(&mut d.params, &mut out);
             out.extend(d.body.iter_mut());
         }

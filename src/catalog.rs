@@ -46,9 +46,26 @@ impl std::fmt::Display for ResourceRef {
     }
 }
 
+/// `trim_colons`: a name without its leading `::` (any number of them), as
+/// `trim_start_matches("::")` gives it but without setting up a substring search (names are
+/// trimmed on every lookup).
+pub trait TrimColons {
+    fn trim_colons(&self) -> &str;
+}
+
+impl TrimColons for str {
+    fn trim_colons(&self) -> &str {
+        let mut s = self;
+        while let Some(rest) = s.strip_prefix("::") {
+            s = rest;
+        }
+        s
+    }
+}
+
 /// `foo::bar` -> `Foo::Bar`, as Puppet writes type names in references.
 pub fn capitalize_type(name: &str) -> String {
-    let name = name.trim_start_matches("::");
+    let name = name.trim_colons();
     let mut out = String::with_capacity(name.len());
     let mut at_segment_start = true;
     let mut rest = name;
@@ -90,8 +107,9 @@ pub struct Resource {
     #[serde(rename = "type")]
     pub type_name: String,
     pub title: String,
+    /// Shared strings: most resources carry the same few tags (their containers').
     #[serde(default)]
-    pub tags: Vec<String>,
+    pub tags: Vec<std::sync::Arc<str>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -168,11 +186,18 @@ impl Catalog {
 
 /// Pretty JSON exactly as `serde_json::to_writer_pretty` writes a [`Catalog`] (two-space
 /// indent, `": "`, fields in declaration order, the same fields skipped), written straight
-/// from the data: no `Serializer` machinery, strings copied in runs between escapes.
+/// from the data: no `Serializer` machinery, strings copied in runs between escapes. The
+/// text is built in a byte buffer (plain appends, no I/O error paths) that goes to the
+/// writer whenever it holds [`pretty::CHUNK`] bytes, so memory stays bounded.
 mod pretty {
     use super::{Catalog, Edge, Resource, ResourceKind};
     use serde_json::Value as Json;
     use std::io::{self, Write};
+
+    /// The buffer is handed to the writer once it is this full.
+    pub(super) const CHUNK: usize = 1 << 16;
+
+    type Buf = Vec<u8>;
 
     /// Writes a JSON object or array member by member, as serde_json's `PrettyFormatter`.
     struct Block {
@@ -180,45 +205,41 @@ mod pretty {
         first: bool,
     }
 
-    fn indent(w: &mut impl Write, depth: usize) -> io::Result<()> {
-        const SPACES: &[u8] = &[b' '; 64];
-        let mut n = depth * 2;
-        while n > 0 {
-            let k = n.min(SPACES.len());
-            w.write_all(&SPACES[..k])?;
-            n -= k;
-        }
-        Ok(())
+    fn indent(w: &mut Buf, depth: usize) {
+        w.resize(w.len() + depth * 2, b' ');
     }
 
     impl Block {
-        fn open(w: &mut impl Write, depth: usize, bracket: u8) -> io::Result<Block> {
-            w.write_all(&[bracket])?;
-            Ok(Block {
+        fn open(w: &mut Buf, depth: usize, bracket: u8) -> Block {
+            w.push(bracket);
+            Block {
                 depth: depth + 1,
                 first: true,
-            })
+            }
         }
 
         /// Starts the next member (array element, or object entry after its key).
-        fn next(&mut self, w: &mut impl Write) -> io::Result<()> {
-            w.write_all(if self.first { b"\n" } else { b",\n" })?;
+        fn next(&mut self, w: &mut Buf) {
+            if !self.first {
+                w.push(b',');
+            }
+            w.push(b'\n');
             self.first = false;
             indent(w, self.depth)
         }
 
-        fn key(&mut self, w: &mut impl Write, key: &str) -> io::Result<()> {
-            self.next(w)?;
-            string(w, key)?;
-            w.write_all(b": ")
+        fn key(&mut self, w: &mut Buf, key: &str) {
+            self.next(w);
+            string(w, key);
+            w.extend_from_slice(b": ");
         }
 
-        fn close(self, w: &mut impl Write, bracket: u8) -> io::Result<()> {
+        fn close(self, w: &mut Buf, bracket: u8) {
             if !self.first {
-                w.write_all(b"\n")?;
-                indent(w, self.depth - 1)?;
+                w.push(b'\n');
+                indent(w, self.depth - 1);
             }
-            w.write_all(&[bracket])
+            w.push(bracket);
         }
     }
 
@@ -241,63 +262,100 @@ mod pretty {
         t
     };
 
+    /// The index of the first byte at or after `from` that needs an escape (`len` if
+    /// none): eight bytes at a time (a control byte, `"` or `\\` makes a word stop the
+    /// scan, which then goes on byte by byte).
+    fn next_escape(bytes: &[u8], from: usize) -> usize {
+        const ONES: u64 = 0x0101_0101_0101_0101;
+        const HIGH: u64 = 0x8080_8080_8080_8080;
+        /// Whether a byte of `v` is below `n` (may also say so of a byte after one that is).
+        fn has_below(v: u64, n: u8) -> bool {
+            v.wrapping_sub(ONES * n as u64) & !v & HIGH != 0
+        }
+        let mut i = from;
+        while let Some(word) = bytes.get(i..i + 8) {
+            let mut a = [0u8; 8];
+            a.copy_from_slice(word);
+            let v = u64::from_le_bytes(a);
+            if has_below(v, 0x20)
+                || has_below(v ^ (ONES * b'"' as u64), 1)
+                || has_below(v ^ (ONES * b'\\' as u64), 1)
+            {
+                break;
+            }
+            i += 8;
+        }
+        while i < bytes.len() && ESCAPE[bytes[i] as usize] == 0 {
+            i += 1;
+        }
+        i
+    }
+
     /// A JSON string with serde_json's escapes.
-    pub(super) fn string(w: &mut impl Write, s: &str) -> io::Result<()> {
+    pub(super) fn string(w: &mut Buf, s: &str) {
         const HEX: &[u8; 16] = b"0123456789abcdef";
         let bytes = s.as_bytes();
-        w.write_all(b"\"")?;
+        w.reserve(bytes.len() + 2);
+        w.push(b'"');
         let mut start = 0;
-        for (i, &b) in bytes.iter().enumerate() {
+        loop {
+            let i = next_escape(bytes, start);
+            if i == bytes.len() {
+                break;
+            }
+            let b = bytes[i];
             let e = ESCAPE[b as usize];
-            if e == 0 {
-                continue;
-            }
-            if start < i {
-                w.write_all(&bytes[start..i])?;
-            }
+            w.extend_from_slice(&bytes[start..i]);
             if e == b'u' {
                 let hex = [HEX[(b >> 4) as usize], HEX[(b & 0xf) as usize]];
-                w.write_all(&[b'\\', b'u', b'0', b'0', hex[0], hex[1]])?;
+                w.extend_from_slice(&[b'\\', b'u', b'0', b'0', hex[0], hex[1]]);
             } else {
-                w.write_all(&[b'\\', e])?;
+                w.extend_from_slice(&[b'\\', e]);
             }
             start = i + 1;
         }
-        if start < bytes.len() {
-            w.write_all(&bytes[start..])?;
-        }
-        w.write_all(b"\"")
+        w.extend_from_slice(&bytes[start..]);
+        w.push(b'"');
     }
 
-    fn strings(w: &mut impl Write, depth: usize, items: &[String]) -> io::Result<()> {
-        let mut b = Block::open(w, depth, b'[')?;
+    fn strings(w: &mut Buf, depth: usize, items: &[impl AsRef<str>]) {
+        let mut b = Block::open(w, depth, b'[');
         for s in items {
-            b.next(w)?;
-            string(w, s)?;
+            b.next(w);
+            string(w, s.as_ref());
         }
         b.close(w, b']')
     }
 
-    pub(super) fn value(w: &mut impl Write, depth: usize, v: &Json) -> io::Result<()> {
+    /// A decimal number as `write!` prints it.
+    fn number(w: &mut Buf, n: impl std::fmt::Display) {
+        // Writing to a Vec cannot fail.
+        let _ = write!(w, "{n}");
+    }
+
+    pub(super) fn value(w: &mut Buf, depth: usize, v: &Json) {
         match v {
-            Json::Null => w.write_all(b"null"),
-            Json::Bool(true) => w.write_all(b"true"),
-            Json::Bool(false) => w.write_all(b"false"),
-            Json::Number(n) => serde_json::to_writer(&mut *w, n).map_err(io::Error::from),
+            Json::Null => w.extend_from_slice(b"null"),
+            Json::Bool(true) => w.extend_from_slice(b"true"),
+            Json::Bool(false) => w.extend_from_slice(b"false"),
+            Json::Number(n) => {
+                // Writing to a Vec cannot fail.
+                let _ = serde_json::to_writer(&mut *w, n);
+            }
             Json::String(s) => string(w, s),
             Json::Array(items) => {
-                let mut b = Block::open(w, depth, b'[')?;
+                let mut b = Block::open(w, depth, b'[');
                 for x in items {
-                    b.next(w)?;
-                    value(w, b.depth, x)?;
+                    b.next(w);
+                    value(w, b.depth, x);
                 }
                 b.close(w, b']')
             }
             Json::Object(m) => {
-                let mut b = Block::open(w, depth, b'{')?;
+                let mut b = Block::open(w, depth, b'{');
                 for (k, x) in m {
-                    b.key(w, k)?;
-                    value(w, b.depth, x)?;
+                    b.key(w, k);
+                    value(w, b.depth, x);
                 }
                 b.close(w, b'}')
             }
@@ -313,90 +371,114 @@ mod pretty {
         }
     }
 
-    fn resource(w: &mut impl Write, depth: usize, r: &Resource) -> io::Result<()> {
-        let mut b = Block::open(w, depth, b'{')?;
-        b.key(w, "type")?;
-        string(w, &r.type_name)?;
-        b.key(w, "title")?;
-        string(w, &r.title)?;
-        b.key(w, "tags")?;
-        strings(w, b.depth, &r.tags)?;
+    fn resource(w: &mut Buf, depth: usize, r: &Resource) {
+        let mut b = Block::open(w, depth, b'{');
+        b.key(w, "type");
+        string(w, &r.type_name);
+        b.key(w, "title");
+        string(w, &r.title);
+        b.key(w, "tags");
+        strings(w, b.depth, &r.tags);
         if let Some(f) = &r.file {
-            b.key(w, "file")?;
-            string(w, f)?;
+            b.key(w, "file");
+            string(w, f);
         }
         if let Some(l) = r.line {
-            b.key(w, "line")?;
-            write!(w, "{l}")?;
+            b.key(w, "line");
+            number(w, l);
         }
-        b.key(w, "exported")?;
-        w.write_all(if r.exported { b"true" } else { b"false" })?;
+        b.key(w, "exported");
+        w.extend_from_slice(if r.exported { b"true" } else { b"false" });
         if let Some(k) = r.kind {
-            b.key(w, "kind")?;
-            string(w, kind_name(k))?;
+            b.key(w, "kind");
+            string(w, kind_name(k));
         }
         if !r.parameters.is_empty() {
-            b.key(w, "parameters")?;
-            let mut p = Block::open(w, b.depth, b'{')?;
+            b.key(w, "parameters");
+            let mut p = Block::open(w, b.depth, b'{');
             for (k, v) in &r.parameters {
-                p.key(w, k)?;
-                value(w, p.depth, v)?;
+                p.key(w, k);
+                value(w, p.depth, v);
             }
-            p.close(w, b'}')?;
+            p.close(w, b'}');
         }
         if !r.sensitive_parameters.is_empty() {
-            b.key(w, "sensitive_parameters")?;
-            strings(w, b.depth, &r.sensitive_parameters)?;
+            b.key(w, "sensitive_parameters");
+            strings(w, b.depth, &r.sensitive_parameters);
         }
         b.close(w, b'}')
     }
 
-    fn edge(w: &mut impl Write, depth: usize, e: &Edge) -> io::Result<()> {
-        let mut b = Block::open(w, depth, b'{')?;
-        b.key(w, "source")?;
-        string(w, &e.source)?;
-        b.key(w, "target")?;
-        string(w, &e.target)?;
+    fn edge(w: &mut Buf, depth: usize, e: &Edge) {
+        let mut b = Block::open(w, depth, b'{');
+        b.key(w, "source");
+        string(w, &e.source);
+        b.key(w, "target");
+        string(w, &e.target);
         b.close(w, b'}')
     }
 
-    pub(super) fn catalog(w: &mut impl Write, c: &Catalog) -> io::Result<()> {
-        let mut b = Block::open(w, 0, b'{')?;
-        b.key(w, "tags")?;
-        strings(w, b.depth, &c.tags)?;
-        b.key(w, "name")?;
-        string(w, &c.name)?;
-        b.key(w, "version")?;
-        value(w, b.depth, &c.version)?;
+    /// Hands the buffer to the writer once it is [`CHUNK`] full.
+    fn spill(buf: &mut Buf, out: &mut impl Write) -> io::Result<()> {
+        if buf.len() >= CHUNK {
+            out.write_all(buf)?;
+            buf.clear();
+        }
+        Ok(())
+    }
+
+    /// The catalog `c`, with `resources` and `edges` in place of its own.
+    pub(super) fn catalog<R, E>(
+        out: &mut impl Write,
+        c: &Catalog,
+        resources: impl IntoIterator<Item = R>,
+        edges: impl IntoIterator<Item = E>,
+    ) -> io::Result<()>
+    where
+        R: std::borrow::Borrow<Resource>,
+        E: std::borrow::Borrow<Edge>,
+    {
+        let mut buf = Vec::with_capacity(CHUNK + (CHUNK >> 2));
+        let w = &mut buf;
+        let mut b = Block::open(w, 0, b'{');
+        b.key(w, "tags");
+        strings(w, b.depth, &c.tags);
+        b.key(w, "name");
+        string(w, &c.name);
+        b.key(w, "version");
+        value(w, b.depth, &c.version);
         if let Some(id) = &c.code_id {
-            b.key(w, "code_id")?;
-            value(w, b.depth, id)?;
+            b.key(w, "code_id");
+            value(w, b.depth, id);
         }
         if let Some(u) = &c.catalog_uuid {
-            b.key(w, "catalog_uuid")?;
-            string(w, u)?;
+            b.key(w, "catalog_uuid");
+            string(w, u);
         }
-        b.key(w, "catalog_format")?;
-        write!(w, "{}", c.catalog_format)?;
-        b.key(w, "environment")?;
-        string(w, &c.environment)?;
-        b.key(w, "resources")?;
-        let mut rs = Block::open(w, b.depth, b'[')?;
-        for r in &c.resources {
-            rs.next(w)?;
-            resource(w, rs.depth, r)?;
+        b.key(w, "catalog_format");
+        number(w, c.catalog_format);
+        b.key(w, "environment");
+        string(w, &c.environment);
+        b.key(w, "resources");
+        let mut rs = Block::open(w, b.depth, b'[');
+        for r in resources {
+            rs.next(w);
+            resource(w, rs.depth, r.borrow());
+            spill(w, out)?;
         }
-        rs.close(w, b']')?;
-        b.key(w, "edges")?;
-        let mut es = Block::open(w, b.depth, b'[')?;
-        for e in &c.edges {
-            es.next(w)?;
-            edge(w, es.depth, e)?;
+        rs.close(w, b']');
+        b.key(w, "edges");
+        let mut es = Block::open(w, b.depth, b'[');
+        for e in edges {
+            es.next(w);
+            edge(w, es.depth, e.borrow());
+            spill(w, out)?;
         }
-        es.close(w, b']')?;
-        b.key(w, "classes")?;
-        strings(w, b.depth, &c.classes)?;
-        b.close(w, b'}')
+        es.close(w, b']');
+        b.key(w, "classes");
+        strings(w, b.depth, &c.classes);
+        b.close(w, b'}');
+        out.write_all(w)
     }
 }
 
@@ -404,7 +486,22 @@ impl Catalog {
     /// Writes the catalog as [`Catalog::to_json_pretty`] renders it (byte for byte), without
     /// building the text in memory first. Use a buffered writer.
     pub fn write_pretty(&self, w: &mut impl std::io::Write) -> std::io::Result<()> {
-        pretty::catalog(w, self)
+        pretty::catalog(w, self, &self.resources, &self.edges)
+    }
+
+    /// [`Catalog::write_pretty`] with `resources` and `edges` written in place of the
+    /// catalog's own (which are not written): for a caller that makes them one at a time.
+    pub fn write_pretty_with<R, E>(
+        &self,
+        w: &mut impl std::io::Write,
+        resources: impl IntoIterator<Item = R>,
+        edges: impl IntoIterator<Item = E>,
+    ) -> std::io::Result<()>
+    where
+        R: std::borrow::Borrow<Resource>,
+        E: std::borrow::Borrow<Edge>,
+    {
+        pretty::catalog(w, self, resources, edges)
     }
 }
 
@@ -419,6 +516,16 @@ mod tests {
         c.catalog_uuid = Some("u-1".into());
         let mut params = IndexMap::new();
         params.insert("s".into(), Json::String("x\ny\t\u{1}\u{7f}é\\/".into()));
+        // Long strings, escapes at every offset of an eight-byte word and none.
+        for k in 0..20 {
+            let mut s = "abcdefghijklmnopqrstuvwxyzé0123".repeat(2);
+            s.insert(k, ['"', '\\', '\n', '\u{1f}', '\u{7f}'][k % 5]);
+            params.insert(format!("long{k}"), Json::String(s));
+        }
+        params.insert(
+            "plain".into(),
+            Json::String("a plain string of 33 characters".into()),
+        );
         params.insert(
             "n".into(),
             serde_json::json!([1, -2, 3.5, 1e300, 0.1, true, null, [], {}, [[]], {"k": {"j": [1]}}]),
@@ -458,6 +565,13 @@ mod tests {
             let mut out = vec![];
             c.write_pretty(&mut out).unwrap();
             assert_eq!(String::from_utf8(out).unwrap(), c.to_json_pretty());
+        }
+    }
+
+    #[test]
+    fn trim_colons_is_trim_start_matches() {
+        for s in ["", ":", "::", ":::", "::::a", "::a::b", "a::", ":a", "a"] {
+            assert_eq!(s.trim_colons(), s.trim_start_matches("::"), "{s:?}");
         }
     }
 

@@ -323,7 +323,7 @@ fn resource() -> impl Strategy<Value = Resource> {
             |(t, title, tags, file, line, exported, kind, params, sensitive)| Resource {
                 type_name: t,
                 title,
-                tags,
+                tags: tags.into_iter().map(Into::into).collect(),
                 file,
                 line,
                 exported,

@@ -253,18 +253,27 @@ pub fn run(args: &CompileArgs) -> i32 {
         let jobs = args.jobs.map(|j| j as usize);
         return super::nodes::run(&manifest, nodes, outdir, &inputs, jobs);
     }
-    let (catalog, conflicts) = match compile_manifest_with_priorities(&manifest, &inputs) {
-        Ok(c) => c,
+    // Unless the catalog is explained, it is only written: written as it is built.
+    let mode = if args.explain_priorities {
+        Mode::Catalog
+    } else {
+        Mode::Write
+    };
+    let mut result = match checked_result(&manifest, &inputs, mode) {
+        Ok(r) => r,
         Err(code) => return code,
     };
-    if args.explain_priorities {
-        eprint!("{}", super::priorities::explain(&catalog, &conflicts));
+    if let (true, Some(catalog)) = (args.explain_priorities, &result.catalog) {
+        eprint!(
+            "{}",
+            super::priorities::explain(catalog, &result.priorities)
+        );
     }
     let code = match &args.output {
         Some(p) => {
             let written = std::fs::File::create(p).and_then(|f| {
                 let mut w = std::io::BufWriter::with_capacity(1 << 16, f);
-                write_catalog(&mut w, &catalog)?;
+                write_result(&mut w, &mut result)?;
                 w.into_inner().map_err(|e| e.into_error())?;
                 Ok(())
             });
@@ -279,15 +288,26 @@ pub fn run(args: &CompileArgs) -> i32 {
         None => {
             let mut w = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
             // A closed stdout is not an error (as `outln!`).
-            let _ = write_catalog(&mut w, &catalog).and_then(|_| w.flush());
+            let _ = write_result(&mut w, &mut result).and_then(|_| w.flush());
             0
         }
     };
     // The process ends right after this: freeing the catalog piece by piece would only cost
     // time (tens of milliseconds on 100,000 resources). The OS takes the memory back.
-    std::mem::forget(catalog);
-    std::mem::forget(conflicts);
+    std::mem::forget(result);
     code
+}
+
+/// Writes the catalog of a successful compile as [`write_catalog`] does.
+fn write_result(w: &mut impl Write, result: &mut eval::CompileResult) -> std::io::Result<()> {
+    match (&result.catalog, &mut result.catalog_source) {
+        (Some(catalog), _) => write_catalog(w, catalog),
+        (None, Some(source)) => {
+            source.write_pretty(w)?;
+            w.write_all(b"\n")
+        }
+        (None, None) => Ok(()),
+    }
 }
 
 /// The catalog as `ordo compile` prints it: pretty JSON and a newline, streamed.
@@ -307,21 +327,35 @@ pub fn compile_manifest_with_priorities(
     manifest: &Path,
     inputs: &CompileInputs,
 ) -> Result<(Catalog, Vec<eval::priority::PriorityConflict>), i32> {
-    let (result, node) = compile_result_with(manifest, inputs, false)?;
+    let mut result = checked_result(manifest, inputs, Mode::Catalog)?;
+    let conflicts = std::mem::take(&mut result.priorities);
+    result.catalog.map(|c| (c, conflicts)).ok_or(1)
+}
+
+/// Compiles a manifest, printing compile-time log lines and errors on stderr as Puppet does
+/// and saving exported resources (storeconfigs): the result when it has a catalog (or, for
+/// [`Mode::Write`], a catalog source). `Err` carries the exit code.
+fn checked_result(
+    manifest: &Path,
+    inputs: &CompileInputs,
+    mode: Mode,
+) -> Result<eval::CompileResult, i32> {
+    let (result, node) = compile_result_with(manifest, inputs, mode)?;
     let mut err = std::io::stderr().lock();
     for l in &result.logs {
         let _ = writeln!(err, "{}", l.render());
     }
     let errors: Vec<_> = result.diagnostics.iter().filter(|d| d.is_error()).collect();
-    match result.catalog {
-        Some(catalog) if errors.is_empty() => {
+    let built = result.catalog.is_some() || result.catalog_source.is_some();
+    match result {
+        result if built && errors.is_empty() => {
             if inputs.storeconfigs {
                 if let Err(e) = export_store(inputs).save(&node, &result.exported) {
                     let _ = writeln!(err, "Error: {e}");
                     return Err(1);
                 }
             }
-            Ok((catalog, result.priorities))
+            Ok(result)
         }
         _ => {
             for d in errors {
@@ -338,14 +372,25 @@ pub fn compile_result(
     manifest: &Path,
     inputs: &CompileInputs,
 ) -> Result<(eval::CompileResult, String), i32> {
-    compile_result_with(manifest, inputs, true)
+    compile_result_with(manifest, inputs, Mode::Provenance)
 }
 
-/// [`compile_result`]; without `provenance` the result's provenance stays empty.
+/// What a compile gives besides log lines and diagnostics.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// The catalog and where things came from (for `ordo check`).
+    Provenance,
+    /// The catalog; the provenance stays empty.
+    Catalog,
+    /// A catalog source to write (see [`eval::compile_to_write`]).
+    Write,
+}
+
+/// [`compile_result`] in the given mode.
 fn compile_result_with(
     manifest: &Path,
     inputs: &CompileInputs,
-    provenance: bool,
+    mode: Mode,
 ) -> Result<(eval::CompileResult, String), i32> {
     let text = std::fs::read_to_string(manifest).map_err(|e| {
         eprintln!("Error: Could not read manifest {}: {e}", manifest.display());
@@ -366,16 +411,15 @@ fn compile_result_with(
         })?,
         None => crate::facts::local_facts(&node),
     };
-    let result =
-        compile_text(manifest, &text, &node, facts, inputs, None, provenance).map_err(|e| {
-            eprintln!("Error: {e}");
-            1
-        })?;
+    let result = compile_text(manifest, &text, &node, facts, inputs, None, mode).map_err(|e| {
+        eprintln!("Error: {e}");
+        1
+    })?;
     Ok((result, node))
 }
 
 /// Compiles manifest text for a node with its facts; `cache` shares parsed files with other
-/// compiles of the same code; without `provenance` the result's provenance stays empty.
+/// compiles of the same code; `mode` says what the result carries.
 /// `Err` when the exported-resources store cannot be read.
 pub fn compile_text(
     manifest: &Path,
@@ -384,7 +428,7 @@ pub fn compile_text(
     facts: serde_json::Value,
     inputs: &CompileInputs,
     cache: Option<std::sync::Arc<eval::parse_cache::ParseCache>>,
-    provenance: bool,
+    mode: Mode,
 ) -> Result<eval::CompileResult, String> {
     let opts = CompileOptions {
         node: node.to_string(),
@@ -402,10 +446,11 @@ pub fn compile_text(
         loader.exports = Some(export_store(inputs).load_all()?);
     }
     loader.parse_cache = cache;
-    Ok(if provenance {
-        eval::compile(&display_name(manifest), text, &loader, &opts)
-    } else {
-        eval::compile_catalog(&display_name(manifest), text, &loader, &opts)
+    let name = display_name(manifest);
+    Ok(match mode {
+        Mode::Provenance => eval::compile(&name, text, &loader, &opts),
+        Mode::Catalog => eval::compile_catalog(&name, text, &loader, &opts),
+        Mode::Write => eval::compile_to_write(&name, text, &loader, &opts),
     })
 }
 

@@ -97,7 +97,7 @@ fn compile_node(
         facts,
         inputs,
         Some(cache.clone()),
-        false,
+        super::compile::Mode::Catalog,
     ) {
         Ok(r) => r,
         Err(e) => {

@@ -8,6 +8,7 @@ use super::scope::{Scope, ScopeId, ScopeKind};
 use super::types::{mismatch, PType};
 use super::value::{quote_string, Value};
 use crate::ast::{Expr, Parameter};
+use crate::catalog::TrimColons;
 use crate::catalog::{capitalize_type, ResourceKind};
 use crate::span::Span;
 use indexmap::IndexMap;
@@ -41,7 +42,7 @@ pub struct Override {
     pub type_name: String,
     pub title: String,
     pub params: Vec<AttrValue>,
-    pub source: String,
+    pub source: Rc<str>,
     pub span: Span,
     /// Collector overrides replace values without the source checks.
     pub forced: bool,
@@ -59,7 +60,7 @@ pub struct AttrValue {
 /// What kind of thing a resource type name denotes.
 pub enum TypeKind {
     Builtin(&'static builtin_types::BuiltinType),
-    Define(Rc<crate::ast::DefineDef>),
+    Define(std::sync::Arc<crate::ast::DefineDef>),
     Class,
     /// A Ruby type shipped by a module: accepted without attribute checks.
     Ruby,
@@ -67,7 +68,7 @@ pub enum TypeKind {
 
 impl Compiler<'_> {
     pub(super) fn resolve_resource_type(&mut self, name: &str) -> Option<TypeKind> {
-        let lower = name.trim_start_matches("::").to_lowercase();
+        let lower = super::compiler::lowercase(name.trim_colons());
         if lower == "class" {
             return Some(TypeKind::Class);
         }
@@ -158,7 +159,7 @@ impl Compiler<'_> {
     }
 
     fn namevar_value(&self, r: &Res) -> Option<String> {
-        let lower = r.type_name.to_lowercase();
+        let lower = super::compiler::lowercase(&r.type_name);
         // Non-isomorphic types never alias their namevar.
         if lower == "exec" || lower == "tidy" {
             return None;
@@ -181,7 +182,7 @@ impl Compiler<'_> {
     /// The uniqueness key of a type with several key attributes (`package`: command, name,
     /// provider), rendered as Puppet inspects it: `nil, "x", nil`.
     fn composite_key(&self, r: &Res) -> Option<Vec<String>> {
-        let b = builtin_types::find(&r.type_name.to_lowercase())?;
+        let b = builtin_types::find(&super::compiler::lowercase(&r.type_name))?;
         if b.namevars.len() < 2 {
             return None;
         }
@@ -232,7 +233,7 @@ impl Compiler<'_> {
     pub(super) fn find_resource(&self, type_name: &str, title: &str) -> Option<usize> {
         let t = capitalize_type(type_name);
         let title = if t == "Class" {
-            title.trim_start_matches("::").to_lowercase()
+            title.trim_colons().to_lowercase()
         } else {
             title.to_string()
         };
@@ -411,7 +412,7 @@ impl Compiler<'_> {
         idx: usize,
         name: &str,
         value: Value,
-        source: &str,
+        source: &Rc<str>,
         span: Span,
     ) {
         let line = self.span_line(span);
@@ -422,9 +423,7 @@ impl Compiler<'_> {
             }
         }
         r.params.insert(name.to_string(), value);
-        r.param_sources.insert(name.to_string(), source.to_string());
-        r.param_lines
-            .insert(name.to_string(), (Some(span.file), line));
+        r.setters.set(name, source, Some((Some(span.file), line)));
         self.recorder.param(idx, name, span);
     }
 
@@ -432,7 +431,7 @@ impl Compiler<'_> {
 
     /// `include`/`require`/`contain` of one class: evaluates it unless it already is.
     pub(super) fn include_class(&mut self, name: &str, scope: ScopeId, span: Span) -> R<usize> {
-        let lname = name.trim_start_matches("::").to_lowercase();
+        let lname = name.trim_colons().to_lowercase();
         if let Some(i) = self.find_resource("Class", &lname) {
             return Ok(i);
         }
@@ -456,7 +455,7 @@ impl Compiler<'_> {
         scope: ScopeId,
         span: Span,
     ) -> R<usize> {
-        let lname = name.trim_start_matches("::").to_lowercase();
+        let lname = name.trim_colons().to_lowercase();
         let Some(def) = self.find_class(&lname) else {
             return Err(Flow::Err(
                 self.runtime(format!("Could not find declared class {lname}"), span),
@@ -483,7 +482,7 @@ impl Compiler<'_> {
 
     pub(super) fn instantiate_class(
         &mut self,
-        def: Rc<crate::ast::ClassDef>,
+        def: std::sync::Arc<crate::ast::ClassDef>,
         scope: ScopeId,
         span: Span,
         params: Option<&[AttrValue]>,
@@ -492,7 +491,7 @@ impl Compiler<'_> {
         // The parent class comes first, declared from the same scope.
         let parent_scope = match &def.parent {
             Some(p) => {
-                let pname = p.trim_start_matches("::").to_lowercase();
+                let pname = p.trim_colons().to_lowercase();
                 if self.find_resource("Class", &pname).is_none()
                     && self.find_class(&pname).is_none()
                 {
@@ -504,7 +503,7 @@ impl Compiler<'_> {
                     };
                     let msg = format!(
                         "Could not find parent resource type '::{}' of type hostclass in production",
-                        p.trim_start_matches("::")
+                        p.trim_colons()
                     );
                     return Err(Flow::Err(self.plain(join_loc(msg, &loc), at)));
                 }
@@ -559,7 +558,7 @@ impl Compiler<'_> {
         let lookup_next = parent_scope.unwrap_or_else(|| self.global_scope_for(scope));
         let mut s = Scope::new(ScopeKind::Class, Some(dyn_parent), Some(lookup_next));
         s.resource = Some(idx);
-        s.source = format!("class {name}");
+        s.source = Rc::from(format!("class {name}"));
         s.class_name = Some(name.clone());
         let sid = self.new_scope(s);
         self.class_scopes.insert(name.clone(), sid);
@@ -677,9 +676,7 @@ impl Compiler<'_> {
                         let v = self.eval(default, sid)?;
                         if !v.is_undef() || is_class {
                             self.resources[idx].params.insert(p.name.clone(), v.clone());
-                            self.resources[idx]
-                                .param_sources
-                                .insert(p.name.clone(), source.clone());
+                            self.resources[idx].setters.set(&p.name, &source, None);
                         }
                         v
                     }
@@ -729,7 +726,7 @@ impl Compiler<'_> {
         let lookup_next = self.global_scope_for(declaring);
         let mut s = Scope::new(ScopeKind::Define, Some(declaring), Some(lookup_next));
         s.resource = Some(idx);
-        s.source = format!("define {}", def.name);
+        s.source = Rc::from(format!("define {}", def.name));
         let sid = self.new_scope(s);
         let title = self.resources[idx].title.clone();
         let name = self.resources[idx]
@@ -781,7 +778,7 @@ impl Compiler<'_> {
                 return false;
             };
             let Some(p) = &def.parent else { return false };
-            cur = format!("class {}", p.trim_start_matches("::").to_lowercase());
+            cur = format!("class {}", p.trim_colons().to_lowercase());
             if cur == b {
                 return true;
             }
@@ -793,7 +790,7 @@ impl Compiler<'_> {
         let loc = self.span_location(o.span);
         if !o.forced {
             let rsrc = self.resources[idx].source.clone();
-            if rsrc != o.source && !self.source_child_of(&o.source, &rsrc) {
+            if *rsrc != *o.source && !self.source_child_of(&o.source, &rsrc) {
                 return Err(self.plain(
                     join_loc("Only subclasses can override parameters".into(), &loc),
                     Some(o.span),
@@ -810,17 +807,12 @@ impl Compiler<'_> {
             };
             if !o.forced {
                 let csrc = self.resources[idx]
-                    .param_sources
-                    .get(&a.name)
-                    .cloned()
-                    .unwrap_or_default();
+                    .setters
+                    .source(&a.name)
+                    .map_or_else(String::new, |s| String::from(&**s));
                 if !self.source_child_of(&o.source, &csrc) {
                     let r = &self.resources[idx];
-                    let (f, l) = r
-                        .param_lines
-                        .get(&a.name)
-                        .copied()
-                        .unwrap_or((r.file, r.line));
+                    let (f, l) = r.setters.at(&a.name).unwrap_or((r.file, r.line));
                     let by = if csrc.is_empty() {
                         "Class[main]".to_string()
                     } else {
@@ -868,7 +860,7 @@ impl Compiler<'_> {
                         if let Value::Str(_) | Value::Int(_) | Value::Float(_) = item {
                             // Puppet::Resource.new(nil, value) cannot split it into a type
                             // and a title.
-                            let (f, l) = r.param_lines.get(*p).copied().unwrap_or((r.file, r.line));
+                            let (f, l) = r.setters.at(p).unwrap_or((r.file, r.line));
                             let msg = format!(
                                 "No title provided and {:?} is not a valid resource reference",
                                 item.to_display()
@@ -881,7 +873,7 @@ impl Compiler<'_> {
                         continue;
                     };
                     if self.find_resource(&t, &title).is_none() {
-                        let (f, l) = r.param_lines.get(*p).copied().unwrap_or((r.file, r.line));
+                        let (f, l) = r.setters.at(p).unwrap_or((r.file, r.line));
                         let msg = format!("Could not find resource '{shown}' in parameter '{p}'");
                         let span = self.recorder.param_span(idx, p).unwrap_or(r.span);
                         return Err(

@@ -6,6 +6,7 @@ use super::value::Value;
 use super::{CompileOptions, CompileResult, Loader, LogLevel, LogLine};
 use crate::ast::{ClassDef, DefineDef, Expr, ExprKind, FunctionDef, NodeDef, Program};
 use crate::catalog::ResourceKind;
+use crate::catalog::TrimColons;
 use crate::diagnostics::Diagnostic;
 use crate::fxhash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use crate::span::{FileId, SourceMap, Span};
@@ -47,10 +48,9 @@ pub use super::tags::Tags;
 pub struct Res {
     pub type_name: String,
     pub title: String,
-    pub params: IndexMap<String, Value>,
-    /// Which definition set each parameter (Puppet's `param.source`), for override rules.
-    pub param_sources: HashMap<String, String>,
-    pub param_lines: HashMap<String, (Option<FileId>, Option<u32>)>,
+    pub params: crate::fxhash::FxIndexMap<String, Value>,
+    /// Which definition set each parameter and where (see [`ParamSetters`]).
+    pub setters: ParamSetters,
     pub tags: Tags,
     pub file: Option<FileId>,
     pub line: Option<u32>,
@@ -60,12 +60,62 @@ pub struct Res {
     /// The scope that declared it.
     pub scope: ScopeId,
     /// The definition that declared it (`scope.source`).
-    pub source: String,
+    pub source: Rc<str>,
     pub evaluated: bool,
     pub is_define: bool,
     /// Removed from the catalog (exported without storeconfigs).
     pub dropped: bool,
     pub span: Span,
+}
+
+/// A file and line a parameter was set at.
+pub type SetAt = (Option<FileId>, Option<u32>);
+
+/// Which definition set each parameter of a resource (Puppet's `param.source`, for the
+/// override rules) and where (for error messages). A resource has few parameters, so this
+/// is a vector searched linearly, the sources shared with the scopes.
+#[derive(Clone, Debug, Default)]
+pub struct ParamSetters(Vec<ParamSetter>);
+
+#[derive(Clone, Debug)]
+struct ParamSetter {
+    name: Box<str>,
+    source: Rc<str>,
+    /// `None` for parameters set by binding a definition's defaults.
+    at: Option<SetAt>,
+}
+
+impl ParamSetters {
+    fn find(&self, name: &str) -> Option<&ParamSetter> {
+        self.0.iter().find(|s| &*s.name == name)
+    }
+
+    /// Records that `source` set `name`, at `at` (when given; else the place stays).
+    pub fn set(&mut self, name: &str, source: &Rc<str>, at: Option<SetAt>) {
+        match self.0.iter_mut().find(|s| &*s.name == name) {
+            Some(s) => {
+                s.source = source.clone();
+                if at.is_some() {
+                    s.at = at;
+                }
+            }
+            None => self.0.push(ParamSetter {
+                name: name.into(),
+                source: source.clone(),
+                at,
+            }),
+        }
+    }
+
+    /// The definition that set `name`.
+    pub fn source(&self, name: &str) -> Option<&Rc<str>> {
+        self.find(name).map(|s| &s.source)
+    }
+
+    /// Where `name` was set.
+    pub fn at(&self, name: &str) -> Option<SetAt> {
+        self.find(name).and_then(|s| s.at)
+    }
 }
 
 impl Res {
@@ -115,10 +165,10 @@ pub struct Compiler<'a> {
     pub(super) loader: &'a dyn Loader,
     pub(super) opts: &'a CompileOptions,
     pub(super) sources: SourceMap,
-    pub(super) classes: HashMap<String, Rc<ClassDef>>,
+    pub(super) classes: HashMap<String, std::sync::Arc<ClassDef>>,
     /// Where each class is defined (for errors about the definition itself).
     pub(super) class_spans: HashMap<String, Span>,
-    pub(super) defines: HashMap<String, Rc<DefineDef>>,
+    pub(super) defines: HashMap<String, std::sync::Arc<DefineDef>>,
     pub(super) nodes: Vec<NodeInfo>,
     pub(super) functions: HashMap<String, Rc<FunctionDef>>,
     pub(super) type_aliases: HashMap<String, Expr>,
@@ -138,7 +188,7 @@ pub struct Compiler<'a> {
     pub(super) containment: Vec<(usize, usize)>,
     pub(super) class_scopes: HashMap<String, ScopeId>,
     pub(super) class_list: Vec<String>,
-    pub(super) catalog_tags: IndexSet<Rc<str>>,
+    pub(super) catalog_tags: IndexSet<std::sync::Arc<str>>,
     pub(super) collectors: Vec<super::collect::Collector>,
     pub(super) relationships: Vec<Relationship>,
     pub(super) pending_overrides: Vec<super::catalog_ops::Override>,
@@ -167,6 +217,14 @@ pub struct Compiler<'a> {
     pub(super) queued_param_types: Vec<Expr>,
     /// Whether `run` builds the result's `provenance`.
     keep_provenance: bool,
+    /// Whether `run` hands the catalog over unbuilt (see [`Compiler::deferring_catalog`]).
+    defer_catalog: bool,
+}
+
+/// What a successful compile made: the catalog, or what it is made of.
+enum Compiled {
+    Catalog(crate::catalog::Catalog),
+    Source(super::output::CatalogSource),
 }
 
 impl<'a> Compiler<'a> {
@@ -211,6 +269,7 @@ impl<'a> Compiler<'a> {
             imported_exports: HashMap::default(),
             queued_param_types: Vec::new(),
             keep_provenance: true,
+            defer_catalog: false,
         }
     }
 
@@ -219,6 +278,14 @@ impl<'a> Compiler<'a> {
     pub fn without_provenance(mut self) -> Self {
         self.keep_provenance = false;
         self.recorder.skip_params = true;
+        self
+    }
+
+    /// The result carries a [`super::CatalogSource`] instead of the catalog, for a caller
+    /// that only writes the catalog out (without storeconfigs, whose export store needs the
+    /// built resources).
+    pub fn deferring_catalog(mut self) -> Self {
+        self.defer_catalog = true;
         self
     }
 
@@ -280,6 +347,7 @@ impl<'a> Compiler<'a> {
                 }
                 return CompileResult {
                     catalog: None,
+                    catalog_source: None,
                     logs: self.logs,
                     diagnostics,
                     sources: self.sources,
@@ -291,13 +359,18 @@ impl<'a> Compiler<'a> {
         };
         let result = self.compile_program(program);
         match result {
-            Ok(catalog) => {
+            Ok(compiled) => {
                 let provenance = self.provenance_if_kept();
                 diagnostics.append(&mut self.recorder.warnings);
                 let exported = self.exported_for_store();
+                let (catalog, catalog_source) = match compiled {
+                    Compiled::Catalog(c) => (Some(c), None),
+                    Compiled::Source(s) => (None, Some(s)),
+                };
                 CompileResult {
                     exported,
-                    catalog: Some(catalog),
+                    catalog,
+                    catalog_source,
                     logs: std::mem::take(&mut self.logs),
                     diagnostics,
                     sources: self.sources,
@@ -312,6 +385,7 @@ impl<'a> Compiler<'a> {
                 CompileResult {
                     exported: vec![],
                     catalog: None,
+                    catalog_source: None,
                     logs: std::mem::take(&mut self.logs),
                     diagnostics,
                     priorities: std::mem::take(&mut self.priority.conflicts),
@@ -322,7 +396,7 @@ impl<'a> Compiler<'a> {
         }
     }
 
-    fn compile_program(&mut self, program: &Program) -> Result<crate::catalog::Catalog, EvalError> {
+    fn compile_program(&mut self, program: &Program) -> Result<Compiled, EvalError> {
         self.register_definitions(&program.body, "")?;
         self.init_top_scope();
         let checked = self
@@ -338,7 +412,10 @@ impl<'a> Compiler<'a> {
         self.validate_relationship_params()?;
         self.finish()?;
         self.fail_on_unevaluated()?;
-        Ok(self.build_catalog())
+        if self.defer_catalog && !self.loader.storeconfigs() {
+            return Ok(Compiled::Source(self.catalog_source()));
+        }
+        Ok(Compiled::Catalog(self.build_catalog()))
     }
 
     fn check_flow(&mut self, r: R<Value>) -> Result<(), EvalError> {
@@ -453,8 +530,6 @@ impl<'a> Compiler<'a> {
             }
             ExprKind::Class(def) => {
                 let name = qualify(namespace, &def.name);
-                let mut d = (**def).clone();
-                d.name = name.clone();
                 if let Some(body) = &def.body {
                     self.register_definitions(body, &name)?;
                 }
@@ -464,33 +539,38 @@ impl<'a> Compiler<'a> {
                         .entry(name.clone())
                         .or_insert_with(|| m.clone());
                 }
-                self.classes.entry(name).or_insert_with(|| Rc::new(d));
+                // The tree's definition, shared; a copy only to rename a nested one.
+                let mut def = def.clone();
+                if def.name != name {
+                    std::sync::Arc::make_mut(&mut def).name = name.clone();
+                }
+                self.classes.entry(name).or_insert(def);
             }
             ExprKind::Define(def) => {
                 let name = qualify(namespace, &def.name);
-                let mut d = (**def).clone();
-                d.name = name.clone();
                 if let Some(m) = self.module_files.get(&e.span.file) {
                     self.def_modules
                         .entry(name.clone())
                         .or_insert_with(|| m.clone());
                 }
-                self.defines.entry(name).or_insert_with(|| Rc::new(d));
+                let mut def = def.clone();
+                if def.name != name {
+                    std::sync::Arc::make_mut(&mut def).name = name.clone();
+                }
+                self.defines.entry(name).or_insert(def);
             }
             ExprKind::Node(def) => self.nodes.push(NodeInfo {
                 def: def.clone().into(),
             }),
             ExprKind::Function(def) => {
                 self.functions.insert(
-                    def.name.trim_start_matches("::").to_lowercase(),
+                    def.name.trim_colons().to_lowercase(),
                     Rc::new((**def).clone()),
                 );
             }
             ExprKind::TypeAlias { name, type_expr } => {
-                self.type_aliases.insert(
-                    name.trim_start_matches("::").to_string(),
-                    (**type_expr).clone(),
-                );
+                self.type_aliases
+                    .insert(name.trim_colons().to_string(), (**type_expr).clone());
             }
             _ => {}
         }
@@ -499,7 +579,7 @@ impl<'a> Compiler<'a> {
 
     /// Loads the file that should define `name` (`mod::a::b` -> `mod/manifests/a/b.pp`).
     pub(super) fn autoload(&mut self, name: &str, dir: &str) -> bool {
-        let name = name.trim_start_matches("::").to_lowercase();
+        let name = name.trim_colons().to_lowercase();
         let segs: Vec<&str> = name.split("::").collect();
         let module = segs[0];
         if dir != "manifests" {
@@ -565,33 +645,33 @@ impl<'a> Compiler<'a> {
         }
     }
 
-    pub(super) fn find_class(&mut self, name: &str) -> Option<Rc<ClassDef>> {
-        let name = name.trim_start_matches("::").to_lowercase();
-        if let Some(c) = self.classes.get(&name) {
+    pub(super) fn find_class(&mut self, name: &str) -> Option<std::sync::Arc<ClassDef>> {
+        let name = lowercase(name.trim_colons());
+        if let Some(c) = self.classes.get(&*name) {
             return Some(c.clone());
         }
         self.autoload(&name, "manifests");
-        self.classes.get(&name).cloned()
+        self.classes.get(&*name).cloned()
     }
 
-    pub(super) fn find_define(&mut self, name: &str) -> Option<Rc<DefineDef>> {
-        let name = name.trim_start_matches("::").to_lowercase();
-        if let Some(c) = self.defines.get(&name) {
+    pub(super) fn find_define(&mut self, name: &str) -> Option<std::sync::Arc<DefineDef>> {
+        let name = lowercase(name.trim_colons());
+        if let Some(c) = self.defines.get(&*name) {
             return Some(c.clone());
         }
         self.autoload(&name, "manifests");
-        self.defines.get(&name).cloned()
+        self.defines.get(&*name).cloned()
     }
 
     pub(super) fn find_function(&mut self, name: &str) -> Option<Rc<FunctionDef>> {
-        let name = name.trim_start_matches("::").to_lowercase();
-        if let Some(f) = self.functions.get(&name) {
+        let name = lowercase(name.trim_colons());
+        if let Some(f) = self.functions.get(&*name) {
             return Some(f.clone());
         }
         if name.contains("::") {
             self.autoload(&name, "functions");
         }
-        self.functions.get(&name).cloned()
+        self.functions.get(&*name).cloned()
     }
 
     // ---- scopes --------------------------------------------------------------------------------
@@ -612,7 +692,7 @@ impl<'a> Compiler<'a> {
         let facts = if matches!(facts, Value::Hash(_)) {
             facts
         } else {
-            Value::Hash(IndexMap::new())
+            Value::Hash(Default::default())
         };
         top.vars.insert("facts".into(), facts);
         let node = self.opts.node.clone();
@@ -623,11 +703,12 @@ impl<'a> Compiler<'a> {
         let mut trusted = IndexMap::new();
         trusted.insert(Value::str("authenticated"), Value::str("local"));
         trusted.insert(Value::str("certname"), Value::str(node.clone()));
-        trusted.insert(Value::str("extensions"), Value::Hash(IndexMap::new()));
+        trusted.insert(Value::str("extensions"), Value::Hash(Default::default()));
         trusted.insert(Value::str("hostname"), Value::str(host));
         trusted.insert(Value::str("domain"), Value::str(domain));
-        trusted.insert(Value::str("external"), Value::Hash(IndexMap::new()));
-        top.vars.insert("trusted".into(), Value::Hash(trusted));
+        trusted.insert(Value::str("external"), Value::Hash(Default::default()));
+        top.vars
+            .insert("trusted".into(), Value::Hash(trusted.into()));
         top.vars
             .insert("server_facts".into(), server_facts(&self.opts.facts));
         top.vars
@@ -651,7 +732,7 @@ impl<'a> Compiler<'a> {
         self.resources[stage]
             .params
             .insert("name".into(), Value::str("main"));
-        self.resources[stage].tags = [Rc::from("stage")].into_iter().collect();
+        self.resources[stage].tags = [std::sync::Arc::from("stage")].into_iter().collect();
         self.insert_resource(stage);
         let main = self.new_res(
             "Class",
@@ -663,7 +744,7 @@ impl<'a> Compiler<'a> {
         self.resources[main]
             .params
             .insert("name".into(), Value::str("main"));
-        self.resources[main].tags = [Rc::from("class")].into_iter().collect();
+        self.resources[main].tags = [std::sync::Arc::from("class")].into_iter().collect();
         self.resources[main].evaluated = true;
         self.insert_resource(main);
         self.containment.push((stage, main));
@@ -688,9 +769,8 @@ impl<'a> Compiler<'a> {
         self.resources.push(Res {
             type_name: type_name.to_string(),
             title: title.to_string(),
-            params: IndexMap::new(),
-            param_sources: HashMap::default(),
-            param_lines: HashMap::default(),
+            params: Default::default(),
+            setters: ParamSetters::default(),
             tags,
             file: None,
             line: None,
@@ -801,7 +881,7 @@ impl<'a> Compiler<'a> {
         self.class_list.push(title.clone());
         let mut scope = Scope::new(ScopeKind::Node, Some(self.top), Some(self.top));
         scope.resource = Some(res);
-        scope.source = format!("node {title}");
+        scope.source = Rc::from(format!("node {title}"));
         scope.matches = groups;
         let sid = self.new_scope(scope);
         self.node_scope = Some(sid);
@@ -867,7 +947,7 @@ pub(super) fn join_loc(msg: String, loc: &str) -> String {
 }
 
 pub(super) fn qualify(namespace: &str, name: &str) -> String {
-    let name = name.trim_start_matches("::").to_lowercase();
+    let name = name.trim_colons().to_lowercase();
     if namespace.is_empty() {
         name
     } else {
@@ -885,15 +965,19 @@ pub(super) fn is_valid_tag(t: &str) -> bool {
     chars.all(|c| c.is_alphanumeric() || matches!(c, '_' | ':' | '.' | '-'))
 }
 
+/// `s` in lower case, borrowed when it already is (as most names are).
+pub(super) fn lowercase(s: &str) -> std::borrow::Cow<'_, str> {
+    if s.bytes().any(|b| b.is_ascii_uppercase() || !b.is_ascii()) {
+        std::borrow::Cow::Owned(s.to_lowercase())
+    } else {
+        std::borrow::Cow::Borrowed(s)
+    }
+}
+
 /// Adds a tag and, for `a::b`, its segments.
 pub(super) fn add_tag(tags: &mut Tags, t: &str) {
-    let lower;
-    let t = if !t.is_ascii() || t.bytes().any(|b| b.is_ascii_uppercase()) {
-        lower = t.to_lowercase();
-        lower.as_str()
-    } else {
-        t
-    };
+    let lower = lowercase(t);
+    let t = &*lower;
     if !is_valid_tag(t) {
         return;
     }
@@ -974,5 +1058,5 @@ fn server_facts(facts: &serde_json::Value) -> Value {
         }
     }
     h.insert(Value::str("environment"), Value::str("production"));
-    Value::Hash(h)
+    Value::Hash(h.into())
 }

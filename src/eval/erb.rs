@@ -303,7 +303,7 @@ impl Interp<'_, '_> {
                 }
             }
         }
-        Value::Hash(out)
+        Value::Hash(out.into())
     }
 
     fn lookupvar(&self, n: &str) -> Value {
@@ -345,7 +345,7 @@ impl Interp<'_, '_> {
                     let v = self.eval(v)?;
                     h.insert(k, v);
                 }
-                Value::Hash(h)
+                Value::Hash(h.into())
             }
             Node::IVar(n) => self.ivar(n),
             Node::GVar(n) => return err(format!("global variable `${n}`")),
@@ -764,7 +764,7 @@ impl Interp<'_, '_> {
         use Value::*;
         if let (Str(cls), "new") = (&recv, name) {
             match cls.as_str() {
-                "Hash" => return Ok(Hash(IndexMap::new())),
+                "Hash" => return Ok(Hash(super::value::HashValue::default())),
                 "Array" => return Ok(Array(vec![])),
                 "String" => return Ok(Str(ruby_to_s(&a0))),
                 _ => {}
@@ -1027,7 +1027,7 @@ impl Interp<'_, '_> {
                         out.insert(k.clone(), v.clone());
                     }
                 }
-                Ok(Hash(out))
+                Ok(Hash(out.into()))
             }
             (Hash(h), "each_pair") => {
                 let bl = b(name)?;
@@ -1044,7 +1044,7 @@ impl Interp<'_, '_> {
                         out.insert(k.clone(), v.clone());
                     }
                 }
-                Ok(Hash(out))
+                Ok(Hash(out.into()))
             }
             (Hash(_), _) => {
                 let items = to_array(recv.clone());
@@ -1258,7 +1258,7 @@ impl Interp<'_, '_> {
                                 v.push(x);
                             }
                         }
-                        Hash(h)
+                        Hash(h.into())
                     }
                     "partition" => {
                         let (t, f): (Vec<_>, Vec<_>) =
@@ -1362,7 +1362,7 @@ impl Interp<'_, '_> {
                         );
                     }
                 }
-                Hash(h)
+                Hash(h.into())
             }
             "zip" => {
                 let other = match a0 {

@@ -8,6 +8,7 @@ use super::types::{self, PType};
 use super::value::{puppet_eq, Regex, Value};
 use crate::ast::*;
 use crate::catalog::capitalize_type;
+use crate::catalog::TrimColons;
 use crate::span::Span;
 use indexmap::IndexMap;
 use std::cmp::Ordering;
@@ -94,7 +95,7 @@ impl Compiler<'_> {
                     let v = self.eval(&en.value, scope)?;
                     h.insert(k, v);
                 }
-                Value::Hash(h)
+                Value::Hash(h.into())
             }
             ExprKind::Variable(name) => self.lookup_var(name, scope, e.span)?,
             ExprKind::Access { left, keys } => {
@@ -365,7 +366,7 @@ impl Compiler<'_> {
     }
 
     pub(super) fn resolve_type_name(&mut self, name: &str, span: Span) -> R<PType> {
-        let name = name.trim_start_matches("::");
+        let name = name.trim_colons();
         if let Some(t) = types::builtin(name) {
             return Ok(t);
         }
@@ -1273,7 +1274,7 @@ impl Compiler<'_> {
 
     fn eval_resource(&mut self, r: &ResourceExpr, scope: ScopeId, span: Span) -> R<Value> {
         let type_name = match &r.type_name.kind {
-            ExprKind::QualifiedName(n) | ExprKind::QualifiedReference(n) => n.trim_start_matches("::").to_lowercase(),
+            ExprKind::QualifiedName(n) | ExprKind::QualifiedReference(n) => n.trim_colons().to_lowercase(),
             _ => match self.eval(&r.type_name, scope)? {
                 Value::Type(t) => match *t {
                     PType::Resource(Some(n), None) => n.to_lowercase(),

@@ -9,6 +9,7 @@ use super::types::{self, PType};
 use super::value::{puppet_eq, Regex, Value};
 use super::LogLevel;
 use crate::ast::{Call, CallKind, Expr, ExprKind, Lambda, Parameter};
+use crate::catalog::TrimColons;
 use crate::span::Span;
 use indexmap::IndexMap;
 use std::cmp::Ordering;
@@ -194,7 +195,7 @@ impl Compiler<'_> {
         scope: ScopeId,
         span: Span,
     ) -> R<Value> {
-        let lname = name.trim_start_matches("::").to_string();
+        let lname = name.trim_colons().to_string();
         if let Some(def) = self.find_function(&lname) {
             return self.call_puppet_function(&def, values, span);
         }
@@ -636,7 +637,7 @@ fn f_defined(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
                 found
             }
             Value::Str(s) => {
-                let n = s.trim_start_matches("::").to_lowercase();
+                let n = s.trim_colons().to_lowercase();
                 // 'main' names the main class (Puppet's `find_main_class`).
                 n == "main"
                     || c.find_class(&n).is_some()
@@ -651,7 +652,7 @@ fn f_defined(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
                 // The main class's catalog resource is titled `:main` (a symbol) in Puppet,
                 // which `Class['main']` (title 'Main') never finds.
                 PType::Class(Some(n)) => {
-                    n.trim_start_matches("::").to_lowercase() != "main"
+                    n.trim_colons().to_lowercase() != "main"
                         && c.find_resource("Class", n).is_some()
                 }
                 PType::Resource(Some(ty), None) => c.resolve_resource_type(ty).is_some(),
@@ -1098,7 +1099,7 @@ fn f_new(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
                         h.insert(ch[0].clone(), ch.get(1).cloned().unwrap_or(Value::Undef));
                     }
                 }
-                Some(Value::Hash(h))
+                Some(Value::Hash(h.into()))
             }
             _ => None,
         },
@@ -1332,7 +1333,7 @@ fn f_regsubst(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let target = first_arg(a);
     let pattern = match a.values.get(1) {
         Some(Value::Str(p)) => p.clone(),
-        Some(Value::Regex(r)) => r.source.clone(),
+        Some(Value::Regex(r)) => r.source.to_string(),
         _ => return Err(arg_err(c, a, "expects a pattern")),
     };
     let repl = a.values.get(2).map(|v| v.to_display()).unwrap_or_default();
@@ -1705,7 +1706,7 @@ fn f_merge(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
             }
         }
     }
-    Ok(Value::Hash(out))
+    Ok(Value::Hash(out.into()))
 }
 
 fn f_concat(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
@@ -1821,7 +1822,7 @@ fn f_hash(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
             h.insert(ch[0].clone(), ch.get(1).cloned().unwrap_or(Value::Undef));
         }
     }
-    Ok(Value::Hash(h))
+    Ok(Value::Hash(h.into()))
 }
 
 fn f_zip(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
@@ -1855,7 +1856,7 @@ fn f_convert_to(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 
 fn f_create_resources(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let type_name = match first_arg(a) {
-        Value::Str(s) => s.trim_start_matches("::").to_lowercase(),
+        Value::Str(s) => s.trim_colons().to_lowercase(),
         Value::Type(t) => match *t {
             PType::Resource(Some(n), None) => n.to_lowercase(),
             _ => return Err(arg_err(c, a, "expects a resource type")),
@@ -1867,7 +1868,7 @@ fn f_create_resources(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     };
     let defaults = match a.values.get(2) {
         Some(Value::Hash(h)) => h.clone(),
-        _ => IndexMap::new(),
+        _ => Default::default(),
     };
     let to_attrs = |h: &IndexMap<Value, Value>, span: Span| -> Vec<super::catalog_ops::AttrValue> {
         let mut out: Vec<super::catalog_ops::AttrValue> = defaults
@@ -2018,7 +2019,7 @@ impl Compiler<'_> {
         let sid = self.new_scope(s);
         let given = match params {
             Some(Value::Hash(h)) => h,
-            _ => IndexMap::new(),
+            _ => Default::default(),
         };
         if let ExprKind::Epp {
             params: Some(ps), ..

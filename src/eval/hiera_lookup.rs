@@ -6,6 +6,7 @@ use super::functions::Args;
 use super::scope::ScopeId;
 use super::stdlib::{arg, fail_plain};
 use super::value::Value;
+use crate::catalog::TrimColons;
 use crate::hiera::{self, Merge};
 use crate::span::Span;
 
@@ -31,7 +32,7 @@ impl Compiler<'_> {
         let result = {
             let this = &*self;
             let mut vars = |name: &str| -> Value {
-                let name = name.trim_start_matches("::");
+                let name = name.trim_colons();
                 let mut parts = name.split('.');
                 let first = parts.next().unwrap_or_default();
                 let mut v = this.quiet_var(first, scope).unwrap_or(Value::Undef);

@@ -42,6 +42,7 @@ use crate::span::SourceMap;
 use serde_json::Value as Json;
 
 pub use compiler::Compiler;
+pub use output::CatalogSource;
 pub use provenance::{ArrowEdge, CallEdge, Provenance};
 
 /// Where module files come from. `module` is the first segment of a qualified name,
@@ -173,6 +174,8 @@ impl LogLine {
 /// own, which only `ordo check` shows).
 pub struct CompileResult {
     pub catalog: Option<Catalog>,
+    /// In place of `catalog`, for [`compile_to_write`]: the catalog, to be written.
+    pub catalog_source: Option<CatalogSource>,
     pub logs: Vec<LogLine>,
     pub diagnostics: Vec<Diagnostic>,
     pub sources: SourceMap,
@@ -203,5 +206,20 @@ pub fn compile_catalog(
 ) -> CompileResult {
     Compiler::new(loader, opts)
         .without_provenance()
+        .run(name, text)
+}
+
+/// [`compile_catalog`] for a caller that only writes the catalog out: the result carries a
+/// [`CatalogSource`] in place of the catalog (but with storeconfigs), which writes the
+/// same text without building the whole catalog in memory.
+pub fn compile_to_write(
+    name: &str,
+    text: &str,
+    loader: &dyn Loader,
+    opts: &CompileOptions,
+) -> CompileResult {
+    Compiler::new(loader, opts)
+        .without_provenance()
+        .deferring_catalog()
         .run(name, text)
 }

@@ -35,7 +35,6 @@ use crate::span::Span;
 use indexmap::IndexMap;
 use std::cmp::Ordering;
 use std::collections::HashMap;
-use std::rc::Rc;
 
 /// The metaparameter's name.
 pub const PRIORITY: &str = "priority";
@@ -111,7 +110,7 @@ pub struct PriorityConflict {
 #[derive(Clone)]
 struct ClassCandidate {
     decl: Declaration,
-    def: Rc<ClassDef>,
+    def: std::sync::Arc<ClassDef>,
     params: Vec<AttrValue>,
     scope: ScopeId,
     span: Span,
@@ -323,8 +322,7 @@ impl Compiler<'_> {
         {
             let e = &mut self.resources[existing];
             e.params = n.params;
-            e.param_sources = n.param_sources;
-            e.param_lines = n.param_lines;
+            e.setters = n.setters;
             e.tags = n.tags;
             e.file = n.file;
             e.line = n.line;
@@ -384,7 +382,7 @@ impl Compiler<'_> {
     pub(super) fn priority_declare_class(
         &mut self,
         name: &str,
-        def: &Rc<ClassDef>,
+        def: &std::sync::Arc<ClassDef>,
         params: &[AttrValue],
         scope: ScopeId,
         span: Span,

@@ -35,7 +35,7 @@ pub struct Scope {
     pub resource: Option<usize>,
     /// The definition being evaluated: `""` for main, else `class foo`, `define foo`,
     /// `node x`. Overrides compare it (Puppet's `scope.source`).
-    pub source: String,
+    pub source: std::rc::Rc<str>,
     /// The class name for class scopes (lowercase).
     pub class_name: Option<String>,
     /// Whether this scope may not set variables (e.g. function bodies are still allowed).
@@ -52,7 +52,7 @@ impl Scope {
             matches: None,
             defaults: HashMap::default(),
             resource: None,
-            source: String::new(),
+            source: std::rc::Rc::from(""),
             class_name: None,
             is_function: false,
         }

@@ -12,6 +12,7 @@ use super::scope::ScopeId;
 use super::types::PType;
 use super::value::{Regex, Value};
 use super::LogLevel;
+use crate::catalog::TrimColons;
 use indexmap::IndexMap;
 
 /// Functions here that are Puppet's own, available without any module.
@@ -156,7 +157,7 @@ pub(super) fn inspect(v: &Value) -> String {
 impl Compiler<'_> {
     /// A variable's value along the scope chain without warnings (`lookupvar`).
     pub(super) fn quiet_var(&self, name: &str, scope: ScopeId) -> Option<Value> {
-        let name = name.trim_start_matches("::");
+        let name = name.trim_colons();
         if let Some((class, var)) = name.rsplit_once("::") {
             let sid = *self.class_scopes.get(&class.to_lowercase())?;
             return self.scopes[sid].vars.get(var).cloned();
@@ -200,7 +201,7 @@ fn type_name_of(v: &Value) -> String {
             PType::Resource(Some(n), None) => n.to_lowercase(),
             other => other.to_string().to_lowercase(),
         },
-        other => other.to_display().trim_start_matches("::").to_lowercase(),
+        other => other.to_display().trim_colons().to_lowercase(),
     }
 }
 
@@ -233,7 +234,7 @@ fn f_defined_with_params(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let reference = arg(a, 0);
     let params = match arg(a, 1) {
         Value::Hash(h) => h,
-        _ => IndexMap::new(),
+        _ => Default::default(),
     };
     let (t, title) = match &reference {
         Value::Type(t) => match &**t {
@@ -269,10 +270,10 @@ fn ensure_one(
         return Ok(());
     }
     let mut inst = IndexMap::new();
-    inst.insert(title.clone(), Value::Hash(params.clone()));
+    inst.insert(title.clone(), Value::Hash(params.clone().into()));
     c.call_function(
         "create_resources",
-        vec![Value::str(type_name), Value::Hash(inst)],
+        vec![Value::str(type_name), Value::Hash(inst.into())],
         None,
         a.scope,
         a.span,
@@ -285,7 +286,7 @@ fn f_ensure_resource(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let type_name = type_name_of(&arg(a, 0));
     let params = match arg(a, 2) {
         Value::Hash(h) => h,
-        _ => IndexMap::new(),
+        _ => Default::default(),
     };
     let titles = match arg(a, 1) {
         Value::Array(items) => items,
@@ -312,7 +313,7 @@ fn f_ensure_resources(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     };
     let defaults = match arg(a, 2) {
         Value::Hash(h) => h,
-        _ => IndexMap::new(),
+        _ => Default::default(),
     };
     for (title, params) in instances {
         let mut p = defaults.clone();
@@ -831,7 +832,7 @@ pub(super) fn deep_merge_values(a: Value, b: Value) -> Value {
 
 fn f_deep_merge(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     need_args(c, a, 2)?;
-    let mut out = Value::Hash(IndexMap::new());
+    let mut out = Value::Hash(Default::default());
     for v in a.values.clone() {
         match v {
             Value::Undef => {}
@@ -1001,7 +1002,7 @@ fn f_base64(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 fn f_count(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let items = match arg(a, 0) {
         Value::Array(x) => x,
-        Value::Hash(h) => h.into_values().collect(),
+        Value::Hash(h) => h.into_inner().into_values().collect(),
         other => vec![other],
     };
     Ok(Value::Int(if a.values.len() > 1 {

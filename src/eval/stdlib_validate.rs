@@ -226,7 +226,7 @@ fn legacy_check(name: &str, args: &[Value]) -> Result<(), String> {
             };
             let ok = pats.iter().any(|p| {
                 let src = match p {
-                    Value::Regex(r) => r.source.clone(),
+                    Value::Regex(r) => r.source.to_string(),
                     other => other.to_display(),
                 };
                 Regex::new(&src).is_ok_and(|r| r.is_match(&s))

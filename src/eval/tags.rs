@@ -6,15 +6,15 @@
 //! only for unusually large sets.
 
 use crate::fxhash::FxHashSet;
-use std::rc::Rc;
+use std::sync::Arc;
 
 /// Past this many tags, membership is looked up in a hash set.
 const INDEX_FROM: usize = 24;
 
 #[derive(Clone, Debug, Default)]
 pub struct Tags {
-    items: Vec<Rc<str>>,
-    index: Option<FxHashSet<Rc<str>>>,
+    items: Vec<Arc<str>>,
+    index: Option<FxHashSet<Arc<str>>>,
 }
 
 impl Tags {
@@ -25,18 +25,18 @@ impl Tags {
         }
     }
 
-    fn contains_rc(&self, t: &Rc<str>) -> bool {
+    fn contains_rc(&self, t: &Arc<str>) -> bool {
         match &self.index {
             Some(ix) => ix.contains(&**t),
-            None => self.items.iter().any(|x| Rc::ptr_eq(x, t) || **x == **t),
+            None => self.items.iter().any(|x| Arc::ptr_eq(x, t) || **x == **t),
         }
     }
 
-    fn push_new(&mut self, t: Rc<str>) {
+    fn push_new(&mut self, t: Arc<str>) {
         if let Some(ix) = &mut self.index {
             ix.insert(t.clone());
         } else if self.items.len() >= INDEX_FROM {
-            let mut ix: FxHashSet<Rc<str>> = self.items.iter().cloned().collect();
+            let mut ix: FxHashSet<Arc<str>> = self.items.iter().cloned().collect();
             ix.insert(t.clone());
             self.index = Some(ix);
         }
@@ -44,7 +44,7 @@ impl Tags {
     }
 
     /// Adds a tag unless present; returns whether it was added.
-    pub fn insert(&mut self, t: Rc<str>) -> bool {
+    pub fn insert(&mut self, t: Arc<str>) -> bool {
         if self.contains_rc(&t) {
             return false;
         }
@@ -57,7 +57,7 @@ impl Tags {
         if self.contains(t) {
             return false;
         }
-        self.push_new(Rc::from(t));
+        self.push_new(Arc::from(t));
         true
     }
 
@@ -71,7 +71,7 @@ impl Tags {
         }
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = &Rc<str>> {
+    pub fn iter(&self) -> impl Iterator<Item = &Arc<str>> {
         self.items.iter()
     }
 
@@ -84,8 +84,8 @@ impl Tags {
     }
 }
 
-impl FromIterator<Rc<str>> for Tags {
-    fn from_iter<I: IntoIterator<Item = Rc<str>>>(iter: I) -> Tags {
+impl FromIterator<Arc<str>> for Tags {
+    fn from_iter<I: IntoIterator<Item = Arc<str>>>(iter: I) -> Tags {
         let mut t = Tags::default();
         for x in iter {
             t.insert(x);
@@ -95,8 +95,8 @@ impl FromIterator<Rc<str>> for Tags {
 }
 
 impl<'a> IntoIterator for &'a Tags {
-    type Item = &'a Rc<str>;
-    type IntoIter = std::slice::Iter<'a, Rc<str>>;
+    type Item = &'a Arc<str>;
+    type IntoIter = std::slice::Iter<'a, Arc<str>>;
     fn into_iter(self) -> Self::IntoIter {
         self.items.iter()
     }
@@ -114,7 +114,7 @@ mod tests {
         }
         let got: Vec<&str> = t.iter().map(|x| &**x).collect();
         assert_eq!(got, ["b", "a", "c"]);
-        let mut u: Tags = [Rc::from("c"), Rc::from("d")].into_iter().collect();
+        let mut u: Tags = [Arc::from("c"), Arc::from("d")].into_iter().collect();
         u.extend_from(&t);
         let got: Vec<&str> = u.iter().map(|x| &**x).collect();
         assert_eq!(got, ["c", "d", "b", "a"]);

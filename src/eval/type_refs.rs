@@ -9,6 +9,7 @@
 use super::compiler::{Compiler, Flow, R};
 use super::types::PType;
 use crate::ast::{Expr, ExprKind, Parameter};
+use crate::catalog::TrimColons;
 use crate::span::Span;
 
 impl Compiler<'_> {
@@ -23,10 +24,7 @@ impl Compiler<'_> {
             return Ok(PType::Resource(Some(key), None));
         }
         Err(Flow::Err(self.issue(
-            format!(
-                "Resource type not found: {}",
-                written.trim_start_matches("::")
-            ),
+            format!("Resource type not found: {}", written.trim_colons()),
             span,
         )))
     }
@@ -34,7 +32,7 @@ impl Compiler<'_> {
     /// Whether `name` names a resource type (Puppet's `Runtime3TypeLoader`: a `Puppet::Type`,
     /// which includes the modules' Ruby types, or a defined type; classes are not types).
     pub(super) fn is_resource_type(&mut self, name: &str) -> bool {
-        let lower = name.trim_start_matches("::").to_lowercase();
+        let lower = name.trim_colons().to_lowercase();
         if self.known_resource_types.contains(&lower) {
             return true;
         }
@@ -122,7 +120,7 @@ impl Compiler<'_> {
         exported: bool,
         span: Span,
     ) -> R<()> {
-        let lower = type_name.trim_start_matches("::").to_lowercase();
+        let lower = type_name.trim_colons().to_lowercase();
         let what = if exported {
             "an Exported Query"
         } else {

@@ -3,6 +3,7 @@
 
 use super::value::{format_float, quote_string, Regex, Value};
 use crate::catalog::capitalize_type;
+use crate::catalog::TrimColons;
 use std::fmt;
 
 const MIN: i64 = i64::MIN;
@@ -177,7 +178,7 @@ impl PType {
                 for a in args {
                     match a {
                         Value::Str(s) => out.push(s.clone()),
-                        Value::Regex(r) => out.push(r.source.clone()),
+                        Value::Regex(r) => out.push(r.source.to_string()),
                         Value::Type(t) => {
                             if let Regexp(Some(s)) = &**t {
                                 out.push(s.clone())
@@ -190,7 +191,7 @@ impl PType {
             }
             Regexp(_) => Regexp(match args.first() {
                 Some(Value::Str(s)) => Some(s.clone()),
-                Some(Value::Regex(r)) => Some(r.source.clone()),
+                Some(Value::Regex(r)) => Some(r.source.to_string()),
                 _ => None,
             }),
             Array(..) => {
@@ -294,7 +295,7 @@ impl PType {
                 Resource(Some(t.clone()), Some(title))
             }
             Class(None) => match args.first() {
-                Some(Value::Str(s)) => Class(Some(s.trim_start_matches("::").to_lowercase())),
+                Some(Value::Str(s)) => Class(Some(s.trim_colons().to_lowercase())),
                 Some(Value::Type(t)) => match &**t {
                     Resource(Some(n), None) => Class(Some(n.to_lowercase())),
                     _ => return Err("Class[] expects a class name".into()),
@@ -362,7 +363,7 @@ impl PType {
                 _ => false,
             },
             Regexp(src) => match v {
-                Value::Regex(r) => src.as_ref().is_none_or(|s| *s == r.source),
+                Value::Regex(r) => src.as_ref().is_none_or(|s| **s == *r.source),
                 _ => false,
             },
             Array(elem, min, max) => match v {
@@ -659,7 +660,7 @@ pub fn infer(v: &Value) -> PType {
         Value::Int(i) => PType::Integer(*i, *i),
         Value::Float(f) => PType::Float(*f, *f),
         Value::Str(_) => PType::String(0, MAX, None),
-        Value::Regex(r) => PType::Regexp(Some(r.source.clone())),
+        Value::Regex(r) => PType::Regexp(Some(r.source.to_string())),
         Value::Array(a) => {
             let n = a.len() as i64;
             PType::Tuple(a.iter().map(infer).collect(), n, n)

@@ -10,7 +10,7 @@ use std::rc::Rc;
 /// that the `regex` crate cannot run (look-around, backreferences) use `fancy-regex`.
 #[derive(Clone, Debug)]
 pub struct Regex {
-    pub source: String,
+    pub source: Rc<str>,
     engine: Rc<Engine>,
 }
 
@@ -32,7 +32,7 @@ impl Regex {
             },
         };
         Ok(Regex {
-            source: source.to_string(),
+            source: Rc::from(source),
             engine: Rc::new(engine),
         })
     }
@@ -101,9 +101,71 @@ pub enum Value {
     Str(String),
     Regex(Regex),
     Array(Vec<Value>),
-    Hash(IndexMap<Value, Value>),
+    Hash(HashValue),
     Type(Box<PType>),
     Sensitive(Box<Value>),
+}
+
+/// The map of a hash value, boxed: a hash is rarer than a string or a number, and keeping
+/// its map out of line makes every [`Value`] less than half as big (strings, arrays and
+/// parameters are stored and moved by the million).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HashValue(Box<IndexMap<Value, Value>>);
+
+impl std::ops::Deref for HashValue {
+    type Target = IndexMap<Value, Value>;
+    fn deref(&self) -> &IndexMap<Value, Value> {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for HashValue {
+    fn deref_mut(&mut self) -> &mut IndexMap<Value, Value> {
+        &mut self.0
+    }
+}
+
+impl From<IndexMap<Value, Value>> for HashValue {
+    fn from(m: IndexMap<Value, Value>) -> HashValue {
+        HashValue(Box::new(m))
+    }
+}
+
+impl HashValue {
+    /// The map itself.
+    pub fn into_inner(self) -> IndexMap<Value, Value> {
+        *self.0
+    }
+}
+
+impl FromIterator<(Value, Value)> for HashValue {
+    fn from_iter<I: IntoIterator<Item = (Value, Value)>>(iter: I) -> HashValue {
+        HashValue(Box::new(iter.into_iter().collect()))
+    }
+}
+
+impl IntoIterator for HashValue {
+    type Item = (Value, Value);
+    type IntoIter = indexmap::map::IntoIter<Value, Value>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.into_iter()
+    }
+}
+
+impl<'a> IntoIterator for &'a HashValue {
+    type Item = (&'a Value, &'a Value);
+    type IntoIter = indexmap::map::Iter<'a, Value, Value>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter()
+    }
+}
+
+impl<'a> IntoIterator for &'a mut HashValue {
+    type Item = (&'a Value, &'a mut Value);
+    type IntoIter = indexmap::map::IterMut<'a, Value, Value>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter_mut()
+    }
 }
 
 impl PartialEq for Value {
@@ -398,5 +460,17 @@ pub fn puppet_eq(a: &Value, b: &Value) -> bool {
         }
         (Type(x), Type(y)) => x.normalized_eq(y),
         _ => a == b,
+    }
+}
+
+#[cfg(test)]
+mod size_tests {
+    use super::Value;
+
+    #[test]
+    fn a_value_is_four_words() {
+        // Parameters, variables and arrays hold values by the million: keep them small
+        // (hashes are boxed, a regex is two pointers).
+        assert!(std::mem::size_of::<Value>() <= 32);
     }
 }

@@ -106,14 +106,13 @@ pub fn deep(lower: Value, higher: Value) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use indexmap::IndexMap;
 
     fn h(pairs: &[(&str, Value)]) -> Value {
         Value::Hash(
             pairs
                 .iter()
                 .map(|(k, v)| (Value::str(*k), v.clone()))
-                .collect::<IndexMap<_, _>>(),
+                .collect(),
         )
     }
 

@@ -254,7 +254,7 @@ impl<'a, 'v> Lookup<'a, 'v> {
         }
         let (root, _) = split_key(key);
         let all = self.found_raw_options(&root)?;
-        let mut opts = Value::Hash(IndexMap::new());
+        let mut opts = Value::Hash(Default::default());
         for o in all.into_iter().rev() {
             opts = merge::deep(opts, o);
         }
@@ -328,7 +328,7 @@ impl<'a, 'v> Lookup<'a, 'v> {
                 for (k, x) in h {
                     out.insert(self.interpolate(k)?, self.interpolate(x)?);
                 }
-                Value::Hash(out)
+                Value::Hash(out.into())
             }
             other => other,
         })

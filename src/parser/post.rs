@@ -64,7 +64,7 @@ fn qualify(e: &mut Expr, stack: &mut Vec<String>) {
     match &mut e.kind {
         ExprKind::Class(c) => {
             let raw = c.name.clone();
-            c.name = qualified(stack, &raw);
+            std::sync::Arc::make_mut(c).name = qualified(stack, &raw);
             stack.push(raw);
             for ch in children_mut(e) {
                 qualify(ch, stack);
@@ -73,7 +73,8 @@ fn qualify(e: &mut Expr, stack: &mut Vec<String>) {
             return;
         }
         ExprKind::Define(d) => {
-            d.name = qualified(stack, &d.name);
+            let name = qualified(stack, &d.name);
+            std::sync::Arc::make_mut(d).name = name;
         }
         _ => {}
     }
