@@ -69,24 +69,19 @@ impl Locator {
     /// Where a resource was declared.
     pub fn resource(&self, r: &ResourceRef) -> Option<Span> {
         self.provenance
-            .resources
-            .get(r)
-            .or_else(|| self.lines.get(r))
-            .copied()
+            .resource(r)
+            .or_else(|| self.lines.get(r).copied())
     }
 
     /// Where a parameter of a resource was set (falls back to nothing: callers choose).
     pub fn param(&self, r: &ResourceRef, param: &str) -> Option<Span> {
-        self.provenance
-            .params
-            .get(&(r.clone(), param.to_string()))
-            .copied()
+        self.provenance.param(r, param)
     }
 
     /// The chaining arrow that made the edge `source -> target` (or `~>`).
     pub fn arrow(&self, source: &ResourceRef, target: &ResourceRef, notify: bool) -> Option<Span> {
         self.provenance
-            .arrows
+            .arrows()
             .iter()
             .find(|a| a.source == *source && a.target == *target && a.notify == notify)
             .map(|a| a.span)
@@ -100,7 +95,7 @@ impl Locator {
         class: &ResourceRef,
     ) -> Option<Span> {
         self.provenance
-            .calls
+            .calls()
             .iter()
             .find(|c| {
                 c.function == function && c.class == *class && from.is_none_or(|f| c.from == *f)
@@ -110,7 +105,7 @@ impl Locator {
 
     /// Every recorded `require`/`contain` call.
     pub fn calls(&self) -> &[crate::eval::CallEdge] {
-        &self.provenance.calls
+        self.provenance.calls()
     }
 
     pub fn error_labels(&self) -> &[(Span, String)] {
