@@ -44,7 +44,7 @@ pub(super) fn add_auto_relations(g: &mut Graph, catalog: &Catalog, index: &RefIn
 }
 
 fn string_param(r: &crate::catalog::Resource, name: &str) -> Option<String> {
-    match r.parameters.get(name)? {
+    match super::refs::param(r, name)? {
         Json::String(s) => Some(s.clone()),
         Json::Array(items) => items.first().and_then(|v| v.as_str()).map(str::to_string),
         _ => None,
