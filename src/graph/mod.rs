@@ -114,13 +114,23 @@ pub enum Origin {
 }
 
 /// An edge of the relationship graph (containers still present).
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Relation {
     pub source: usize,
     pub target: usize,
     /// Notifying edge (`notify`, `subscribe`, `~>`): carries refresh events.
     pub refresh: bool,
     pub origin: Origin,
+}
+
+/// Hashes the ends only (equal relations have equal ends): two relations between the same
+/// pair are rare, and hashing the origin's parameter or rule name showed in the profile of
+/// a million-edge build.
+impl std::hash::Hash for Relation {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.source.hash(state);
+        self.target.hash(state);
+    }
 }
 
 /// A vertex of the expanded graph: a managed resource or one of a container's two anchors.
@@ -314,15 +324,21 @@ impl Graph {
                     continue;
                 };
                 refs::for_each_reference(value, &mut |reference| {
-                    if refs::split_ref(&reference).is_none() {
+                    let Some(parts) = refs::split_ref(&reference) else {
                         self.errors.push(GraphError::BadReference {
                             value: reference.into_owned(),
                             resource: me,
                             param,
                         });
                         return;
-                    }
-                    let Some(other) = index.resolve(&reference) else {
+                    };
+                    // Split once when there is nothing to trim (the usual case).
+                    let found = if reference.trim().len() == reference.len() {
+                        index.resolve_split(&reference, parts)
+                    } else {
+                        index.resolve(&reference)
+                    };
+                    let Some(other) = found else {
                         self.errors.push(GraphError::MissingDependency {
                             reference: display_ref(&reference),
                             resource: me,
@@ -419,8 +435,7 @@ impl Graph {
                 x.add(Vertex::Admissible(c), admissible(v), true, origin.clone());
                 x.add(completed(v), Vertex::Completed(c), true, origin.clone());
             }
-            let cv = x.slot(Vertex::Resource(c));
-            for e in x.live(cv, Direction::Incoming) {
+            for e in x.live(c, Direction::Incoming) {
                 let (src, _, label) = x.edges[e].clone().expect("live edge");
                 let src = match src {
                     Vertex::Resource(s) => completed(s),
@@ -429,7 +444,7 @@ impl Graph {
                 x.add(src, Vertex::Admissible(c), label.refresh, label.origin);
                 x.remove(e);
             }
-            for e in x.live(cv, Direction::Outgoing) {
+            for e in x.live(c, Direction::Outgoing) {
                 let (_, dst, label) = x.edges[e].clone().expect("live edge");
                 let dst = match dst {
                     Vertex::Resource(t) => admissible(t),
@@ -441,17 +456,24 @@ impl Graph {
         }
         // The petgraph graph, built once: same vertex order as before, container vertices
         // removed, the remaining edges in insertion order.
+        let live_edges = x.edges.iter().filter(|e| e.is_some()).count();
+        self.expanded.reserve_exact_nodes(x.vertices.len());
+        self.expanded.reserve_exact_edges(live_edges);
+        self.vertex_index.reserve(x.vertices.len());
+        let mut slots = Vec::with_capacity(x.vertices.len());
         for v in &x.vertices {
-            self.vertex_index.insert(*v, self.expanded.add_node(*v));
+            let ix = self.expanded.add_node(*v);
+            self.vertex_index.insert(*v, ix);
+            slots.push(ix);
         }
         for &c in &containers {
             if let Some(ix) = self.vertex_index.remove(&Vertex::Resource(c)) {
                 self.expanded.remove_node(ix);
             }
         }
-        for (s, t, label) in x.edges.into_iter().flatten() {
-            self.expanded
-                .add_edge(self.vertex_index[&s], self.vertex_index[&t], label);
+        let slot = |v: Vertex| slots[x.slot(v)];
+        for (s, t, label) in x.edges.iter().flatten() {
+            self.expanded.add_edge(slot(*s), slot(*t), label.clone());
         }
     }
 
@@ -640,6 +662,8 @@ struct Expansion {
     /// Rank of each node among the containers.
     rank: Vec<usize>,
     edges: Vec<Option<(Vertex, Vertex, Label)>>,
+    /// Incoming and outgoing edge ids of each container's own vertex, by rank (the only
+    /// vertices whose edges are looked up: they are replaced by their anchors).
     incoming: Vec<Vec<usize>>,
     outgoing: Vec<Vec<usize>>,
 }
@@ -656,8 +680,8 @@ impl Expansion {
             nodes,
             rank,
             edges: Vec::new(),
-            incoming: Vec::with_capacity(vertices),
-            outgoing: Vec::with_capacity(vertices),
+            incoming: vec![Vec::new(); containers.len()],
+            outgoing: vec![Vec::new(); containers.len()],
         }
     }
 
@@ -673,8 +697,6 @@ impl Expansion {
     fn vertex(&mut self, v: Vertex) {
         debug_assert_eq!(self.slot(v), self.vertices.len());
         self.vertices.push(v);
-        self.incoming.push(Vec::new());
-        self.outgoing.push(Vec::new());
     }
 
     fn add(&mut self, s: Vertex, t: Vertex, refresh: bool, origin: Origin) {
@@ -689,20 +711,29 @@ impl Expansion {
                 seq,
             },
         )));
-        let (s, t) = (self.slot(s), self.slot(t));
-        self.outgoing[s].push(id);
-        self.incoming[t].push(id);
+        if let Vertex::Resource(s) = s {
+            if let Some(&k) = self.rank.get(s).filter(|&&k| k != usize::MAX) {
+                self.outgoing[k].push(id);
+            }
+        }
+        if let Vertex::Resource(t) = t {
+            if let Some(&k) = self.rank.get(t).filter(|&&k| k != usize::MAX) {
+                self.incoming[k].push(id);
+            }
+        }
     }
 
     fn remove(&mut self, e: usize) {
         self.edges[e] = None;
     }
 
-    /// Live edges of a vertex, in insertion order (dead ids are dropped from the list).
-    fn live(&mut self, v: usize, dir: Direction) -> Vec<usize> {
+    /// Live edges of container `c`'s own vertex, in insertion order (dead ids are dropped
+    /// from the list).
+    fn live(&mut self, c: usize, dir: Direction) -> Vec<usize> {
+        let k = self.rank[c];
         let list = match dir {
-            Direction::Incoming => &mut self.incoming[v],
-            Direction::Outgoing => &mut self.outgoing[v],
+            Direction::Incoming => &mut self.incoming[k],
+            Direction::Outgoing => &mut self.outgoing[k],
         };
         let edges = &self.edges;
         list.retain(|&e| edges[e].is_some());

@@ -103,7 +103,8 @@ fn write_key(type_name: &str, name: &str, out: &mut String) {
 /// `Type[title]` split into its type and title without allocating, by the rules of
 /// [`ResourceRef::parse`] (which also capitalises the type: keys lowercase it again).
 pub fn split_ref(s: &str) -> Option<(&str, &str)> {
-    let open = s.find('[')?;
+    // A byte scan: `[` is ASCII, so its position is a character boundary.
+    let open = s.bytes().position(|b| b == b'[')?;
     if !s.ends_with(']') || open == 0 {
         return None;
     }
@@ -174,12 +175,21 @@ impl RefIndex {
 
     /// Resolves `Type[title]` (as written in a catalog or by a user).
     pub fn resolve(&self, reference: &str) -> Option<usize> {
-        let (type_name, title) = split_ref(reference.trim())?;
+        let reference = reference.trim();
+        self.resolve_split(reference, split_ref(reference)?)
+    }
+
+    /// [`RefIndex::resolve`] of a trimmed reference already split by [`split_ref`].
+    pub fn resolve_split(
+        &self,
+        reference: &str,
+        (type_name, title): (&str, &str),
+    ) -> Option<usize> {
         if type_name.is_ascii() {
             self.find(type_name, title)
         } else {
             // Unicode capitalisation may change more than ASCII lowercasing undoes.
-            let r = ResourceRef::parse(reference.trim())?;
+            let r = ResourceRef::parse(reference)?;
             self.find(&r.type_name, &r.title)
         }
     }
