@@ -12,10 +12,12 @@ use std::borrow::Cow;
 
 /// The parameter naming a resource of a core type when it differs from the title.
 pub fn namevar(type_name: &str) -> &'static str {
-    match type_name.to_ascii_lowercase().as_str() {
-        "file" => "path",
-        "exec" => "command",
-        _ => "name",
+    if type_name.eq_ignore_ascii_case("file") {
+        "path"
+    } else if type_name.eq_ignore_ascii_case("exec") {
+        "command"
+    } else {
+        "name"
     }
 }
 
