@@ -3,19 +3,21 @@
 //! relationship metaparameters hold references. Each message names the resource's place in
 //! the catalog (`resources[3]`) and, when known, the manifest line that declared it.
 
-use crate::catalog::{Catalog, Resource};
+use crate::catalog::{capitalize_type, Catalog, Resource};
 use crate::fxhash::FxHashMap as FastMap;
 use crate::graph::refs::param;
-use crate::graph::refs::{canonical_ref, namevar};
+use crate::graph::refs::{canonical_ref, namevar, strip_colons};
 use serde_json::Value as Json;
+use std::borrow::Cow;
 
 const RELATIONSHIPS: &[&str] = &["require", "before", "notify", "subscribe"];
 
 /// Error messages; empty when the catalog is sound.
 pub fn check(catalog: &Catalog) -> Vec<String> {
     let mut out = Vec::new();
-    let mut titles: FastMap<(String, String), usize> = FastMap::default();
-    let mut names: FastMap<(String, String), usize> = FastMap::default();
+    // Keys borrow from the catalog unless a name must be rewritten to compare.
+    let mut titles: FastMap<(Cow<str>, Cow<str>), usize> = FastMap::default();
+    let mut names: FastMap<(Cow<str>, Cow<str>), usize> = FastMap::default();
     for (i, r) in catalog.resources.iter().enumerate() {
         if r.type_name.trim().is_empty() {
             out.push(format!(
@@ -42,14 +44,13 @@ pub fn check(catalog: &Catalog) -> Vec<String> {
                 }
             }
         }
-        let reference = canonical_ref(&r.type_name, &r.title);
-        let key = (
-            reference.type_name.to_ascii_lowercase(),
-            title_key(r, &r.title),
-        );
+        let reference = || canonical_ref(&r.type_name, &r.title);
+        let type_key = type_key(&r.type_name);
+        let key = (type_key.clone(), title_key(r, &r.title));
         if let Some(&first) = titles.get(&key) {
             out.push(format!(
-                "Duplicate declaration: {reference} is already declared at resources[{first}]{}; cannot redeclare at resources[{i}]{}",
+                "Duplicate declaration: {} is already declared at resources[{first}]{}; cannot redeclare at resources[{i}]{}",
+                reference(),
                 at(&catalog.resources[first]),
                 at(r)
             ));
@@ -63,17 +64,18 @@ pub fn check(catalog: &Catalog) -> Vec<String> {
             continue;
         }
         if let Some(Json::String(name)) = param(r, namevar(&r.type_name)) {
-            let mut key = (reference.type_name.to_ascii_lowercase(), title_key(r, name));
+            let mut key = (type_key, title_key(r, name));
             if key.0 == "package" {
                 // Packages are unique by name and provider together.
                 if let Some(Json::String(p)) = r.parameters.get("provider") {
-                    key.1 = format!("{}\u{0}{p}", key.1);
+                    key.1 = Cow::Owned(format!("{}\u{0}{p}", key.1));
                 }
             }
             match names.get(&key) {
                 Some(&first) if first != i => out.push(format!(
-                    "Cannot alias {reference} to [\"{name}\"]; resource [\"{}\", \"{name}\"] already declared at resources[{first}]{}",
-                    reference.type_name,
+                    "Cannot alias {} to [\"{name}\"]; resource [\"{}\", \"{name}\"] already declared at resources[{first}]{}",
+                    reference(),
+                    reference().type_name,
                     at(&catalog.resources[first])
                 )),
                 _ => {
@@ -105,13 +107,31 @@ pub fn check(catalog: &Catalog) -> Vec<String> {
 }
 
 /// Titles and names compare as Puppet compares them: file paths without trailing slashes.
-fn title_key(r: &Resource, title: &str) -> String {
+fn title_key<'a>(r: &Resource, title: &'a str) -> Cow<'a, str> {
     if r.type_name.eq_ignore_ascii_case("file") && title.len() > 1 {
-        title.trim_end_matches('/').to_string()
+        Cow::Borrowed(title.trim_end_matches('/'))
     } else if r.type_name.eq_ignore_ascii_case("class") {
-        title.trim_start_matches("::").to_ascii_lowercase()
+        lowercase(strip_colons(title))
     } else {
-        title.to_string()
+        Cow::Borrowed(title)
+    }
+}
+
+/// Types compare as their canonical names do, lowercased.
+fn type_key(type_name: &str) -> Cow<'_, str> {
+    if type_name.is_ascii() {
+        // Capitalising segments and lowercasing again only drops the leading `::`.
+        lowercase(strip_colons(type_name))
+    } else {
+        Cow::Owned(capitalize_type(type_name).to_ascii_lowercase())
+    }
+}
+
+fn lowercase(s: &str) -> Cow<'_, str> {
+    if s.bytes().any(|b| b.is_ascii_uppercase()) {
+        Cow::Owned(s.to_ascii_lowercase())
+    } else {
+        Cow::Borrowed(s)
     }
 }
 

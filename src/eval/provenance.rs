@@ -9,8 +9,8 @@
 use super::compiler::{Compiler, Operand};
 use crate::catalog::{capitalize_type, ResourceRef};
 use crate::diagnostics::Diagnostic;
+use crate::fxhash::FxHashMap as FastMap;
 use crate::span::Span;
-use std::collections::HashMap;
 
 /// The chaining arrow that made an edge, e.g. `Notify[a] -> Notify[b]`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -34,16 +34,130 @@ pub struct CallEdge {
 
 /// What the compile knows about where catalog resources and their edges were written.
 /// References are canonical (`Notify[a]`, `Class[Foo::Bar]`).
+///
+/// The compile records compact facts (resource numbers, interned parameter names); the maps
+/// by canonical reference are only built when a diagnostic first asks for a place, so that a
+/// clean check of a large catalog never builds them.
 #[derive(Clone, Debug, Default)]
 pub struct Provenance {
-    /// The declaration of each catalog resource.
-    pub resources: HashMap<ResourceRef, Span>,
-    /// The attribute (`require => ...`) that last set each parameter of each resource.
-    pub params: HashMap<(ResourceRef, String), Span>,
-    pub arrows: Vec<ArrowEdge>,
-    pub calls: Vec<CallEdge>,
+    /// Type, title and declaration span of each compiled resource (by compiler index);
+    /// `None` for resources whose span is not kept (synthetic or dropped).
+    declared: Vec<(String, String, Option<Span>)>,
+    /// (resource, parameter name number, span), in recording order: a later entry wins.
+    params: Vec<(u32, u32, Span)>,
+    param_names: Vec<Box<str>>,
+    /// (source, target, notify, span)
+    raw_arrows: Vec<(u32, u32, bool, Span)>,
+    /// (function, from, class, span)
+    raw_calls: Vec<(&'static str, u32, u32, Span)>,
     /// Extra labels for the error that stopped the compile (`first declared here`).
     pub error_labels: Vec<(Span, String)>,
+    resolved: std::sync::OnceLock<Resolved>,
+    resolved_params: std::sync::OnceLock<FastMap<(ResourceRef, String), Span>>,
+}
+
+/// The places by canonical reference, built on first use.
+#[derive(Clone, Debug, Default)]
+struct Resolved {
+    canonical: Vec<ResourceRef>,
+    resources: FastMap<ResourceRef, Span>,
+    arrows: Vec<ArrowEdge>,
+    calls: Vec<CallEdge>,
+}
+
+impl Provenance {
+    fn resolved(&self) -> &Resolved {
+        self.resolved.get_or_init(|| {
+            let canonical: Vec<ResourceRef> = self
+                .declared
+                .iter()
+                .map(|(t, title, _)| canonical(t, title))
+                .collect();
+            let mut resources = FastMap::default();
+            for (r, (_, _, span)) in canonical.iter().zip(&self.declared) {
+                if let Some(span) = span {
+                    resources.entry(r.clone()).or_insert(*span);
+                }
+            }
+            let arrows = self
+                .raw_arrows
+                .iter()
+                .map(|&(s, t, notify, span)| ArrowEdge {
+                    source: canonical[s as usize].clone(),
+                    target: canonical[t as usize].clone(),
+                    notify,
+                    span,
+                })
+                .collect();
+            let calls = self
+                .raw_calls
+                .iter()
+                .map(|&(function, from, class, span)| CallEdge {
+                    function,
+                    from: canonical[from as usize].clone(),
+                    class: canonical[class as usize].clone(),
+                    span,
+                })
+                .collect();
+            Resolved {
+                canonical,
+                resources,
+                arrows,
+                calls,
+            }
+        })
+    }
+
+    /// The declaration of a catalog resource.
+    pub fn resource(&self, r: &ResourceRef) -> Option<Span> {
+        if self.declared.is_empty() {
+            return None;
+        }
+        self.resolved().resources.get(r).copied()
+    }
+
+    /// The attribute (`require => ...`) that last set a parameter of a resource.
+    pub fn param(&self, r: &ResourceRef, name: &str) -> Option<Span> {
+        if self.params.is_empty() {
+            return None;
+        }
+        let map = self.resolved_params.get_or_init(|| {
+            let canonical = &self.resolved().canonical;
+            let mut map = FastMap::default();
+            for &(idx, name, span) in &self.params {
+                let key = (
+                    canonical[idx as usize].clone(),
+                    self.param_names[name as usize].to_string(),
+                );
+                map.insert(key, span);
+            }
+            map
+        });
+        map.get(&(r.clone(), name.to_string())).copied()
+    }
+
+    pub fn arrows(&self) -> &[ArrowEdge] {
+        if self.raw_arrows.is_empty() {
+            return &[];
+        }
+        &self.resolved().arrows
+    }
+
+    pub fn calls(&self) -> &[CallEdge] {
+        if self.raw_calls.is_empty() {
+            return &[];
+        }
+        &self.resolved().calls
+    }
+}
+
+fn canonical(type_name: &str, title: &str) -> ResourceRef {
+    let title = if type_name == "Class" {
+        capitalize_type(title)
+    } else {
+        title.to_string()
+    };
+    ResourceRef::new(type_name, title)
 }
 
 /// What the compiler records while it runs (by resource index).
@@ -51,11 +165,16 @@ pub struct Provenance {
 pub(super) struct Recorder {
     /// Parameter spans are not kept (a compile whose provenance nobody reads).
     pub(super) skip_params: bool,
-    params: HashMap<(usize, String), Span>,
+    /// (resource, parameter name number, span), in recording order.
+    params: Vec<(u32, u32, Span)>,
+    /// Parameter names, numbered: a resource's parameters are recorded without a copy of
+    /// their names.
+    param_names: Vec<Box<str>>,
+    param_numbers: FastMap<Box<str>, u32>,
     /// (source, target, notify, span)
-    arrows: Vec<(usize, usize, bool, Span)>,
+    arrows: Vec<(u32, u32, bool, Span)>,
     /// (function, from, class, span)
-    calls: Vec<(&'static str, usize, usize, Span)>,
+    calls: Vec<(&'static str, u32, u32, Span)>,
     /// Resources realized by a collector (collector index, resource index).
     realized: Vec<(usize, usize)>,
     error_labels: Vec<(Span, String)>,
@@ -65,20 +184,36 @@ pub(super) struct Recorder {
 impl Recorder {
     pub(super) fn param(&mut self, idx: usize, name: &str, span: Span) {
         if !self.skip_params && !span.is_synthetic() {
-            self.params.insert((idx, name.to_string()), span);
+            let number = match self.param_numbers.get(name) {
+                Some(&n) => n,
+                None => {
+                    let n = self.param_names.len() as u32;
+                    self.param_names.push(name.into());
+                    self.param_numbers.insert(name.into(), n);
+                    n
+                }
+            };
+            self.params.push((idx as u32, number, span));
         }
     }
 
+    /// The span that last set a parameter (a scan: only asked when reporting an error).
     pub(super) fn param_span(&self, idx: usize, name: &str) -> Option<Span> {
-        self.params.get(&(idx, name.to_string())).copied()
+        let number = *self.param_numbers.get(name)?;
+        self.params
+            .iter()
+            .rev()
+            .find(|&&(i, n, _)| i as usize == idx && n == number)
+            .map(|&(_, _, span)| span)
     }
 
     pub(super) fn arrow(&mut self, source: usize, target: usize, notify: bool, span: Span) {
-        self.arrows.push((source, target, notify, span));
+        self.arrows
+            .push((source as u32, target as u32, notify, span));
     }
 
     pub(super) fn call(&mut self, function: &'static str, from: usize, class: usize, span: Span) {
-        self.calls.push((function, from, class, span));
+        self.calls.push((function, from as u32, class as u32, span));
     }
 
     pub(super) fn realized(&mut self, collector: usize, resource: usize) {
@@ -91,48 +226,27 @@ impl Recorder {
 }
 
 impl Compiler<'_> {
-    fn canonical(&self, idx: usize) -> ResourceRef {
-        let r = &self.resources[idx];
-        let title = if r.type_name == "Class" {
-            capitalize_type(&r.title)
-        } else {
-            r.title.clone()
-        };
-        ResourceRef::new(r.type_name.clone(), title)
-    }
-
-    /// The recorded places, by canonical reference.
+    /// The recorded places; references are made canonical only when first asked for.
     pub(super) fn provenance(&self) -> Provenance {
         let rec = &self.recorder;
-        let mut p = Provenance {
+        let declared = self
+            .resources
+            .iter()
+            .map(|r| {
+                let span = (!r.span.is_synthetic() && !r.dropped).then_some(r.span);
+                (r.type_name.clone(), r.title.clone(), span)
+            })
+            .collect();
+        Provenance {
+            declared,
+            params: rec.params.clone(),
+            param_names: rec.param_names.clone(),
+            raw_arrows: rec.arrows.clone(),
+            raw_calls: rec.calls.clone(),
             error_labels: rec.error_labels.clone(),
-            ..Provenance::default()
-        };
-        for (idx, r) in self.resources.iter().enumerate() {
-            if !r.span.is_synthetic() && !r.dropped {
-                p.resources.entry(self.canonical(idx)).or_insert(r.span);
-            }
+            resolved: Default::default(),
+            resolved_params: Default::default(),
         }
-        for ((idx, name), span) in &rec.params {
-            p.params.insert((self.canonical(*idx), name.clone()), *span);
-        }
-        for &(s, t, notify, span) in &rec.arrows {
-            p.arrows.push(ArrowEdge {
-                source: self.canonical(s),
-                target: self.canonical(t),
-                notify,
-                span,
-            });
-        }
-        for &(function, from, class, span) in &rec.calls {
-            p.calls.push(CallEdge {
-                function,
-                from: self.canonical(from),
-                class: self.canonical(class),
-                span,
-            });
-        }
-        p
     }
 
     /// Warnings about the collectors used as relationship operands: one that matches nothing

@@ -18,12 +18,17 @@ pub(super) fn add_auto_relations(g: &mut Graph, catalog: &Catalog, index: &RefIn
         if g.nodes[me].container {
             continue;
         }
-        let wanted = match r.type_name.to_ascii_lowercase().as_str() {
-            "file" => file_wants(r, index),
-            "exec" => exec_wants(r),
-            "user" => user_wants(r),
-            "package" => package_wants(r),
-            _ => Vec::new(),
+        let t = r.type_name.as_str();
+        let wanted = if t.eq_ignore_ascii_case("file") {
+            file_wants(r, index)
+        } else if t.eq_ignore_ascii_case("exec") {
+            exec_wants(r)
+        } else if t.eq_ignore_ascii_case("user") {
+            user_wants(r)
+        } else if t.eq_ignore_ascii_case("package") {
+            package_wants(r)
+        } else {
+            Vec::new()
         };
         for (type_name, name, rule) in wanted {
             let Some(dep) = index.find(type_name, &name) else {
@@ -44,7 +49,7 @@ pub(super) fn add_auto_relations(g: &mut Graph, catalog: &Catalog, index: &RefIn
 }
 
 fn string_param(r: &crate::catalog::Resource, name: &str) -> Option<String> {
-    match r.parameters.get(name)? {
+    match super::refs::param(r, name)? {
         Json::String(s) => Some(s.clone()),
         Json::Array(items) => items.first().and_then(|v| v.as_str()).map(str::to_string),
         _ => None,

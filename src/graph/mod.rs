@@ -182,10 +182,13 @@ pub struct Graph {
     /// Relationship edges between nodes (containers included), in Puppet's order. Add them
     /// with [`Graph::add_relation`], which keeps the lookup sets below in step.
     pub relations: Vec<Relation>,
-    /// Every relation, and every (source, target) pair of one: membership tests in constant
-    /// time (a linear `contains` made building quadratic in the number of relationships).
-    relation_set: FastSet<Relation>,
-    relation_pairs: FastSet<(usize, usize)>,
+    /// Membership tests in constant time (a linear `contains` made building quadratic in the
+    /// number of relationships): the first relation of each (source, target) pair, by
+    /// position in `relations`, and for each relation the next one with the same pair
+    /// (`u32::MAX` ends the chain). One small map instead of a set of relations and a set
+    /// of pairs: a third of the memory on a million-edge graph, one hash per insertion.
+    first_of_pair: FastMap<(u32, u32), u32>,
+    next_of_pair: Vec<u32>,
     /// Containment: children of each node, in catalog edge order.
     pub children: Vec<Vec<usize>>,
     /// The container shown in a resource's path (`/Stage[main]/Main/...`).
@@ -237,8 +240,8 @@ impl Graph {
             nodes,
             node_of,
             relations: Vec::new(),
-            relation_set: FastSet::default(),
-            relation_pairs: FastSet::default(),
+            first_of_pair: FastMap::default(),
+            next_of_pair: Vec::new(),
             children: vec![Vec::new(); n],
             parent: vec![None; n],
             expanded: StableDiGraph::new(),
@@ -250,8 +253,8 @@ impl Graph {
         // Most resources have a relationship or two: growing the sets from empty rehashed
         // them a dozen times on a million-edge catalog.
         g.relations.reserve(n);
-        g.relation_set.reserve(n);
-        g.relation_pairs.reserve(n);
+        g.first_of_pair.reserve(n);
+        g.next_of_pair.reserve(n);
         g.add_manual_relations(catalog, index);
         autorel::add_auto_relations(&mut g, catalog, index);
         g.expand();
@@ -314,15 +317,21 @@ impl Graph {
                     continue;
                 };
                 refs::for_each_reference(value, &mut |reference| {
-                    if refs::split_ref(&reference).is_none() {
+                    let Some(parts) = refs::split_ref(&reference) else {
                         self.errors.push(GraphError::BadReference {
                             value: reference.into_owned(),
                             resource: me,
                             param,
                         });
                         return;
-                    }
-                    let Some(other) = index.resolve(&reference) else {
+                    };
+                    // Split once when there is nothing to trim (the usual case).
+                    let found = if reference.trim().len() == reference.len() {
+                        index.resolve_split(&reference, parts)
+                    } else {
+                        index.resolve(&reference)
+                    };
+                    let Some(other) = found else {
                         self.errors.push(GraphError::MissingDependency {
                             reference: display_ref(&reference),
                             resource: me,
@@ -347,18 +356,37 @@ impl Graph {
     /// Adds a relationship edge unless the same one (ends, refresh and origin) is already
     /// there; returns whether it was added.
     pub fn add_relation(&mut self, rel: Relation) -> bool {
-        if self.relation_set.contains(&rel) {
-            return false;
+        const END: u32 = u32::MAX;
+        let at = u32::try_from(self.relations.len()).expect("fewer than 4 billion relations");
+        let pair = (rel.source as u32, rel.target as u32);
+        match self.first_of_pair.entry(pair) {
+            std::collections::hash_map::Entry::Vacant(v) => {
+                v.insert(at);
+            }
+            std::collections::hash_map::Entry::Occupied(o) => {
+                let mut i = *o.get();
+                loop {
+                    if self.relations[i as usize] == rel {
+                        return false;
+                    }
+                    let next = self.next_of_pair[i as usize];
+                    if next == END {
+                        self.next_of_pair[i as usize] = at;
+                        break;
+                    }
+                    i = next;
+                }
+            }
         }
-        self.relation_pairs.insert((rel.source, rel.target));
-        self.relation_set.insert(rel.clone());
+        self.next_of_pair.push(END);
         self.relations.push(rel);
         true
     }
 
     /// Is there a relationship edge between the two nodes, in this direction?
     pub fn has_relation(&self, source: usize, target: usize) -> bool {
-        self.relation_pairs.contains(&(source, target))
+        self.first_of_pair
+            .contains_key(&(source as u32, target as u32))
     }
 
     /// Replaces containers by their admissible/completed anchors (the six rules in
@@ -419,8 +447,7 @@ impl Graph {
                 x.add(Vertex::Admissible(c), admissible(v), true, origin.clone());
                 x.add(completed(v), Vertex::Completed(c), true, origin.clone());
             }
-            let cv = x.slot(Vertex::Resource(c));
-            for e in x.live(cv, Direction::Incoming) {
+            for e in x.live(c, Direction::Incoming) {
                 let (src, _, label) = x.edges[e].clone().expect("live edge");
                 let src = match src {
                     Vertex::Resource(s) => completed(s),
@@ -429,7 +456,7 @@ impl Graph {
                 x.add(src, Vertex::Admissible(c), label.refresh, label.origin);
                 x.remove(e);
             }
-            for e in x.live(cv, Direction::Outgoing) {
+            for e in x.live(c, Direction::Outgoing) {
                 let (_, dst, label) = x.edges[e].clone().expect("live edge");
                 let dst = match dst {
                     Vertex::Resource(t) => admissible(t),
@@ -441,17 +468,24 @@ impl Graph {
         }
         // The petgraph graph, built once: same vertex order as before, container vertices
         // removed, the remaining edges in insertion order.
+        let live_edges = x.edges.iter().filter(|e| e.is_some()).count();
+        self.expanded.reserve_exact_nodes(x.vertices.len());
+        self.expanded.reserve_exact_edges(live_edges);
+        self.vertex_index.reserve(x.vertices.len());
+        let mut slots = Vec::with_capacity(x.vertices.len());
         for v in &x.vertices {
-            self.vertex_index.insert(*v, self.expanded.add_node(*v));
+            let ix = self.expanded.add_node(*v);
+            self.vertex_index.insert(*v, ix);
+            slots.push(ix);
         }
         for &c in &containers {
             if let Some(ix) = self.vertex_index.remove(&Vertex::Resource(c)) {
                 self.expanded.remove_node(ix);
             }
         }
-        for (s, t, label) in x.edges.into_iter().flatten() {
-            self.expanded
-                .add_edge(self.vertex_index[&s], self.vertex_index[&t], label);
+        let slot = |v: Vertex| slots[x.slot(v)];
+        for (s, t, label) in x.edges.iter().flatten() {
+            self.expanded.add_edge(slot(*s), slot(*t), label.clone());
         }
     }
 
@@ -640,6 +674,8 @@ struct Expansion {
     /// Rank of each node among the containers.
     rank: Vec<usize>,
     edges: Vec<Option<(Vertex, Vertex, Label)>>,
+    /// Incoming and outgoing edge ids of each container's own vertex, by rank (the only
+    /// vertices whose edges are looked up: they are replaced by their anchors).
     incoming: Vec<Vec<usize>>,
     outgoing: Vec<Vec<usize>>,
 }
@@ -656,8 +692,8 @@ impl Expansion {
             nodes,
             rank,
             edges: Vec::new(),
-            incoming: Vec::with_capacity(vertices),
-            outgoing: Vec::with_capacity(vertices),
+            incoming: vec![Vec::new(); containers.len()],
+            outgoing: vec![Vec::new(); containers.len()],
         }
     }
 
@@ -673,8 +709,6 @@ impl Expansion {
     fn vertex(&mut self, v: Vertex) {
         debug_assert_eq!(self.slot(v), self.vertices.len());
         self.vertices.push(v);
-        self.incoming.push(Vec::new());
-        self.outgoing.push(Vec::new());
     }
 
     fn add(&mut self, s: Vertex, t: Vertex, refresh: bool, origin: Origin) {
@@ -689,20 +723,29 @@ impl Expansion {
                 seq,
             },
         )));
-        let (s, t) = (self.slot(s), self.slot(t));
-        self.outgoing[s].push(id);
-        self.incoming[t].push(id);
+        if let Vertex::Resource(s) = s {
+            if let Some(&k) = self.rank.get(s).filter(|&&k| k != usize::MAX) {
+                self.outgoing[k].push(id);
+            }
+        }
+        if let Vertex::Resource(t) = t {
+            if let Some(&k) = self.rank.get(t).filter(|&&k| k != usize::MAX) {
+                self.incoming[k].push(id);
+            }
+        }
     }
 
     fn remove(&mut self, e: usize) {
         self.edges[e] = None;
     }
 
-    /// Live edges of a vertex, in insertion order (dead ids are dropped from the list).
-    fn live(&mut self, v: usize, dir: Direction) -> Vec<usize> {
+    /// Live edges of container `c`'s own vertex, in insertion order (dead ids are dropped
+    /// from the list).
+    fn live(&mut self, c: usize, dir: Direction) -> Vec<usize> {
+        let k = self.rank[c];
         let list = match dir {
-            Direction::Incoming => &mut self.incoming[v],
-            Direction::Outgoing => &mut self.outgoing[v],
+            Direction::Incoming => &mut self.incoming[k],
+            Direction::Outgoing => &mut self.outgoing[k],
         };
         let edges = &self.edges;
         list.retain(|&e| edges[e].is_some());

@@ -12,22 +12,57 @@ use std::borrow::Cow;
 
 /// The parameter naming a resource of a core type when it differs from the title.
 pub fn namevar(type_name: &str) -> &'static str {
-    match type_name.to_ascii_lowercase().as_str() {
-        "file" => "path",
-        "exec" => "command",
-        _ => "name",
+    if type_name.eq_ignore_ascii_case("file") {
+        "path"
+    } else if type_name.eq_ignore_ascii_case("exec") {
+        "command"
+    } else {
+        "name"
     }
 }
 
 /// The canonical reference of a resource: type segments and class titles capitalised.
 pub fn canonical_ref(type_name: &str, title: &str) -> ResourceRef {
-    let type_name = capitalize_type(type_name);
+    let type_name = capitalized(type_name);
     let title = if type_name == "Class" {
-        capitalize_type(title)
+        capitalized(title)
     } else {
         title.to_string()
     };
     ResourceRef::new(type_name, title)
+}
+
+/// [`capitalize_type`], copying names that are capitalised already (most are) without
+/// walking them character by character.
+fn capitalized(name: &str) -> String {
+    let b = name.as_bytes();
+    let (mut i, mut at_start, mut canonical) = (0, true, true);
+    while i < b.len() && canonical {
+        if b[i] == b':' && b.get(i + 1) == Some(&b':') {
+            canonical = !at_start;
+            at_start = true;
+            i += 2;
+            continue;
+        }
+        if at_start {
+            canonical = b[i].is_ascii_uppercase();
+            at_start = false;
+        }
+        i += 1;
+    }
+    if canonical && !at_start {
+        name.to_string()
+    } else {
+        capitalize_type(name)
+    }
+}
+
+/// `name` without its leading `::` (any number of them).
+pub fn strip_colons(mut name: &str) -> &str {
+    while let Some(rest) = name.strip_prefix("::") {
+        name = rest;
+    }
+    name
 }
 
 /// A parameter of a resource. Resources have a handful of parameters, and the graph stage
@@ -49,7 +84,7 @@ pub fn param<'r>(r: &'r Resource, name: &str) -> Option<&'r Json> {
 /// lowercased, file paths without trailing slashes).
 fn write_key(type_name: &str, name: &str, out: &mut String) {
     out.clear();
-    let t = type_name.trim_start_matches("::");
+    let t = strip_colons(type_name);
     let start = out.len();
     out.push_str(t);
     out[start..].make_ascii_lowercase();
@@ -58,7 +93,7 @@ fn write_key(type_name: &str, name: &str, out: &mut String) {
     out.push('\0');
     if class {
         let at = out.len();
-        out.push_str(name.trim_start_matches("::"));
+        out.push_str(strip_colons(name));
         out[at..].make_ascii_lowercase();
     } else if file && name.len() > 1 {
         out.push_str(name.trim_end_matches('/'));
@@ -70,7 +105,8 @@ fn write_key(type_name: &str, name: &str, out: &mut String) {
 /// `Type[title]` split into its type and title without allocating, by the rules of
 /// [`ResourceRef::parse`] (which also capitalises the type: keys lowercase it again).
 pub fn split_ref(s: &str) -> Option<(&str, &str)> {
-    let open = s.find('[')?;
+    // A byte scan: `[` is ASCII, so its position is a character boundary.
+    let open = s.bytes().position(|b| b == b'[')?;
     if !s.ends_with(']') || open == 0 {
         return None;
     }
@@ -141,12 +177,21 @@ impl RefIndex {
 
     /// Resolves `Type[title]` (as written in a catalog or by a user).
     pub fn resolve(&self, reference: &str) -> Option<usize> {
-        let (type_name, title) = split_ref(reference.trim())?;
+        let reference = reference.trim();
+        self.resolve_split(reference, split_ref(reference)?)
+    }
+
+    /// [`RefIndex::resolve`] of a trimmed reference already split by [`split_ref`].
+    pub fn resolve_split(
+        &self,
+        reference: &str,
+        (type_name, title): (&str, &str),
+    ) -> Option<usize> {
         if type_name.is_ascii() {
             self.find(type_name, title)
         } else {
             // Unicode capitalisation may change more than ASCII lowercasing undoes.
-            let r = ResourceRef::parse(reference.trim())?;
+            let r = ResourceRef::parse(reference)?;
             self.find(&r.type_name, &r.title)
         }
     }
@@ -176,6 +221,17 @@ mod tests {
             r.parameters.insert(k.to_string(), Json::from(*v));
         }
         r
+    }
+
+    #[test]
+    fn capitalized_is_capitalize_type() {
+        for name in [
+            "Foo::Bar", "foo::bar", "Foo::bar", "::Foo", "Foo::", "A:::b", "A::::B", "", "F", "f",
+            "Élan", "élan", "Foo:Bar", ":", "::", "Notify", "Class",
+        ] {
+            assert_eq!(capitalized(name), capitalize_type(name), "{name:?}");
+        }
+        assert_eq!(strip_colons("::::a::b"), "a::b");
     }
 
     #[test]

@@ -175,7 +175,7 @@ pub fn quoted(s: &str) -> String {
 
 /// A parameter as text (strings, numbers and booleans), if set.
 pub fn param_str(r: &Resource, name: &str) -> Option<String> {
-    match r.parameters.get(name)? {
+    match crate::graph::refs::param(r, name)? {
         Json::String(s) => Some(s.clone()),
         Json::Number(n) => Some(n.to_string()),
         Json::Bool(b) => Some(b.to_string()),
@@ -185,7 +185,7 @@ pub fn param_str(r: &Resource, name: &str) -> Option<String> {
 
 /// A parameter as a list of strings (a single value or an array).
 pub fn param_list(r: &Resource, name: &str) -> Vec<String> {
-    match r.parameters.get(name) {
+    match crate::graph::refs::param(r, name) {
         Some(Json::Array(items)) => items
             .iter()
             .filter_map(|v| match v {
@@ -202,7 +202,7 @@ pub fn param_list(r: &Resource, name: &str) -> Vec<String> {
 
 /// A boolean parameter (`true`, `'true'`, `'yes'`), or the default.
 pub fn param_bool(r: &Resource, name: &str, default: bool) -> Result<bool, String> {
-    match r.parameters.get(name) {
+    match crate::graph::refs::param(r, name) {
         None | Some(Json::Null) => Ok(default),
         Some(Json::Bool(b)) => Ok(*b),
         Some(Json::String(s)) => match s.as_str() {
