@@ -181,31 +181,16 @@ impl Compiler<'_> {
                 self.assign(*op, left, v, scope, at)?
             }
             ExprKind::Paren(inner) => self.eval(inner, scope)?,
-            ExprKind::Selector { left, entries } => {
-                let v = self.eval(left, scope)?;
-                let mut default = None;
-                for en in entries {
-                    if matches!(en.matching.kind, ExprKind::Default) {
-                        default = Some(&en.value);
-                        continue;
-                    }
-                    let m = self.eval(&en.matching, scope)?;
-                    if self.case_match(&v, &m, scope, en.matching.span)? {
-                        return self.eval(&en.value, scope);
-                    }
-                }
-                match default {
-                    Some(d) => self.eval(d, scope)?,
-                    None => {
-                        return Err(Flow::Err(self.issue(
-                            format!(
-                                "No matching entry for selector parameter with value '{}'",
-                                v.to_display()
-                            ),
-                            e.span,
-                        )))
-                    }
-                }
+            // A match in the test of an if, unless, case or selector sets $0..$n for that
+            // construct only (Puppet's ephemeral match scope); afterwards the outer ones are back.
+            ExprKind::Selector { .. }
+            | ExprKind::If { .. }
+            | ExprKind::Unless { .. }
+            | ExprKind::Case { .. } => {
+                let saved = self.scopes[scope].matches.clone();
+                let result = self.eval_conditional(e, scope);
+                self.scopes[scope].matches = saved;
+                result?
             }
             ExprKind::Block(items) => {
                 let mut last = Value::Undef;
@@ -213,61 +198,6 @@ impl Compiler<'_> {
                     last = self.eval(it, scope)?;
                 }
                 last
-            }
-            ExprKind::If {
-                test,
-                then_expr,
-                else_expr,
-            } => {
-                if self.eval(test, scope)?.truthy() {
-                    self.eval(then_expr, scope)?
-                } else {
-                    self.eval(else_expr, scope)?
-                }
-            }
-            ExprKind::Unless {
-                test,
-                then_expr,
-                else_expr,
-            } => {
-                if !self.eval(test, scope)?.truthy() {
-                    self.eval(then_expr, scope)?
-                } else {
-                    self.eval(else_expr, scope)?
-                }
-            }
-            ExprKind::Case { test, options } => {
-                let v = self.eval(test, scope)?;
-                let mut default = None;
-                for opt in options {
-                    for m in &opt.values {
-                        if matches!(m.kind, ExprKind::Default) {
-                            default = Some(&opt.then_expr);
-                            continue;
-                        }
-                        let candidates = if let ExprKind::Unary {
-                            op: UnaryOp::Unfold,
-                            expr,
-                        } = &m.kind
-                        {
-                            match self.eval(expr, scope)? {
-                                Value::Array(a) => a,
-                                other => vec![other],
-                            }
-                        } else {
-                            vec![self.eval(m, scope)?]
-                        };
-                        for c in candidates {
-                            if self.case_match(&v, &c, scope, m.span)? {
-                                return self.eval(&opt.then_expr, scope);
-                            }
-                        }
-                    }
-                }
-                match default {
-                    Some(d) => self.eval(d, scope)?,
-                    None => Value::Undef,
-                }
             }
             ExprKind::Call(call) => self.eval_call(call, scope, e.span)?,
             ExprKind::Lambda(_) => Value::Undef,
@@ -913,6 +843,94 @@ impl Compiler<'_> {
                 span,
             ))),
         }
+    }
+
+    /// The value of an if, unless, case or selector expression.
+    fn eval_conditional(&mut self, e: &Expr, scope: ScopeId) -> R<Value> {
+        Ok(match &e.kind {
+            ExprKind::Selector { left, entries } => {
+                let v = self.eval(left, scope)?;
+                let mut default = None;
+                for en in entries {
+                    if matches!(en.matching.kind, ExprKind::Default) {
+                        default = Some(&en.value);
+                        continue;
+                    }
+                    let m = self.eval(&en.matching, scope)?;
+                    if self.case_match(&v, &m, scope, en.matching.span)? {
+                        return self.eval(&en.value, scope);
+                    }
+                }
+                match default {
+                    Some(d) => self.eval(d, scope)?,
+                    None => {
+                        return Err(Flow::Err(self.issue(
+                            format!(
+                                "No matching entry for selector parameter with value '{}'",
+                                v.to_display()
+                            ),
+                            e.span,
+                        )))
+                    }
+                }
+            }
+            ExprKind::If {
+                test,
+                then_expr,
+                else_expr,
+            } => {
+                if self.eval(test, scope)?.truthy() {
+                    self.eval(then_expr, scope)?
+                } else {
+                    self.eval(else_expr, scope)?
+                }
+            }
+            ExprKind::Unless {
+                test,
+                then_expr,
+                else_expr,
+            } => {
+                if !self.eval(test, scope)?.truthy() {
+                    self.eval(then_expr, scope)?
+                } else {
+                    self.eval(else_expr, scope)?
+                }
+            }
+            ExprKind::Case { test, options } => {
+                let v = self.eval(test, scope)?;
+                let mut default = None;
+                for opt in options {
+                    for m in &opt.values {
+                        if matches!(m.kind, ExprKind::Default) {
+                            default = Some(&opt.then_expr);
+                            continue;
+                        }
+                        let candidates = if let ExprKind::Unary {
+                            op: UnaryOp::Unfold,
+                            expr,
+                        } = &m.kind
+                        {
+                            match self.eval(expr, scope)? {
+                                Value::Array(a) => a,
+                                other => vec![other],
+                            }
+                        } else {
+                            vec![self.eval(m, scope)?]
+                        };
+                        for c in candidates {
+                            if self.case_match(&v, &c, scope, m.span)? {
+                                return self.eval(&opt.then_expr, scope);
+                            }
+                        }
+                    }
+                }
+                match default {
+                    Some(d) => self.eval(d, scope)?,
+                    None => Value::Undef,
+                }
+            }
+            _ => unreachable!("eval_conditional is called for conditionals only"),
+        })
     }
 
     /// Matches and, on success, sets `$0`..`$n` in the scope.
