@@ -10,8 +10,9 @@
 //! deferred vertices are evaluated in walk order exactly as the walk would have: failures of
 //! their dependencies propagate (a dependent whose dependency failed is skipped, and its
 //! temporary file removed), each staged file is renamed into place (or its resource fails
-//! with the message a plain write gives), and its log lines, events and pending refreshes
-//! follow. The log, the report and the events are those of a plain walk.
+//! with the message a plain write gives), and its log lines and events follow; the pending
+//! refreshes the batch sent are recorded once, after it. The log, the report and the events
+//! are those of a plain walk.
 //!
 //! Checking ahead must not see anything a plain walk would not: a vertex is deferred only if
 //! no dependency has failed, nothing it manages or reads can be a staged target
@@ -162,7 +163,6 @@ impl Run<'_> {
                 if let Some(s) = d.staged {
                     s.discard();
                 }
-                self.sync_pending();
                 continue;
             }
             let mut applied = d.applied;
@@ -174,8 +174,11 @@ impl Run<'_> {
             self.finish_apply(v, applied);
             self.process_events(v);
             self.check_failhard(v);
-            self.sync_pending();
         }
+        // Once for the batch: nothing refreshes in it (no deferred vertex is refreshable), so
+        // its events only add up, and recording them once after its renames (made durable
+        // first) saves a store write per file.
+        self.sync_pending();
     }
 }
 
@@ -367,6 +370,29 @@ mod tests {
             assert_eq!(fs::read_to_string(root.join(name)).unwrap(), "from a\n");
         }
         assert_eq!(fs::read_to_string(root.join("e")).unwrap(), "from m1\n");
+    }
+
+    #[test]
+    fn a_batch_records_the_refreshes_it_sent_before_the_run_goes_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = fs::canonicalize(dir.path()).unwrap();
+        let pending = root.join("pending.json");
+        // f0 notifies Exec[later]; Exec[stop] fails with failhard before Exec[later] runs.
+        let resources = vec![
+            file(&root.join("f0"), "x", json!({"notify": "Exec[later]"})),
+            file(&root.join("f1"), "y", json!({})),
+            json!({"type": "Exec", "title": "stop", "parameters": {"command": "/bin/false", "failhard": true}}),
+            json!({"type": "Exec", "title": "later", "parameters": {"command": "/bin/true", "refreshonly": true}}),
+        ];
+        let opts = ApplyOptions {
+            bucket_dir: root.join("bucket"),
+            pending_file: Some(pending.clone()),
+            ..ApplyOptions::default()
+        };
+        let r = apply(&catalog(&resources), &opts, &mut |_| {});
+        assert_eq!(r.report.summary.changed, 2, "{:?}", r.log);
+        let store = fs::read_to_string(&pending).unwrap();
+        assert!(store.contains("Exec[later]"), "{store}");
     }
 
     #[test]
