@@ -116,19 +116,22 @@ pub fn defer_dir_sync(dir: &Path) {
     }
 }
 
-/// fsyncs every directory noted since the last call, each once (parents before their
-/// subdirectories). Returns the directories that could not be synced, with the error (a
+/// fsyncs every directory noted since the last call, each once, several at once (see
+/// [`sync_staged`]). Returns the directories that could not be synced, with the error (a
 /// directory removed since is not an error).
 pub fn sync_deferred_dirs() -> Vec<(PathBuf, io::Error)> {
-    let dirs = std::mem::take(&mut *DEFERRED.lock().unwrap_or_else(|e| e.into_inner()));
-    let mut failed = Vec::new();
-    for d in dirs {
-        match sync_dir(&d) {
-            Err(e) if e.kind() != io::ErrorKind::NotFound => failed.push((d, e)),
-            _ => {}
-        }
-    }
-    failed
+    let dirs: Vec<PathBuf> =
+        std::mem::take(&mut *DEFERRED.lock().unwrap_or_else(|e| e.into_inner()))
+            .into_iter()
+            .collect();
+    let results = each_at_once(&dirs, |d| sync_dir(d));
+    dirs.into_iter()
+        .zip(results)
+        .filter_map(|(d, r)| match r {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => Some((d, e)),
+            _ => None,
+        })
+        .collect()
 }
 
 /// fsyncs a directory (its entries: creations, renames, removals).
@@ -176,23 +179,26 @@ const SYNC_THREADS: usize = 32;
 /// cache flushes of concurrent fsyncs), so a batch costs a few device flushes instead of one
 /// per file. The results are in the order of `staged`.
 pub fn sync_staged(staged: &[&Staged]) -> Vec<io::Result<()>> {
-    if staged.len() <= 1 {
-        return staged
-            .iter()
-            .map(|s| sync_file(&s.file, &s.target))
-            .collect();
+    each_at_once(staged, |s| sync_file(&s.file, &s.target))
+}
+
+/// `wait` on every item, up to [`SYNC_THREADS`] at once (the calls wait on the device, not
+/// on the CPU); results in the order of `items`.
+fn each_at_once<T: Sync, R: Send>(items: &[T], wait: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    if items.len() <= 1 {
+        return items.iter().map(wait).collect();
     }
     let next = AtomicU64::new(0);
-    let threads = staged.len().min(SYNC_THREADS);
-    let mut results: Vec<(usize, io::Result<()>)> = std::thread::scope(|scope| {
+    let threads = items.len().min(SYNC_THREADS);
+    let mut results: Vec<(usize, R)> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..threads)
             .map(|_| {
                 scope.spawn(|| {
                     let mut done = Vec::new();
                     loop {
                         let i = next.fetch_add(1, Ordering::Relaxed) as usize;
-                        let Some(s) = staged.get(i) else { break };
-                        done.push((i, sync_file(&s.file, &s.target)));
+                        let Some(item) = items.get(i) else { break };
+                        done.push((i, wait(item)));
                     }
                     done
                 })
