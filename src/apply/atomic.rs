@@ -74,11 +74,36 @@ pub fn commit(tmp: &Path, path: &Path) -> io::Result<()> {
 /// Renames the temporary file over `path` and notes its directory for
 /// [`sync_deferred_dirs`]. Removes the temporary file if the rename fails.
 pub fn commit_deferred(tmp: &Path, path: &Path) -> io::Result<()> {
-    if let Err(e) = fs::rename(tmp, path) {
+    if let Err(e) = injected(path, "rename").and_then(|_| fs::rename(tmp, path)) {
         let _ = fs::remove_file(tmp);
         return Err(e);
     }
     defer_dir_sync(parent(path));
+    Ok(())
+}
+
+/// fsyncs the new content of `target` (its temporary file `f`).
+pub fn sync_file(f: &fs::File, target: &Path) -> io::Result<()> {
+    injected(target, "sync")?;
+    f.sync_all()
+}
+
+/// Faults the unit tests inject: the fsync (`"sync"`) or the rename (`"rename"`) of new
+/// content for a path fails.
+#[cfg(test)]
+pub static FAULTS: Mutex<Vec<(PathBuf, &'static str)>> = Mutex::new(Vec::new());
+
+#[cfg(test)]
+fn injected(target: &Path, what: &str) -> io::Result<()> {
+    let faults = FAULTS.lock().unwrap_or_else(|e| e.into_inner());
+    if faults.iter().any(|(p, w)| p == target && *w == what) {
+        return Err(io::Error::other(format!("injected {what} fault")));
+    }
+    Ok(())
+}
+
+#[cfg(not(test))]
+fn injected(_target: &Path, _what: &str) -> io::Result<()> {
     Ok(())
 }
 
@@ -91,24 +116,101 @@ pub fn defer_dir_sync(dir: &Path) {
     }
 }
 
-/// fsyncs every directory noted since the last call, each once (parents before their
-/// subdirectories). Returns the directories that could not be synced, with the error (a
+/// fsyncs every directory noted since the last call, each once, several at once (see
+/// [`sync_staged`]). Returns the directories that could not be synced, with the error (a
 /// directory removed since is not an error).
 pub fn sync_deferred_dirs() -> Vec<(PathBuf, io::Error)> {
-    let dirs = std::mem::take(&mut *DEFERRED.lock().unwrap_or_else(|e| e.into_inner()));
-    let mut failed = Vec::new();
-    for d in dirs {
-        match sync_dir(&d) {
-            Err(e) if e.kind() != io::ErrorKind::NotFound => failed.push((d, e)),
-            _ => {}
-        }
-    }
-    failed
+    let dirs: Vec<PathBuf> =
+        std::mem::take(&mut *DEFERRED.lock().unwrap_or_else(|e| e.into_inner()))
+            .into_iter()
+            .collect();
+    let results = each_at_once(&dirs, |d| sync_dir(d));
+    dirs.into_iter()
+        .zip(results)
+        .filter_map(|(d, r)| match r {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => Some((d, e)),
+            _ => None,
+        })
+        .collect()
 }
 
 /// fsyncs a directory (its entries: creations, renames, removals).
 pub fn sync_dir(dir: &Path) -> io::Result<()> {
     fs::File::open(dir)?.sync_all()
+}
+
+/// New content written to a temporary file beside its target and not yet synced or renamed:
+/// the runner makes a batch of them durable at once ([`sync_staged`]), then commits each
+/// ([`Staged::commit`]) or, when the resource must not be applied after all, discards it.
+pub struct Staged {
+    file: fs::File,
+    tmp: PathBuf,
+    target: PathBuf,
+}
+
+impl Staged {
+    pub fn new(file: fs::File, tmp: PathBuf, target: PathBuf) -> Staged {
+        Staged { file, tmp, target }
+    }
+
+    /// The path the content is for.
+    pub fn target(&self) -> &Path {
+        &self.target
+    }
+
+    /// Renames the (synced) temporary file over its target, noting the directory for
+    /// [`sync_deferred_dirs`]; removes the temporary file if the rename fails.
+    pub fn commit(self) -> io::Result<()> {
+        drop(self.file);
+        commit_deferred(&self.tmp, &self.target)
+    }
+
+    /// Removes the temporary file: the target is left as it was.
+    pub fn discard(self) {
+        drop(self.file);
+        let _ = fs::remove_file(&self.tmp);
+    }
+}
+
+/// At most this many fsyncs wait at once in [`sync_staged`].
+const SYNC_THREADS: usize = 32;
+
+/// fsyncs every staged file, several at once: the waits overlap (the block layer merges the
+/// cache flushes of concurrent fsyncs), so a batch costs a few device flushes instead of one
+/// per file. The results are in the order of `staged`.
+pub fn sync_staged(staged: &[&Staged]) -> Vec<io::Result<()>> {
+    each_at_once(staged, |s| sync_file(&s.file, &s.target))
+}
+
+/// `wait` on every item, up to [`SYNC_THREADS`] at once (the calls wait on the device, not
+/// on the CPU); results in the order of `items`.
+fn each_at_once<T: Sync, R: Send>(items: &[T], wait: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    if items.len() <= 1 {
+        return items.iter().map(wait).collect();
+    }
+    let next = AtomicU64::new(0);
+    let threads = items.len().min(SYNC_THREADS);
+    let mut results: Vec<(usize, R)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut done = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed) as usize;
+                        let Some(item) = items.get(i) else { break };
+                        done.push((i, wait(item)));
+                    }
+                    done
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("an fsync thread panicked"))
+            .collect()
+    });
+    results.sort_by_key(|(i, _)| *i);
+    results.into_iter().map(|(_, r)| r).collect()
 }
 
 /// Writes `bytes` to `path` atomically with `mode`.

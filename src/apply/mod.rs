@@ -22,6 +22,7 @@ pub mod salt;
 pub mod sanity;
 pub mod schedule;
 pub mod signals;
+pub mod stage;
 pub mod state;
 mod transaction;
 

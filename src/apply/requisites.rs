@@ -400,6 +400,14 @@ impl RunState {
     }
 
     /// Settles the decided requisites of a ready node, given how each target ended.
+    /// Whether nothing of this module acts on the node: no requisite decided at run time, no
+    /// prereq, no run control.
+    pub fn plain(&self, node: usize) -> bool {
+        !self.requisites.contains_key(&node)
+            && !self.prereqs.contains_key(&node)
+            && !self.controls.contains_key(&node)
+    }
+
     pub fn decide(&self, node: usize, outcome: &dyn Fn(usize) -> Outcome) -> Decision {
         let Some(groups) = self.requisites.get(&node) else {
             return Decision::Run;

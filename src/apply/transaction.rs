@@ -7,10 +7,12 @@
 //! else (failures, events, refreshes, logging) happens one resource at a time in priority
 //! order, so the log never depends on timing.
 
+use super::atomic::Staged;
 use super::log::{Level, LogLine};
 use super::pending::{PendingEvent, PendingRefresh, Tracker};
 use super::providers::{self, Change, ChangeResult, Context, Provider};
 use super::report::{EventReport, Report, ResourceReport, Summary};
+use super::stage::StageSet;
 use super::{ApplyOptions, RunResult};
 use crate::catalog::Catalog;
 use crate::graph::order::Schedule;
@@ -19,6 +21,8 @@ use petgraph::Direction;
 use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
+/// Checking ahead and flushing staged file content (`flush`).
+mod deferred;
 /// Salt requisites and run controls (`apply::requisites`) hooked into this walk.
 mod requisites;
 
@@ -51,6 +55,17 @@ struct Status {
     time: f64,
 }
 
+/// A vertex evaluated ahead of a flush (see `flush`): what its provider did, and its staged
+/// new content.
+struct Deferred {
+    v: Vertex,
+    applied: Option<Applied>,
+    staged: Option<Staged>,
+}
+
+/// At most this many new files wait in temporary files for one flush.
+const MAX_STAGED: usize = 256;
+
 /// What the parallel part of applying one resource produced.
 struct Applied {
     outcome: Result<Vec<Change>, String>,
@@ -82,6 +97,10 @@ struct Run<'a> {
     relaying: HashSet<Vertex>,
     /// The catalog's schedules, when last each scheduled resource was checked, and now.
     schedules: Schedules,
+    /// Vertices checked ahead, in walk order, waiting for `flush`.
+    deferred: Vec<Deferred>,
+    /// What the deferred vertices write (see `apply::stage`).
+    staged: StageSet,
 }
 
 struct Schedules {
@@ -130,12 +149,16 @@ pub(super) fn run(
             now: jiff::Timestamp::now().as_second(),
             tz: jiff::tz::TimeZone::system(),
         },
+        deferred: Vec::new(),
+        staged: StageSet::default(),
     };
     r.load_pending();
     let mut schedule = Schedule::new(graph);
     let jobs = opts.jobs.max(1);
     loop {
         if let Some(sig) = opts.stop.requested() {
+            // What was checked ahead is done work: it is made final first.
+            r.flush();
             r.interrupted = Some(sig);
             break;
         }
@@ -153,11 +176,14 @@ pub(super) fn run(
         for v in batch {
             schedule.finish(v);
         }
-        r.sync_pending();
+        if r.deferred.is_empty() {
+            r.sync_pending();
+        }
         if r.req.stopped_by.is_some() {
             break;
         }
     }
+    r.flush();
     if let Some(sig) = r.interrupted {
         let left = graph
             .nodes
@@ -199,6 +225,32 @@ pub(super) fn run(
     }
 }
 
+/// The context a provider works in for the resource at `path`.
+fn context<'a>(opts: &'a ApplyOptions, path: &'a str) -> Context<'a> {
+    Context {
+        path,
+        modulepath: &opts.modulepath,
+        bucket_dir: &opts.bucket_dir,
+        sysroot: opts.sysroot.as_deref(),
+        log: Vec::new(),
+    }
+}
+
+/// `work` on every job, each on its own thread when there are several; results in order.
+fn in_parallel<J: Send, R: Send>(jobs: Vec<J>, work: impl Fn(J) -> R + Sync) -> Vec<R> {
+    if jobs.len() <= 1 {
+        return jobs.into_iter().map(work).collect();
+    }
+    let work = &work;
+    std::thread::scope(|s| {
+        let handles: Vec<_> = jobs.into_iter().map(|j| s.spawn(move || work(j))).collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a provider thread panicked"))
+            .collect()
+    })
+}
+
 impl Run<'_> {
     fn emit(&mut self, line: LogLine) {
         (self.sink)(&line);
@@ -235,6 +287,13 @@ impl Run<'_> {
     }
 
     fn eval_batch(&mut self, batch: &[Vertex]) {
+        if self.defer_batch(batch) {
+            return;
+        }
+        self.flush();
+        if self.req.stopped_by.is_some() {
+            return; // failhard: a flushed resource ended the run
+        }
         // Decide what to skip, in order (dependency notices are once per failure per run).
         let mut to_apply = Vec::new();
         for &v in batch {
@@ -351,19 +410,11 @@ impl Run<'_> {
                 }
             }
         }
-        let modulepath = &self.opts.modulepath;
-        let bucket = self.opts.bucket_dir.as_path();
+        let opts = self.opts;
         let controls = &self.req.controls;
-        let sysroot = self.opts.sysroot.as_deref();
         let work = |(n, mut p, path, apply): (usize, Box<dyn Provider>, String, bool)| {
             let t = Instant::now();
-            let mut cx = Context {
-                path: &path,
-                modulepath,
-                bucket_dir: bucket,
-                sysroot,
-                log: Vec::new(),
-            };
+            let mut cx = context(opts, &path);
             let c = match controls.get(&n) {
                 Some(c) => super::requisites::controlled_apply(c, p.as_mut(), &mut cx, apply),
                 None => super::requisites::Controlled {
@@ -379,17 +430,7 @@ impl Run<'_> {
             };
             (n, p, applied)
         };
-        let results: Vec<(usize, Box<dyn Provider>, Applied)> = if jobs.len() <= 1 {
-            jobs.into_iter().map(work).collect()
-        } else {
-            std::thread::scope(|s| {
-                let handles: Vec<_> = jobs.into_iter().map(|j| s.spawn(move || work(j))).collect();
-                handles
-                    .into_iter()
-                    .map(|h| h.join().expect("a provider thread panicked"))
-                    .collect()
-            })
-        };
+        let results = in_parallel(jobs, work);
         let mut by_node: HashMap<usize, Applied> = HashMap::new();
         for (n, p, a) in results {
             self.providers.insert(n, p);
@@ -559,13 +600,7 @@ impl Run<'_> {
             let Some(mut p) = self.providers.remove(&node) else {
                 return;
             };
-            let mut cx = Context {
-                path: &path,
-                modulepath: &self.opts.modulepath,
-                bucket_dir: &self.opts.bucket_dir,
-                sysroot: self.opts.sysroot.as_deref(),
-                log: Vec::new(),
-            };
+            let mut cx = context(self.opts, &path);
             let result = p.refresh(&mut cx);
             let lines = std::mem::take(&mut cx.log);
             self.providers.insert(node, p);

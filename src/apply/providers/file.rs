@@ -6,13 +6,16 @@
 //! each, before the runner records state and at the end of the run
 //! (`atomic::sync_deferred_dirs`), not after every file. Replaced content is backed up first
 //! (a bucket directory by default, or a suffix), and the backup is durable before the file is
-//! replaced.
+//! replaced. A new file can instead be staged (`Provider::stage`): its temporary file is
+//! written here, and the runner fsyncs a batch of them at once before renaming each
+//! (`commit_staged`; see `apply::transaction`'s `deferred`).
 
 use super::command::{gid_of, name_of_id, uid_of};
 use super::{param_bool, param_list, param_str, quoted, Change, ChangeResult, Context, Provider};
-use crate::apply::atomic;
+use crate::apply::atomic::{self, Staged};
 use crate::apply::bucket::Bucket;
 use crate::apply::log::Level;
+use crate::apply::stage::StagePaths;
 use crate::catalog::Resource;
 use crate::graph::digest::{hex, sha256};
 use std::fs;
@@ -328,6 +331,46 @@ impl File {
     /// Writes content atomically (see `apply::atomic`) with the desired (or kept) mode and
     /// ownership, after `validate_cmd` accepted the temporary file.
     fn write(&self, bytes: &[u8], keep: Option<&fs::Metadata>) -> Result<(), String> {
+        let (f, tmp) = self.write_temp(bytes, keep)?;
+        let synced = atomic::sync_file(&f, &self.path);
+        drop(f);
+        if let Err(e) = synced {
+            let _ = fs::remove_file(&tmp);
+            return Err(format!("Could not write {}: {e}", self.path.display()));
+        }
+        if let Some((cmd, token)) = &self.validate_cmd {
+            let argv = validate_argv(cmd, token, &tmp);
+            let shown = argv.join(" ");
+            let out = super::command::run(&super::command::RunSpec {
+                argv,
+                ..Default::default()
+            });
+            match out {
+                Ok(o) if o.code == 0 => {}
+                Ok(o) => {
+                    let _ = fs::remove_file(&tmp);
+                    return Err(format!(
+                        "Execution of '{shown}' returned {}: {}",
+                        o.code,
+                        o.output.trim_end()
+                    ));
+                }
+                Err(e) => {
+                    let _ = fs::remove_file(&tmp);
+                    return Err(e);
+                }
+            }
+        }
+        atomic::commit_deferred(&tmp, &self.path).map_err(|e| rename_error(&self.path, &e))
+    }
+
+    /// The content in a new temporary file beside the target, with its mode and ownership;
+    /// not synced.
+    fn write_temp(
+        &self,
+        bytes: &[u8],
+        keep: Option<&fs::Metadata>,
+    ) -> Result<(fs::File, PathBuf), String> {
         // No separate check of the directory: creating the temporary file finds out.
         let (mut f, tmp) = atomic::create_temp(&self.path).map_err(|e| {
             if matches!(
@@ -362,39 +405,14 @@ impl File {
                 std::os::unix::fs::fchown(&f, uid, gid)?;
             }
             // After chown, which clears set-id bits.
-            f.set_permissions(fs::Permissions::from_mode(mode))?;
-            f.sync_all()
+            f.set_permissions(fs::Permissions::from_mode(mode))
         })();
-        drop(f);
         if let Err(e) = result {
+            drop(f);
             let _ = fs::remove_file(&tmp);
-            return Err(format!("Could not write {}: {e}", self.path.display()));
+            return Err(write_error(&self.path, &e));
         }
-        if let Some((cmd, token)) = &self.validate_cmd {
-            let argv = validate_argv(cmd, token, &tmp);
-            let shown = argv.join(" ");
-            let out = super::command::run(&super::command::RunSpec {
-                argv,
-                ..Default::default()
-            });
-            match out {
-                Ok(o) if o.code == 0 => {}
-                Ok(o) => {
-                    let _ = fs::remove_file(&tmp);
-                    return Err(format!(
-                        "Execution of '{shown}' returned {}: {}",
-                        o.code,
-                        o.output.trim_end()
-                    ));
-                }
-                Err(e) => {
-                    let _ = fs::remove_file(&tmp);
-                    return Err(e);
-                }
-            }
-        }
-        atomic::commit_deferred(&tmp, &self.path)
-            .map_err(|e| format!("Could not rename into {}: {e}", self.path.display()))
+        Ok((f, tmp))
     }
 
     fn remove(&self, current: &Current) -> Result<(), String> {
@@ -523,6 +541,29 @@ impl File {
     }
 }
 
+/// The message of a failed write (or fsync) of `path`'s new content.
+fn write_error(path: &Path, e: &std::io::Error) -> String {
+    format!("Could not write {}: {e}", path.display())
+}
+
+/// The message of a failed rename of new content over `path`.
+fn rename_error(path: &Path, e: &std::io::Error) -> String {
+    format!("Could not rename into {}: {e}", path.display())
+}
+
+/// Makes staged content final, given the result of its fsync (`atomic::sync_staged`): the
+/// message on failure is the one a plain write gives.
+pub fn commit_staged(staged: Staged, synced: std::io::Result<()>) -> Result<(), String> {
+    let path = staged.target().to_path_buf();
+    match synced {
+        Err(e) => {
+            staged.discard();
+            Err(write_error(&path, &e))
+        }
+        Ok(()) => staged.commit().map_err(|e| rename_error(&path, &e)),
+    }
+}
+
 /// Where a chain of symbolic links leads (`links => follow`); the last path may not exist.
 fn resolve_links(path: &Path) -> Result<PathBuf, String> {
     let mut p = path.to_path_buf();
@@ -559,21 +600,42 @@ fn validate_argv(cmd: &str, token: &str, tmp: &Path) -> Vec<String> {
     }
 }
 
-/// `puppet:///modules/MOD/PATH` -> `DIR/MOD/files/PATH`; `file:///x` and `/x` -> `/x`.
-pub fn resolve_source(source: &str, modulepath: &[PathBuf]) -> Option<PathBuf> {
-    if let Some(rest) = source.strip_prefix("puppet:///modules/").or_else(|| {
+/// `MOD/PATH` of a `puppet:///modules/MOD/PATH` source (or `puppet://SERVER/modules/...`).
+fn module_source(source: &str) -> Option<&str> {
+    source.strip_prefix("puppet:///modules/").or_else(|| {
         source
             .strip_prefix("puppet://")
             .and_then(|r| r.split_once("/modules/").map(|(_, p)| p))
-    }) {
-        let (module, path) = rest.split_once('/')?;
+    })
+}
+
+/// Every path `resolve_source` may look at for `source`, in order.
+fn source_candidates(source: &str, modulepath: &[PathBuf]) -> Vec<PathBuf> {
+    if let Some(rest) = module_source(source) {
+        let Some((module, path)) = rest.split_once('/') else {
+            return Vec::new();
+        };
         return modulepath
             .iter()
             .map(|d| d.join(module).join("files").join(path))
-            .find(|p| p.exists());
+            .collect();
     }
     let local = source.strip_prefix("file://").unwrap_or(source);
-    local.starts_with('/').then(|| PathBuf::from(local))
+    if local.starts_with('/') {
+        vec![PathBuf::from(local)]
+    } else {
+        Vec::new()
+    }
+}
+
+/// `puppet:///modules/MOD/PATH` -> `DIR/MOD/files/PATH`; `file:///x` and `/x` -> `/x`.
+pub fn resolve_source(source: &str, modulepath: &[PathBuf]) -> Option<PathBuf> {
+    let mut candidates = source_candidates(source, modulepath).into_iter();
+    if module_source(source).is_some() {
+        candidates.find(|p| p.exists())
+    } else {
+        candidates.next()
+    }
 }
 
 fn owner_name(uid: u32) -> String {
@@ -585,6 +647,52 @@ fn group_name(gid: u32) -> String {
 }
 
 impl Provider for File {
+    /// A file whose content may be written: its path, and what its sources may read.
+    fn stage_paths(&self, modulepath: &[PathBuf]) -> Option<StagePaths> {
+        if self.follow
+            || self.validate_cmd.is_some()
+            || !matches!(self.ensure, Some(Ensure::File | Ensure::Present))
+        {
+            return None;
+        }
+        let mut reads = Vec::new();
+        if let Some(Content::Source(sources)) = &self.content {
+            for s in sources {
+                reads.extend(source_candidates(s, modulepath));
+            }
+        }
+        Some(StagePaths {
+            writes: Some(self.path.clone()),
+            reads,
+        })
+    }
+
+    /// Stages a new file's content; an existing file only when it is in sync.
+    fn stage(&mut self, cx: &mut Context) -> Option<(Vec<Change>, Option<Staged>)> {
+        let want = self.ensure.clone()?;
+        let (current, _) = self.current().ok()?;
+        if current != Current::Absent {
+            let changes = self.check_apply(cx, false).ok()?;
+            return changes.is_empty().then_some((changes, None));
+        }
+        let content = self.desired_content(cx).ok()?;
+        let (f, tmp) = self
+            .write_temp(content.as_deref().unwrap_or_default(), None)
+            .ok()?;
+        let message = match &content {
+            Some(b) => format!("defined content as '{}'", checksum(b)),
+            None => "created".into(),
+        };
+        let change = Change {
+            property: "ensure".into(),
+            event: "file_created".into(),
+            previous: quoted(current.name()),
+            desired: quoted(want.name()),
+            result: ChangeResult::Synced(message),
+        };
+        Some((vec![change], Some(Staged::new(f, tmp, self.path.clone()))))
+    }
+
     fn check_apply(&mut self, cx: &mut Context, apply: bool) -> Result<Vec<Change>, String> {
         if self.follow && !matches!(self.ensure, Some(Ensure::Link(_))) {
             self.path = resolve_links(&self.declared)?;

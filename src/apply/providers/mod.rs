@@ -12,7 +12,9 @@ pub mod package;
 pub mod service;
 pub mod usergroup;
 
+use crate::apply::atomic::Staged;
 use crate::apply::log::{Level, LogLine};
+use crate::apply::stage::StagePaths;
 use crate::catalog::Resource;
 use serde_json::Value as Json;
 use std::path::PathBuf;
@@ -67,6 +69,20 @@ pub trait Provider: Send {
     /// Whether the type reacts to refresh events (exec, service, package).
     fn refreshable(&self) -> bool {
         false
+    }
+
+    /// What the resource writes and reads when it can be checked ahead of a flush (see
+    /// `apply::stage`); None (the default): it never is.
+    fn stage_paths(&self, _modulepath: &[PathBuf]) -> Option<StagePaths> {
+        None
+    }
+
+    /// Checks and converges like `check_apply(cx, true)` when that takes nothing but log lines
+    /// and, at most, a new file's content, which goes to a temporary file ([`Staged`]) that
+    /// the runner syncs and renames later; nothing else may change. None: converging needs
+    /// more (or the check failed), and the resource goes through `check_apply`.
+    fn stage(&mut self, _cx: &mut Context) -> Option<(Vec<Change>, Option<Staged>)> {
+        None
     }
 
     /// The refresh action (restart, rerun).

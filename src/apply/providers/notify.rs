@@ -1,7 +1,9 @@
 //! `notify`: logs its message every run (it is never in sync).
 
 use super::{show, Change, ChangeResult, Context, Provider};
+use crate::apply::atomic::Staged;
 use crate::apply::log::Level;
+use crate::apply::stage::StagePaths;
 use crate::catalog::Resource;
 use serde_json::Value as Json;
 
@@ -52,6 +54,15 @@ fn text(v: &Json) -> String {
 }
 
 impl Provider for Notify {
+    /// A message is only a log line: nothing to stage, nothing read.
+    fn stage_paths(&self, _modulepath: &[std::path::PathBuf]) -> Option<StagePaths> {
+        Some(StagePaths::default())
+    }
+
+    fn stage(&mut self, cx: &mut Context) -> Option<(Vec<Change>, Option<Staged>)> {
+        self.check_apply(cx, true).ok().map(|c| (c, None))
+    }
+
     fn check_apply(&mut self, cx: &mut Context, apply: bool) -> Result<Vec<Change>, String> {
         let desired = show(&self.message);
         let result = if apply {

@@ -4,7 +4,6 @@
 
 use super::{Event, EventStatus, Run, Status};
 use crate::apply::log::Level;
-use crate::apply::providers::Context;
 use crate::apply::requisites::{controlled_apply, managed_under, Controls, Decision, Outcome};
 use crate::graph::Vertex;
 
@@ -108,13 +107,7 @@ impl Run<'_> {
                     continue;
                 };
                 let path = self.graph.path(m);
-                let mut cx = Context {
-                    path: &path,
-                    modulepath: &self.opts.modulepath,
-                    bucket_dir: &self.opts.bucket_dir,
-                    sysroot: self.opts.sysroot.as_deref(),
-                    log: Vec::new(),
-                };
+                let mut cx = super::context(self.opts, &path);
                 // The target's own onlyif/unless count; retries and check_cmd do not (noop).
                 let controls = self
                     .req
