@@ -1,36 +1,15 @@
 //! The catalog subcommands end to end (the binary), and the graph stage over the real-world
 //! catalogs Puppet compiled for the corpus.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod common;
+use common::ordo;
 
-const ORDO: &str = env!("CARGO_BIN_EXE_ordo");
+use std::path::{Path, PathBuf};
 
 fn fixture(p: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("fixtures")
         .join(p)
-}
-
-fn ordo(args: &[&str]) -> (i32, String, String) {
-    // Each apply gets its own state directory (lock, bucket, pending refreshes), so tests
-    // running at once neither wait for one another nor share state.
-    let state = tempfile::tempdir().unwrap();
-    let mut args: Vec<&str> = args.to_vec();
-    if args.first() == Some(&"apply") && !args.contains(&"--state-dir") {
-        args.push("--state-dir");
-        args.push(state.path().to_str().unwrap());
-    }
-    let out = Command::new(ORDO)
-        .args(&args)
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 fn write_catalog(dir: &Path, resources: serde_json::Value) -> PathBuf {

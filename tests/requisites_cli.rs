@@ -2,6 +2,9 @@
 //! `--report-format salt`, `--ordering alphanumeric`, `check --puppet-compatible`), refusals,
 //! and the graph order of the Rudder example under both orderings.
 
+mod common;
+use common::ordo;
+
 use ordo::apply::log::LogLine;
 use ordo::apply::{apply, ApplyOptions};
 use ordo::catalog::Catalog;
@@ -10,9 +13,6 @@ use ordo::graph::requisites;
 use ordo::graph::{Ordering, Vertex};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
-use std::process::Command;
-
-const ORDO: &str = env!("CARGO_BIN_EXE_ordo");
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -29,19 +29,6 @@ fn fixture_in(name: &str, dir: &Path) -> PathBuf {
     let p = dir.join("catalog.json");
     std::fs::write(&p, text).unwrap();
     p
-}
-
-fn ordo(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(ORDO)
-        .args(args)
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 fn catalog(resources: Value) -> Catalog {

@@ -67,3 +67,25 @@ pub fn golden_pp(
     }
     assert!(problems.is_empty(), "{}", problems.join("\n\n"));
 }
+
+/// Runs the `ordo` binary (no colour); returns its exit status, stdout and stderr. An
+/// `apply` gets its own state directory (lock, bucket, pending refreshes) unless the caller
+/// names one, so tests running at once neither wait for one another nor share state.
+pub fn ordo(args: &[&str]) -> (i32, String, String) {
+    let state = tempfile::tempdir().unwrap();
+    let mut args: Vec<&str> = args.to_vec();
+    if args.first() == Some(&"apply") && !args.contains(&"--state-dir") {
+        args.push("--state-dir");
+        args.push(state.path().to_str().unwrap());
+    }
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ordo"))
+        .args(&args)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
