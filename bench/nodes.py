@@ -20,7 +20,7 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-GEN = "/work/shared/tools/gen_manifest.py"
+GEN = os.path.join(HERE, "..", "..", "shared", "tools", "gen_manifest.py")
 
 FACT_CODE = r"""
 class fleet {
