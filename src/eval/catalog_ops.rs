@@ -874,7 +874,14 @@ impl Compiler<'_> {
                     };
                     if self.find_resource(&t, &title).is_none() {
                         let (f, l) = r.setters.at(p).unwrap_or((r.file, r.line));
-                        let msg = format!("Could not find resource '{shown}' in parameter '{p}'");
+                        // `Type['']` reads back as "Type[]", which names no title at all.
+                        let msg = if title.is_empty() {
+                            format!(
+                                "No title provided and {shown:?} is not a valid resource reference"
+                            )
+                        } else {
+                            format!("Could not find resource '{shown}' in parameter '{p}'")
+                        };
                         let span = self.recorder.param_span(idx, p).unwrap_or(r.span);
                         return Err(
                             self.plain(join_loc(msg, &self.line_location(f, l)), Some(span))

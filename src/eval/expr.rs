@@ -463,6 +463,19 @@ impl Compiler<'_> {
                         left.span,
                     )));
                 }
+                // $server_facts anywhere, and $facts/$trusted where they are bound (top scope),
+                // are Puppet's reserved-assignment issue; elsewhere its scope refuses them.
+                let reserved = matches!(name.as_str(), "facts" | "trusted" | "server_facts");
+                if reserved && op == AssignOp::Assign {
+                    let message = if name == "server_facts"
+                        || self.scopes[scope].vars.contains_key(name)
+                    {
+                        format!("Attempt to assign to a reserved variable name: '${name}'")
+                    } else {
+                        format!("Error while evaluating a '=' expression, Attempt to assign to a reserved variable name: '{name}'")
+                    };
+                    return Err(Flow::Err(self.issue(message, at)));
+                }
                 if self.scopes[scope].vars.contains_key(name) && op == AssignOp::Assign {
                     let message = if name == "name" || name == "title" {
                         format!("Cannot reassign built in (or already assigned) variable '${name}'")

@@ -265,6 +265,15 @@ impl Compiler<'_> {
         values: Vec<Value>,
         span: Span,
     ) -> R<Value> {
+        let min = def
+            .params
+            .iter()
+            .filter(|p| p.value.is_none() && !p.captures_rest)
+            .count();
+        let max = (!def.params.iter().any(|p| p.captures_rest)).then_some(def.params.len());
+        if let Some(m) = super::signatures::arity_mismatch(&def.name, min, max, values.len()) {
+            return Err(Flow::Err(self.runtime(m, span)));
+        }
         let mut s = Scope::new(ScopeKind::Local, Some(self.top), Some(self.top));
         s.is_function = true;
         s.resource = self.scopes[self.top].resource;

@@ -517,35 +517,39 @@ pub fn find(name: &str) -> Option<&'static Signature> {
         .map(|i| &SIGNATURES[i])
 }
 
-/// Puppet's message when `got` arguments (and a block or not) don't fit `sig`, if they don't.
-pub fn mismatch(sig: &Signature, got: usize, has_block: bool) -> Option<String> {
-    let name = sig.name;
+/// Puppet's message when `got` arguments don't fit between `min` and `max` (no limit: None).
+pub fn arity_mismatch(name: &str, min: usize, max: Option<usize>, got: usize) -> Option<String> {
     let plural = |n: usize| if n == 1 { "" } else { "s" };
     let got_text = if got == 0 {
         "none".to_string()
     } else {
         got.to_string()
     };
-    if got < sig.min || sig.max.is_some_and(|m| got > m) {
-        return Some(match sig.max {
-            Some(max) if max == sig.min => {
-                format!(
-                    "'{name}' expects {max} argument{}, got {got_text}",
-                    plural(max)
-                )
-            }
-            Some(max) => {
-                format!(
-                    "'{name}' expects between {} and {max} arguments, got {got_text}",
-                    sig.min
-                )
-            }
-            None => format!(
-                "'{name}' expects at least {} argument{}, got {got_text}",
-                sig.min,
-                plural(sig.min)
-            ),
-        });
+    if got >= min && max.is_none_or(|m| got <= m) {
+        return None;
+    }
+    Some(match max {
+        Some(max) if max == min => {
+            format!(
+                "'{name}' expects {max} argument{}, got {got_text}",
+                plural(max)
+            )
+        }
+        Some(max) => {
+            format!("'{name}' expects between {min} and {max} arguments, got {got_text}")
+        }
+        None => format!(
+            "'{name}' expects at least {min} argument{}, got {got_text}",
+            plural(min)
+        ),
+    })
+}
+
+/// Puppet's message when `got` arguments (and a block or not) don't fit `sig`, if they don't.
+pub fn mismatch(sig: &Signature, got: usize, has_block: bool) -> Option<String> {
+    let name = sig.name;
+    if let Some(m) = arity_mismatch(name, sig.min, sig.max, got) {
+        return Some(m);
     }
     match (sig.block, has_block) {
         (Block::Required, false) => Some(format!("'{name}' expects a block")),
