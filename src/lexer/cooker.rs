@@ -73,6 +73,82 @@ pub fn cook_epp(src: &str) -> Cooked {
     c.finish(error)
 }
 
+/// The cooked tokens of a Puppet source as a stream, cooked as the parser asks for them
+/// (so the whole token list never exists at once). Yields the tokens before the first
+/// lexical error, then the error.
+pub fn cook_stream(src: &str) -> Stream<'_> {
+    Stream {
+        c: Cooker::new(src, 0),
+        pos: 0,
+        finished: false,
+        error: None,
+    }
+}
+
+/// An EPP template's tokens as a [`Stream`] (cooked in one go: templates are small).
+pub fn cook_epp_stream(src: &str) -> Stream<'_> {
+    let mut c = Cooker::new(src, 0);
+    c.epp = true;
+    let error = c.run_epp().err();
+    Stream {
+        c,
+        pos: 0,
+        finished: true,
+        error,
+    }
+}
+
+/// See [`cook_stream`].
+pub struct Stream<'a> {
+    c: Cooker<'a>,
+    /// The next token of `c.toks` to yield; the ones before it were taken.
+    pos: usize,
+    /// Whether the cooker has stopped (end of input or `error`).
+    finished: bool,
+    error: Option<LexError>,
+}
+
+impl Stream<'_> {
+    /// An upper bound on how deeply the tokens yielded so far can nest (see
+    /// [`Cooked::depth_bound`]); complete once the stream has ended.
+    pub fn depth_bound(&self) -> usize {
+        self.c.depth_bound
+    }
+}
+
+impl Iterator for Stream<'_> {
+    type Item = Result<Spanned, LexError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            let n = self.c.toks.len();
+            // The last token cooked stays until the next one is: it is the cooker's context
+            // (`Cooker::prev`).
+            if self.pos + 1 < n || (self.finished && self.pos < n) {
+                let (s, tok, e) = &mut self.c.toks[self.pos];
+                self.pos += 1;
+                return Some(Ok((*s, std::mem::replace(tok, Tok::Comma), *e)));
+            }
+            if self.finished {
+                return self.error.take().map(Err);
+            }
+            if self.pos > 0 {
+                self.c.toks.drain(..self.pos);
+                self.pos = 0;
+            }
+            match self.c.lex.next() {
+                Some(raw) => {
+                    if let Err(e) = self.c.cook_raw(raw) {
+                        self.finished = true;
+                        self.error = Some(e);
+                    }
+                }
+                None => self.finished = true,
+            }
+        }
+    }
+}
+
 struct Cooker<'a> {
     src: &'a str,
     lex: logos::Lexer<'a, Raw>,
