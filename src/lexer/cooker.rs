@@ -132,7 +132,7 @@ impl Iterator for Stream<'_> {
             if self.finished {
                 return self.error.take().map(Err);
             }
-            if self.pos > 0 {
+            if self.pos >= 256 {
                 self.c.toks.drain(..self.pos);
                 self.pos = 0;
             }
@@ -957,11 +957,25 @@ fn bare_word(text: &str) -> &str {
 
 /// Whether a bare word is a NAME (every segment `[a-z][A-Za-z0-9_]*`), not a WORD.
 fn is_name(text: &str) -> bool {
-    let t = text.strip_prefix("::").unwrap_or(text);
-    t.split("::").all(|seg| {
-        let b = seg.as_bytes();
-        !b.is_empty() && b[0].is_ascii_lowercase() && b.iter().all(|c| is_word_byte(*c))
-    })
+    // A byte scan (this runs for every bare word; `split("::")` costs a searcher each time).
+    let t = text.strip_prefix("::").unwrap_or(text).as_bytes();
+    let mut seg_start = true;
+    let mut i = 0;
+    while i < t.len() {
+        if seg_start {
+            if !t[i].is_ascii_lowercase() {
+                return false;
+            }
+            seg_start = false;
+        } else if t[i] == b':' && t.get(i + 1) == Some(&b':') {
+            seg_start = true;
+            i += 1;
+        } else if !is_word_byte(t[i]) {
+            return false;
+        }
+        i += 1;
+    }
+    !seg_start
 }
 
 /// Puppet's `assert_numeric` for a token the number pattern accepted.

@@ -80,7 +80,9 @@ fn run(mut stream: lexer::Stream, text: &str, file: FileId) -> Parsed {
             diagnostics,
         };
     }
-    post::qualify_names(&mut program.body);
+    if b.definitions > 1 {
+        post::qualify_names(&mut program.body);
+    }
     diagnostics.extend(validate::validate(&program));
     let program = if diagnostics.iter().any(Diagnostic::is_error) {
         None
