@@ -4,6 +4,7 @@
 use crate::ast::*;
 use crate::ast_walk::children;
 use crate::diagnostics::Diagnostic;
+use crate::fxhash::FxHashSet;
 use crate::span::Span;
 
 /// Checks a parsed program.
@@ -319,7 +320,8 @@ impl Validator {
             }
             ExprKind::Array(v) => v.iter().for_each(|x| self.rvalue(x)),
             ExprKind::Hash(entries) => {
-                let mut seen: Vec<String> = Vec::new();
+                // A set, not a list: a hash can have many thousands of keys.
+                let mut seen: FxHashSet<String> = FxHashSet::default();
                 for en in entries {
                     self.rvalue(&en.key);
                     self.rvalue(&en.value);
@@ -327,7 +329,7 @@ impl Validator {
                         if seen.contains(&k) {
                             self.warn(en.span, format!("The key '{k}' is declared more than once"));
                         } else {
-                            seen.push(k);
+                            seen.insert(k);
                         }
                     }
                 }
