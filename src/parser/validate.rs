@@ -2,7 +2,7 @@
 //! rejects in a tree that parsed, with Puppet's wording (labels from model_label_provider.rb).
 
 use crate::ast::*;
-use crate::ast_walk::children;
+use crate::ast_walk::for_each_child;
 use crate::diagnostics::Diagnostic;
 use crate::fxhash::FxHashSet;
 use crate::span::Span;
@@ -265,7 +265,7 @@ impl Validator {
         self.check(e, path);
         path.push(Node::Expr(e));
         let body = body_of(e);
-        for c in children(e) {
+        for_each_child(e, &mut |c| {
             let wrap =
                 body.is_some_and(|b| std::ptr::eq(b, c)) && !matches!(c.kind, ExprKind::Block(_));
             if wrap {
@@ -275,7 +275,7 @@ impl Validator {
             if wrap {
                 path.pop();
             }
-        }
+        });
         path.pop();
     }
 
@@ -814,7 +814,7 @@ impl Validator {
             match &x.kind {
                 ExprKind::Assignment { .. } => self.err(x.span, "Assignment not allowed here"),
                 ExprKind::Lambda(_) => {}
-                _ => stack.extend(children(x)),
+                _ => for_each_child(x, &mut |c| stack.push(c)),
             }
         }
     }
