@@ -3,10 +3,10 @@
 
 use crate::ast::*;
 
-fn param_children<'a>(ps: &'a [Parameter], out: &mut Vec<&'a Expr>) {
+fn param_children<'a>(ps: &'a [Parameter], f: &mut dyn FnMut(&'a Expr)) {
     for p in ps {
-        out.extend(p.type_expr.iter());
-        out.extend(p.value.iter());
+        p.type_expr.iter().for_each(&mut *f);
+        p.value.iter().for_each(&mut *f);
     }
 }
 
@@ -17,11 +17,11 @@ fn param_children_mut<'a>(ps: &'a mut [Parameter], out: &mut Vec<&'a mut Expr>) 
     }
 }
 
-fn op_children<'a>(ops: &'a [AttributeOp], out: &mut Vec<&'a Expr>) {
+fn op_children<'a>(ops: &'a [AttributeOp], f: &mut dyn FnMut(&'a Expr)) {
     for op in ops {
         match op {
-            AttributeOp::Set { value, .. } => out.push(value),
-            AttributeOp::Splat { expr, .. } => out.push(expr),
+            AttributeOp::Set { value, .. } => f(value),
+            AttributeOp::Splat { expr, .. } => f(expr),
         }
     }
 }
@@ -35,9 +35,9 @@ fn op_children_mut<'a>(ops: &'a mut [AttributeOp], out: &mut Vec<&'a mut Expr>) 
     }
 }
 
-/// The direct sub-expressions of `e`, in source order.
-pub fn children(e: &Expr) -> Vec<&Expr> {
-    let mut out: Vec<&Expr> = Vec::new();
+/// Calls `f` on each direct sub-expression of `e`, in source order (a callback, not a
+/// collected list: walks over big trees call this for every node).
+pub fn for_each_child<'a>(e: &'a Expr, f: &mut dyn FnMut(&'a Expr)) {
     match &e.kind {
         ExprKind::Undef
         | ExprKind::Default
@@ -52,34 +52,34 @@ pub fn children(e: &Expr) -> Vec<&Expr> {
         | ExprKind::Variable(_)
         | ExprKind::Nop
         | ExprKind::RenderString(_) => {}
-        ExprKind::ConcatString(v) | ExprKind::Array(v) | ExprKind::Block(v) => out.extend(v),
+        ExprKind::ConcatString(v) | ExprKind::Array(v) | ExprKind::Block(v) => v.iter().for_each(f),
         ExprKind::Text(x)
         | ExprKind::Paren(x)
         | ExprKind::Render(x)
-        | ExprKind::Unary { expr: x, .. } => out.push(x),
-        ExprKind::Heredoc { text, .. } => out.push(text),
+        | ExprKind::Unary { expr: x, .. } => f(x),
+        ExprKind::Heredoc { text, .. } => f(text),
         ExprKind::Hash(entries) => {
             for k in entries {
-                out.push(&k.key);
-                out.push(&k.value);
+                f(&k.key);
+                f(&k.value);
             }
         }
         ExprKind::Access { left, keys } => {
-            out.push(left);
-            out.extend(keys);
+            f(left);
+            keys.iter().for_each(&mut *f);
         }
         ExprKind::NamedAccess { left, right }
         | ExprKind::Binary { left, right, .. }
         | ExprKind::Relationship { left, right, .. }
         | ExprKind::Assignment { left, right, .. } => {
-            out.push(left);
-            out.push(right);
+            f(left);
+            f(right);
         }
         ExprKind::Selector { left, entries } => {
-            out.push(left);
+            f(left);
             for en in entries {
-                out.push(&en.matching);
-                out.push(&en.value);
+                f(&en.matching);
+                f(&en.value);
             }
         }
         ExprKind::If {
@@ -92,32 +92,32 @@ pub fn children(e: &Expr) -> Vec<&Expr> {
             then_expr,
             else_expr,
         } => {
-            out.push(test);
-            out.push(then_expr);
-            out.push(else_expr);
+            f(test);
+            f(then_expr);
+            f(else_expr);
         }
         ExprKind::Case { test, options } => {
-            out.push(test);
+            f(test);
             for o in options {
-                out.extend(&o.values);
-                out.push(&o.then_expr);
+                o.values.iter().for_each(&mut *f);
+                f(&o.then_expr);
             }
         }
         ExprKind::Call(c) => {
-            out.push(&c.functor);
-            out.extend(&c.args);
-            out.extend(c.lambda.iter());
+            f(&c.functor);
+            c.args.iter().for_each(&mut *f);
+            c.lambda.iter().for_each(&mut *f);
         }
         ExprKind::Lambda(l) => {
-            param_children(&l.params, &mut out);
-            out.extend(l.return_type.iter());
-            out.extend(l.body.iter());
+            param_children(&l.params, f);
+            l.return_type.iter().for_each(&mut *f);
+            l.body.iter().for_each(&mut *f);
         }
         ExprKind::Resource(r) => {
-            out.push(&r.type_name);
+            f(&r.type_name);
             for b in &r.bodies {
-                out.push(&b.title);
-                op_children(&b.ops, &mut out);
+                f(&b.title);
+                op_children(&b.ops, f);
             }
         }
         ExprKind::ResourceDefaults {
@@ -126,55 +126,54 @@ pub fn children(e: &Expr) -> Vec<&Expr> {
         | ExprKind::ResourceOverride {
             resources: x, ops, ..
         } => {
-            out.push(x);
-            op_children(ops, &mut out);
+            f(x);
+            op_children(ops, f);
         }
         ExprKind::Collect {
             type_expr,
             query,
             ops,
         } => {
-            out.push(type_expr);
+            f(type_expr);
             if let Some(q) = &query.expr {
-                out.push(q);
+                f(q);
             }
-            op_children(ops, &mut out);
+            op_children(ops, f);
         }
         ExprKind::Class(c) => {
-            param_children(&c.params, &mut out);
-            out.extend(c.body.iter());
+            param_children(&c.params, f);
+            c.body.iter().for_each(&mut *f);
         }
         ExprKind::Define(d) => {
-            param_children(&d.params, &mut out);
-            out.extend(d.body.iter());
+            param_children(&d.params, f);
+            d.body.iter().for_each(&mut *f);
         }
         ExprKind::Node(n) => {
-            out.extend(&n.matches);
-            out.extend(n.parent.iter());
-            out.extend(n.body.iter());
+            n.matches.iter().for_each(&mut *f);
+            n.parent.iter().for_each(&mut *f);
+            n.body.iter().for_each(&mut *f);
         }
-        ExprKind::Function(f) => {
-            param_children(&f.params, &mut out);
-            out.extend(f.return_type.iter());
-            out.extend(f.body.iter());
+        ExprKind::Function(func) => {
+            param_children(&func.params, f);
+            func.return_type.iter().for_each(&mut *f);
+            func.body.iter().for_each(&mut *f);
         }
-        ExprKind::TypeAlias { type_expr, .. } => out.push(type_expr),
-        ExprKind::TypeDefinition { body, .. } => out.push(body),
+        ExprKind::TypeAlias { type_expr, .. } => f(type_expr),
+        ExprKind::TypeDefinition { body, .. } => f(body),
         ExprKind::TypeMapping {
             type_expr,
             mapping_expr,
         } => {
-            out.push(type_expr);
-            out.push(mapping_expr);
+            f(type_expr);
+            f(mapping_expr);
         }
         ExprKind::Epp { params, body } => {
             if let Some(ps) = params {
-                param_children(ps, &mut out);
+                param_children(ps, f);
             }
-            out.push(body);
+            f(body);
         }
     }
-    out
 }
 
 /// Mutable access to the direct sub-expressions of `e`.

@@ -67,24 +67,31 @@ pub struct SourceFile {
     /// The path as the user gave it (or as the loader names it).
     pub name: String,
     pub text: String,
-    line_starts: Vec<usize>,
+    /// Where each line starts, computed when first asked for (`ordo parse` of a file
+    /// without diagnostics never needs it).
+    line_starts: std::sync::OnceLock<Vec<usize>>,
 }
 
 impl SourceFile {
     pub fn new(name: impl Into<String>, text: impl Into<String>) -> SourceFile {
-        let text = text.into();
-        let mut line_starts = vec![0];
-        line_starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
         SourceFile {
             name: name.into(),
-            text,
-            line_starts,
+            text: text.into(),
+            line_starts: std::sync::OnceLock::new(),
         }
+    }
+
+    fn line_starts(&self) -> &[usize] {
+        self.line_starts.get_or_init(|| {
+            let mut starts = vec![0];
+            starts.extend(self.text.match_indices('\n').map(|(i, _)| i + 1));
+            starts
+        })
     }
 
     /// 1-based line of a byte offset.
     pub fn line_of(&self, offset: usize) -> usize {
-        match self.line_starts.binary_search(&offset) {
+        match self.line_starts().binary_search(&offset) {
             Ok(i) => i + 1,
             Err(i) => i,
         }
@@ -92,13 +99,13 @@ impl SourceFile {
 
     /// Byte offset where 1-based `line` starts, if the file has that line.
     pub fn line_start(&self, line: usize) -> Option<usize> {
-        self.line_starts.get(line.checked_sub(1)?).copied()
+        self.line_starts().get(line.checked_sub(1)?).copied()
     }
 
     /// 1-based (line, column) of a byte offset; the column counts characters.
     pub fn line_col(&self, offset: usize) -> (usize, usize) {
         let line = self.line_of(offset);
-        let start = self.line_starts[line - 1];
+        let start = self.line_starts()[line - 1];
         let end = offset.min(self.text.len());
         let col = self
             .text

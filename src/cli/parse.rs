@@ -20,9 +20,12 @@ pub fn run(files: &[String], dump: Option<Dump>) -> bool {
     let mut out = stdout.lock();
     let mut err = std::io::stderr().lock();
     let mut ok = true;
-    for path in files {
+    let last = files.len().saturating_sub(1);
+    for (i, path) in files.iter().enumerate() {
         let text = match std::fs::read(path) {
-            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+            // Valid UTF-8 (the usual case) is taken as is, without a lossy copy.
+            Ok(bytes) => String::from_utf8(bytes)
+                .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
             Err(e) => {
                 let _ = writeln!(err, "error: cannot read {path}: {e}");
                 ok = false;
@@ -49,6 +52,13 @@ pub fn run(files: &[String], dump: Option<Dump>) -> bool {
             };
             let _ = writeln!(out, "{text}");
         }
+        if i == last {
+            // The process exits right after the last file: freeing its tree (millions of
+            // nodes for a big manifest) would only cost time, so it is leaked on purpose.
+            std::mem::forget(parsed);
+        }
     }
+    // Likewise the source texts and their line tables.
+    std::mem::forget(sources);
     ok
 }

@@ -7,5 +7,5 @@ pub mod regex_check;
 pub mod strings;
 pub mod token;
 
-pub use cooker::{cook, cook_epp, Cooked, Spanned};
+pub use cooker::{cook, cook_epp, cook_epp_stream, cook_stream, Cooked, Spanned, Stream};
 pub use token::{LexError, Tok};

@@ -10,6 +10,9 @@ use crate::span::{FileId, Span};
 pub struct B {
     pub file: FileId,
     pub errors: Vec<Diagnostic>,
+    /// Classes and defines built so far (with fewer than two, none is nested in a class,
+    /// so there are no names to qualify).
+    pub definitions: usize,
 }
 
 /// A statement as the grammar sees it before `transform_calls`: one expression, or a
@@ -47,6 +50,7 @@ impl B {
         B {
             file,
             errors: Vec::new(),
+            definitions: 0,
         }
     }
 

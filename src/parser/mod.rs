@@ -11,7 +11,7 @@ pub mod validate;
 
 use crate::ast::{Expr, Program};
 use crate::diagnostics::Diagnostic;
-use crate::lexer::{self, LexError, Spanned, Tok};
+use crate::lexer::{self, LexError, Tok};
 use crate::span::{FileId, Span};
 use lalrpop_util::ParseError;
 
@@ -37,28 +37,20 @@ impl Parsed {
 
 /// Parses a Puppet manifest (`.pp`).
 pub fn parse(text: &str, file: FileId) -> Parsed {
-    run(lexer::cook(text), text, file)
+    run(lexer::cook_stream(text), text, file)
 }
 
 /// Parses an EPP template (`.epp`).
 pub fn parse_epp(text: &str, file: FileId) -> Parsed {
-    run(lexer::cook_epp(text), text, file)
+    run(lexer::cook_epp_stream(text), text, file)
 }
 
-fn run(cooked: lexer::Cooked, text: &str, file: FileId) -> Parsed {
-    let lexer::Cooked {
-        tokens: toks,
-        error: lex_err,
-        depth_bound,
-    } = cooked;
+fn run(mut stream: lexer::Stream, text: &str, file: FileId) -> Parsed {
     let mut b = factory::B::new(file);
     let end = text.len();
-    let stream = toks
-        .into_iter()
-        .map(Ok)
-        .chain(lex_err.map(Err))
-        .map(|r: Result<Spanned, LexError>| r);
-    let result = grammar::ProgramParser::new().parse(&mut b, stream);
+    let result = grammar::ProgramParser::new().parse(&mut b, &mut stream);
+    // Complete: a successful parse has read the stream to its end.
+    let depth_bound = stream.depth_bound();
     let mut diagnostics = Vec::new();
     let body = match result {
         Ok(body) => Some(body),
@@ -88,7 +80,9 @@ fn run(cooked: lexer::Cooked, text: &str, file: FileId) -> Parsed {
             diagnostics,
         };
     }
-    post::qualify_names(&mut program.body);
+    if b.definitions > 1 {
+        post::qualify_names(&mut program.body);
+    }
     diagnostics.extend(validate::validate(&program));
     let program = if diagnostics.iter().any(Diagnostic::is_error) {
         None

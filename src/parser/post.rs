@@ -2,7 +2,7 @@
 //! defines their full names (Puppet does this with a name stack while parsing).
 
 use crate::ast::*;
-use crate::ast_walk::{children, children_mut};
+use crate::ast_walk::{children_mut, for_each_child};
 use crate::diagnostics::Diagnostic;
 use crate::span::FileId;
 
@@ -19,7 +19,7 @@ pub fn check_depth(program: &mut Program, file: FileId) -> Option<Diagnostic> {
             too_deep = Some(e.span);
             break;
         }
-        stack.extend(children(e).into_iter().map(|c| (c, d + 1)));
+        for_each_child(e, &mut |c| stack.push((c, d + 1)));
     }
     let span = too_deep?;
     let body = std::mem::replace(&mut program.body, Expr::new(ExprKind::Nop, span));

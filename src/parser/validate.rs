@@ -2,8 +2,9 @@
 //! rejects in a tree that parsed, with Puppet's wording (labels from model_label_provider.rb).
 
 use crate::ast::*;
-use crate::ast_walk::children;
+use crate::ast_walk::for_each_child;
 use crate::diagnostics::Diagnostic;
+use crate::fxhash::FxHashSet;
 use crate::span::Span;
 
 /// Checks a parsed program.
@@ -264,7 +265,7 @@ impl Validator {
         self.check(e, path);
         path.push(Node::Expr(e));
         let body = body_of(e);
-        for c in children(e) {
+        for_each_child(e, &mut |c| {
             let wrap =
                 body.is_some_and(|b| std::ptr::eq(b, c)) && !matches!(c.kind, ExprKind::Block(_));
             if wrap {
@@ -274,7 +275,7 @@ impl Validator {
             if wrap {
                 path.pop();
             }
-        }
+        });
         path.pop();
     }
 
@@ -319,7 +320,8 @@ impl Validator {
             }
             ExprKind::Array(v) => v.iter().for_each(|x| self.rvalue(x)),
             ExprKind::Hash(entries) => {
-                let mut seen: Vec<String> = Vec::new();
+                // A set, not a list: a hash can have many thousands of keys.
+                let mut seen: FxHashSet<String> = FxHashSet::default();
                 for en in entries {
                     self.rvalue(&en.key);
                     self.rvalue(&en.value);
@@ -327,7 +329,7 @@ impl Validator {
                         if seen.contains(&k) {
                             self.warn(en.span, format!("The key '{k}' is declared more than once"));
                         } else {
-                            seen.push(k);
+                            seen.insert(k);
                         }
                     }
                 }
@@ -812,7 +814,7 @@ impl Validator {
             match &x.kind {
                 ExprKind::Assignment { .. } => self.err(x.span, "Assignment not allowed here"),
                 ExprKind::Lambda(_) => {}
-                _ => stack.extend(children(x)),
+                _ => for_each_child(x, &mut |c| stack.push(c)),
             }
         }
     }
