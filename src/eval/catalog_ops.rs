@@ -12,6 +12,7 @@ use crate::catalog::TrimColons;
 use crate::catalog::{capitalize_type, ResourceKind};
 use crate::span::Span;
 use indexmap::IndexMap;
+use std::borrow::Cow;
 use std::rc::Rc;
 
 /// Ordo's own metaparameters, valid on every resource and class declaration: Salt's
@@ -237,10 +238,11 @@ impl Compiler<'_> {
         } else {
             title.to_string()
         };
-        let key = (t.clone(), title.clone());
+        let key = (t, title);
         if let Some(&i) = self.index.get(&key).or_else(|| self.aliases.get(&key)) {
             return Some(i);
         }
+        let (t, title) = key;
         if t == "File" && title.len() > 1 && title.ends_with('/') {
             let k2 = (t, title.trim_end_matches('/').to_string());
             return self
@@ -856,7 +858,7 @@ impl Compiler<'_> {
             for p in RELATIONSHIP_PARAMS {
                 let Some(v) = r.params.get(*p) else { continue };
                 for item in flatten_values(v) {
-                    let Some((t, title, shown)) = ref_parts(&item) else {
+                    let Some((t, title)) = ref_parts(&item) else {
                         if let Value::Str(_) | Value::Int(_) | Value::Float(_) = item {
                             // Puppet::Resource.new(nil, value) cannot split it into a type
                             // and a title.
@@ -874,6 +876,7 @@ impl Compiler<'_> {
                     };
                     if self.find_resource(&t, &title).is_none() {
                         let (f, l) = r.setters.at(p).unwrap_or((r.file, r.line));
+                        let shown = ref_shown(&item);
                         let msg = format!("Could not find resource '{shown}' in parameter '{p}'");
                         let span = self.recorder.param_span(idx, p).unwrap_or(r.span);
                         return Err(
@@ -900,9 +903,10 @@ impl Compiler<'_> {
             let param = if rel.notify { "notify" } else { "before" };
             for s in &sources {
                 for t in &targets {
-                    let (st, stitle, sshown) = ref_parts(s).unwrap_or_default();
-                    let (tt, ttitle, tshown) = ref_parts(t).unwrap_or_default();
+                    let (st, stitle) = ref_parts(s).unwrap_or_default();
+                    let (tt, ttitle) = ref_parts(t).unwrap_or_default();
                     let Some(sidx) = self.find_resource(&st, &stitle) else {
+                        let (sshown, tshown) = (ref_shown(s), ref_shown(t));
                         return Err(self.plain(
                             format!(
                                 "Could not find resource '{sshown}' for relationship on '{tshown}'"
@@ -911,6 +915,7 @@ impl Compiler<'_> {
                         ));
                     };
                     let Some(tidx) = self.find_resource(&tt, &ttitle) else {
+                        let (sshown, tshown) = (ref_shown(s), ref_shown(t));
                         return Err(self.plain(
                             format!("Could not find resource '{tshown}' for relationship from '{sshown}'"),
                             Some(rel.target_span),
@@ -919,7 +924,11 @@ impl Compiler<'_> {
                     let span = rel.source_span.to(rel.target_span);
                     self.recorder.arrow(sidx, tidx, rel.notify, span);
                     let r = &mut self.resources[sidx];
-                    let target = Value::str(format!("{tt}[{ttitle}]"));
+                    let mut target = String::with_capacity(tt.len() + ttitle.len() + 2);
+                    for part in [&*tt, "[", &*ttitle, "]"] {
+                        target.push_str(part);
+                    }
+                    let target = Value::str(target);
                     match r.params.get_mut(param) {
                         Some(Value::Array(items)) => items.push(target),
                         Some(v) => {
@@ -1181,25 +1190,31 @@ pub(super) fn res_type(r: &Res) -> PType {
 }
 
 /// (type, title, as shown in messages) of a reference value.
-pub(super) fn ref_parts(v: &Value) -> Option<(String, String, String)> {
+pub(super) fn ref_parts(v: &Value) -> Option<(Cow<'_, str>, Cow<'_, str>)> {
     match v {
         Value::Type(t) => match &**t {
             PType::Resource(Some(ty), Some(title)) => {
-                Some((ty.clone(), title.clone(), format!("{ty}[{title}]")))
+                Some((Cow::Borrowed(ty.as_str()), Cow::Borrowed(title.as_str())))
             }
-            PType::Class(Some(n)) => Some((
-                "Class".into(),
-                n.clone(),
-                format!("Class[{}]", capitalize_type(n)),
-            )),
+            PType::Class(Some(n)) => Some((Cow::Borrowed("Class"), Cow::Borrowed(n.as_str()))),
             _ => None,
         },
         Value::Str(s) => {
             let r = crate::catalog::ResourceRef::parse(s)?;
-            let shown = format!("{}[{}]", r.type_name, r.title);
-            Some((r.type_name, r.title, shown))
+            Some((Cow::Owned(r.type_name), Cow::Owned(r.title)))
         }
         _ => None,
+    }
+}
+
+/// How a reference [`ref_parts`] splits is shown in messages (empty if it is none).
+pub(super) fn ref_shown(v: &Value) -> String {
+    match (v, ref_parts(v)) {
+        (Value::Type(t), Some((_, n))) if matches!(**t, PType::Class(_)) => {
+            format!("Class[{}]", capitalize_type(&n))
+        }
+        (_, Some((ty, title))) => format!("{ty}[{title}]"),
+        (_, None) => String::new(),
     }
 }
 

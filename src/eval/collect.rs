@@ -251,21 +251,24 @@ impl Compiler<'_> {
                         .collect();
                     return wanted.iter().any(|t| self.resource_tagged(idx, t));
                 }
-                match self.attr_value(idx, attr) {
+                match &*self.attr_value(idx, attr) {
                     Value::Array(items) => items.iter().any(|x| puppet_eq(x, v)),
-                    other => puppet_eq(&other, v),
+                    other => puppet_eq(other, v),
                 }
             }
             Query::Ne(attr, v) => !puppet_eq(&self.attr_value(idx, attr), v),
         }
     }
 
-    fn attr_value(&self, idx: usize, attr: &str) -> Value {
+    /// A resource's attribute for a query, borrowed when it is a parameter.
+    fn attr_value(&self, idx: usize, attr: &str) -> std::borrow::Cow<'_, Value> {
         let r = &self.resources[idx];
         match r.params.get(attr) {
-            Some(v) => v.clone(),
-            None if attr == "title" || attr == "name" => Value::str(r.title.clone()),
-            None => Value::Undef,
+            Some(v) => std::borrow::Cow::Borrowed(v),
+            None if attr == "title" || attr == "name" => {
+                std::borrow::Cow::Owned(Value::str(r.title.clone()))
+            }
+            None => std::borrow::Cow::Owned(Value::Undef),
         }
     }
 

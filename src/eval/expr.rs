@@ -311,12 +311,12 @@ impl Compiler<'_> {
                             )));
                         }
                     }
-                    let Some((t, title, _)) = super::catalog_ops::ref_parts(&r) else {
+                    let Some((t, title)) = super::catalog_ops::ref_parts(&r) else {
                         return Err(Flow::Err(self.runtime("Illegal override target", e.span)));
                     };
                     self.add_override(Override {
-                        type_name: t,
-                        title,
+                        type_name: t.into_owned(),
+                        title: title.into_owned(),
                         params: attrs.clone(),
                         source: source.clone(),
                         span: e.span,

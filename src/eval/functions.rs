@@ -580,7 +580,7 @@ fn f_realize(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     for v in &a.values {
         for item in flatten_values(v) {
             match ref_parts(&item) {
-                Some((t, title, _)) => refs.push((t, title)),
+                Some((t, title)) => refs.push((t.into_owned(), title.into_owned())),
                 None => {
                     return Err(arg_err(
                         c,
