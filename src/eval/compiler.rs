@@ -219,6 +219,9 @@ pub struct Compiler<'a> {
     keep_provenance: bool,
     /// Whether `run` hands the catalog over unbuilt (see [`Compiler::deferring_catalog`]).
     defer_catalog: bool,
+    /// The tags a resource type name gives its resources, made once per type: the
+    /// resources share their strings.
+    type_tags: HashMap<String, super::tags::Tags>,
 }
 
 /// What a successful compile made: the catalog, or what it is made of.
@@ -270,6 +273,7 @@ impl<'a> Compiler<'a> {
             queued_param_types: Vec::new(),
             keep_provenance: true,
             defer_catalog: false,
+            type_tags: HashMap::default(),
         }
     }
 
@@ -762,8 +766,15 @@ impl<'a> Compiler<'a> {
         span: Span,
     ) -> usize {
         let source = self.scopes[scope].source.clone();
-        let mut tags = Tags::default();
-        add_tag(&mut tags, type_name);
+        let mut tags = match self.type_tags.get(type_name) {
+            Some(t) => t.clone(),
+            None => {
+                let mut t = Tags::default();
+                add_tag(&mut t, type_name);
+                self.type_tags.insert(type_name.to_string(), t.clone());
+                t
+            }
+        };
         // (`add_tag` skips a title that is not tag-shaped.)
         add_tag(&mut tags, title);
         self.resources.push(Res {

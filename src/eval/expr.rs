@@ -1185,9 +1185,25 @@ impl Compiler<'_> {
         let l = self.rel_operand_expr(left, scope)?;
         let r = self.rel_operand_expr(right, scope)?;
         let (ls, rs) = (operand_span(left), operand_span(right));
+        // The operands the chain goes on with: the right ones, unless there are none; the
+        // left ones are kept as the empty alternative of a collector on the right.
+        let collector_right = match r.as_slice() {
+            [Operand::Collector(ci)] => Some(*ci),
+            _ => None,
+        };
+        let (lv, rv, result) = if r.is_empty() {
+            (l.clone(), r, l)
+        } else if let Some(ci) = collector_right {
+            let rv = r.clone();
+            self.collectors[ci].empty_alternative = Some(l.clone());
+            (l, rv, r)
+        } else {
+            let rv = r.clone();
+            (l, rv, r)
+        };
         let ((source, source_span), (target, target_span)) = match op {
-            RelOp::Before | RelOp::Notify => ((l.clone(), ls), (r.clone(), rs)),
-            RelOp::Require | RelOp::Subscribe => ((r.clone(), rs), (l.clone(), ls)),
+            RelOp::Before | RelOp::Notify => ((lv, ls), (rv, rs)),
+            RelOp::Require | RelOp::Subscribe => ((rv, rs), (lv, ls)),
         };
         self.relationships.push(Relationship {
             source,
@@ -1196,13 +1212,7 @@ impl Compiler<'_> {
             source_span,
             target_span,
         });
-        if r.is_empty() {
-            return Ok(l);
-        }
-        if let [Operand::Collector(ci)] = r.as_slice() {
-            self.collectors[*ci].empty_alternative = Some(l);
-        }
-        Ok(r)
+        Ok(result)
     }
 
     fn rel_operand_expr(&mut self, e: &Expr, scope: ScopeId) -> R<Vec<Operand>> {
@@ -1230,10 +1240,12 @@ impl Compiler<'_> {
     }
 
     fn rel_operands(&mut self, e: &Expr, scope: ScopeId) -> R<Vec<Operand>> {
-        let v = self.eval(e, scope)?;
+        let mut items = vec![];
+        flatten_into(self.eval(e, scope)?, &mut items);
         let mut out: Vec<Operand> = vec![];
-        for item in flatten_values(&v) {
+        for item in items {
             let t = match item {
+                Value::Undef => continue,
                 Value::Type(t) => match *t {
                     PType::Resource(Some(_), Some(_)) | PType::Class(Some(_)) => *t,
                     other => {
@@ -1439,7 +1451,7 @@ pub(super) fn num_f64(v: &Value) -> f64 {
     }
 }
 
-/// Puppet's numeric string syntax: decimal, `0x` hex, `0` octal, floats.
+/// The items of a value, nested arrays flattened (moved, not copied).
 fn flatten_into(v: Value, out: &mut Vec<Value>) {
     match v {
         Value::Array(items) => items.into_iter().for_each(|i| flatten_into(i, out)),
@@ -1447,6 +1459,7 @@ fn flatten_into(v: Value, out: &mut Vec<Value>) {
     }
 }
 
+/// Puppet's numeric string syntax: decimal, `0x` hex, `0` octal, floats.
 pub(super) fn parse_number(s: &str) -> Option<Value> {
     let t = s.trim();
     let (neg, body) = match t.strip_prefix('-') {
