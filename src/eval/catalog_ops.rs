@@ -297,7 +297,7 @@ impl Compiler<'_> {
         type_name: &str,
         kind: &TypeKind,
         title: &str,
-        params: &[AttrValue],
+        mut params: Vec<AttrValue>,
         scope: ScopeId,
         span: Span,
         virtual_: bool,
@@ -321,11 +321,13 @@ impl Compiler<'_> {
             r.is_define = matches!(kind, TypeKind::Define(_));
         }
         let source = self.scopes[scope].source.clone();
-        for a in params {
+        // The values move into the resource; the names and spans stay for the checks below.
+        for a in &mut params {
             if a.name == "tag" {
                 self.check_tags(&a.value, span)?;
             }
-            self.set_param(idx, &a.name, a.value.clone(), &source, a.span);
+            let value = std::mem::replace(&mut a.value, Value::Undef);
+            self.set_param(idx, &a.name, value, &source, a.span);
         }
         for (k, v) in self.lookup_defaults(scope, &tname) {
             if !self.resources[idx].params.contains_key(&k) {
@@ -341,7 +343,7 @@ impl Compiler<'_> {
                 span,
             )));
         }
-        if let Some(kept) = self.priority_on_declare(idx, kind, params, span)? {
+        if let Some(kept) = self.priority_on_declare(idx, kind, &params, span)? {
             return Ok(kept);
         }
         self.check_attributes(idx, kind)?;

@@ -245,6 +245,10 @@ impl Compiler<'_> {
             Query::Or(a, b) => self.query_matches(a, idx) || self.query_matches(b, idx),
             Query::Eq(attr, v) => {
                 if attr == "tag" {
+                    if let Value::Str(t) = v {
+                        // The common case, without the lists below.
+                        return self.resource_tagged(idx, &super::compiler::lowercase(t));
+                    }
                     let wanted: Vec<String> = flatten_values(v)
                         .iter()
                         .map(|t| t.to_display().to_lowercase())

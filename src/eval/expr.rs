@@ -1406,9 +1406,17 @@ impl Compiler<'_> {
         }
         for (titles, attrs) in bodies {
             let attrs = merge_attrs(&default_attrs, attrs);
-            for t in titles {
+            let n = titles.len();
+            let mut attrs = Some(attrs);
+            for (i, t) in titles.into_iter().enumerate() {
+                // The last title takes the attributes, the others a copy.
+                let these = if i + 1 == n {
+                    attrs.take().unwrap_or_default()
+                } else {
+                    attrs.clone().unwrap_or_default()
+                };
                 let idx = self.declare_resource(
-                    &type_name, &kind, &t, &attrs, scope, span, virtual_, exported,
+                    &type_name, &kind, &t, these, scope, span, virtual_, exported,
                 )?;
                 let r = &self.resources[idx];
                 out.push(Value::Type(Box::new(PType::Resource(

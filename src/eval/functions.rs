@@ -1916,7 +1916,7 @@ fn f_create_resources(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
             &type_name,
             &kind,
             &title.to_display(),
-            &attrs,
+            attrs,
             a.scope,
             a.span,
             false,
