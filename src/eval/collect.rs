@@ -199,11 +199,16 @@ impl Compiler<'_> {
             let type_name = self.collectors[ci].type_name.clone();
             let query = self.collectors[ci].query.clone();
             let exported = self.collectors[ci].exported;
-            let mut matches: Vec<usize> = (0..self.resources.len())
+            let of_type = self
+                .by_type
+                .get(&type_name)
+                .map_or(&[][..], |v| v.as_slice());
+            let mut matches: Vec<usize> = of_type
+                .iter()
+                .copied()
                 .filter(|&i| {
                     let r = &self.resources[i];
-                    r.type_name == type_name
-                        && !r.dropped
+                    !r.dropped
                         && (!exported || r.exported)
                         && !self.collectors[ci].collected_set.contains(&i)
                         && self.query_matches(&query, i)

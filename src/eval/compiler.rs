@@ -222,6 +222,9 @@ pub struct Compiler<'a> {
     /// The tags a resource type name gives its resources, made once per type: the
     /// resources share their strings.
     type_tags: HashMap<String, super::tags::Tags>,
+    /// Resource type name -> its resources in declaration order (for the collectors,
+    /// which would otherwise scan every resource on every pass).
+    pub(super) by_type: HashMap<String, Vec<usize>>,
 }
 
 /// What a successful compile made: the catalog, or what it is made of.
@@ -274,6 +277,7 @@ impl<'a> Compiler<'a> {
             keep_provenance: true,
             defer_catalog: false,
             type_tags: HashMap::default(),
+            by_type: HashMap::default(),
         }
     }
 
@@ -777,6 +781,13 @@ impl<'a> Compiler<'a> {
         };
         // (`add_tag` skips a title that is not tag-shaped.)
         add_tag(&mut tags, title);
+        let idx = self.resources.len();
+        match self.by_type.get_mut(type_name) {
+            Some(list) => list.push(idx),
+            None => {
+                self.by_type.insert(type_name.to_string(), vec![idx]);
+            }
+        }
         self.resources.push(Res {
             type_name: type_name.to_string(),
             title: title.to_string(),
