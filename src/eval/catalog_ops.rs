@@ -160,12 +160,11 @@ impl Compiler<'_> {
     }
 
     fn namevar_value(&self, r: &Res) -> Option<String> {
-        let lower = super::compiler::lowercase(&r.type_name);
+        let b = builtin_types::find_any_case(&r.type_name)?;
         // Non-isomorphic types never alias their namevar.
-        if lower == "exec" || lower == "tidy" {
+        if b.name == "exec" || b.name == "tidy" {
             return None;
         }
-        let b = builtin_types::find(&lower)?;
         if b.namevars.len() > 1 {
             return None;
         }
@@ -173,7 +172,7 @@ impl Compiler<'_> {
         if let Some(v) = r.params.get(nv) {
             return Some(v.to_display());
         }
-        if lower == "file" {
+        if b.name == "file" {
             let t = r.title.trim_end_matches('/');
             return Some(if t.is_empty() { "/".into() } else { t.into() });
         }
@@ -183,7 +182,7 @@ impl Compiler<'_> {
     /// The uniqueness key of a type with several key attributes (`package`: command, name,
     /// provider), rendered as Puppet inspects it: `nil, "x", nil`.
     fn composite_key(&self, r: &Res) -> Option<Vec<String>> {
-        let b = builtin_types::find(&super::compiler::lowercase(&r.type_name))?;
+        let b = builtin_types::find_any_case(&r.type_name)?;
         if b.namevars.len() < 2 {
             return None;
         }
