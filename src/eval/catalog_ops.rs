@@ -325,7 +325,10 @@ impl Compiler<'_> {
             if a.name == "tag" {
                 self.check_tags(&a.value, span)?;
             }
-            let value = std::mem::replace(&mut a.value, Value::Undef);
+            let mut value = std::mem::replace(&mut a.value, Value::Undef);
+            // Kept for the whole compile: without the spare room a built string may have
+            // (as a copy would be).
+            compact(&mut value);
             self.set_param(idx, &a.name, value, &source, a.span);
         }
         for (k, v) in self.lookup_defaults(scope, &tname) {
@@ -1216,6 +1219,18 @@ pub(super) fn ref_shown(v: &Value) -> String {
         }
         (_, Some((ty, title))) => format!("{ty}[{title}]"),
         (_, None) => String::new(),
+    }
+}
+
+/// Drops the spare capacity of a value's strings and arrays.
+fn compact(v: &mut Value) {
+    match v {
+        Value::Str(s) => s.shrink_to_fit(),
+        Value::Array(items) => {
+            items.shrink_to_fit();
+            items.iter_mut().for_each(compact);
+        }
+        _ => {}
     }
 }
 

@@ -1279,6 +1279,8 @@ impl Compiler<'_> {
                 out.push(Operand::Ref(t));
             }
         }
+        // Relationships keep their operands to the end of the compile.
+        out.shrink_to_fit();
         Ok(out)
     }
 
