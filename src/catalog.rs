@@ -66,6 +66,25 @@ impl TrimColons for str {
 /// `foo::bar` -> `Foo::Bar`, as Puppet writes type names in references.
 pub fn capitalize_type(name: &str) -> String {
     let name = name.trim_colons();
+    if name.is_ascii() {
+        // The same, a byte at a time (most names).
+        let mut out = name.to_string();
+        let bytes = name.as_bytes();
+        let (mut i, mut at_segment_start) = (0, true);
+        while i < bytes.len() {
+            if bytes[i] == b':' && bytes.get(i + 1) == Some(&b':') {
+                i += 2;
+                at_segment_start = true;
+                continue;
+            }
+            if at_segment_start {
+                out[i..=i].make_ascii_uppercase();
+                at_segment_start = false;
+            }
+            i += 1;
+        }
+        return out;
+    }
     let mut out = String::with_capacity(name.len());
     let mut at_segment_start = true;
     let mut rest = name;

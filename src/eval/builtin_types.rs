@@ -250,3 +250,14 @@ pub const BUILTIN_TYPES: &[BuiltinType] = &[
 pub fn find(name: &str) -> Option<&'static BuiltinType> {
     BUILTIN_TYPES.iter().find(|t| t.name == name)
 }
+
+/// [`find`] of the name in lower case, without lowering an ASCII name first.
+pub fn find_any_case(name: &str) -> Option<&'static BuiltinType> {
+    if name.is_ascii() {
+        BUILTIN_TYPES
+            .iter()
+            .find(|t| t.name.eq_ignore_ascii_case(name))
+    } else {
+        find(&name.to_lowercase())
+    }
+}

@@ -12,6 +12,7 @@ use crate::catalog::TrimColons;
 use crate::catalog::{capitalize_type, ResourceKind};
 use crate::span::Span;
 use indexmap::IndexMap;
+use std::borrow::Cow;
 use std::rc::Rc;
 
 /// Ordo's own metaparameters, valid on every resource and class declaration: Salt's
@@ -159,12 +160,11 @@ impl Compiler<'_> {
     }
 
     fn namevar_value(&self, r: &Res) -> Option<String> {
-        let lower = super::compiler::lowercase(&r.type_name);
+        let b = builtin_types::find_any_case(&r.type_name)?;
         // Non-isomorphic types never alias their namevar.
-        if lower == "exec" || lower == "tidy" {
+        if b.name == "exec" || b.name == "tidy" {
             return None;
         }
-        let b = builtin_types::find(&lower)?;
         if b.namevars.len() > 1 {
             return None;
         }
@@ -172,7 +172,7 @@ impl Compiler<'_> {
         if let Some(v) = r.params.get(nv) {
             return Some(v.to_display());
         }
-        if lower == "file" {
+        if b.name == "file" {
             let t = r.title.trim_end_matches('/');
             return Some(if t.is_empty() { "/".into() } else { t.into() });
         }
@@ -182,7 +182,7 @@ impl Compiler<'_> {
     /// The uniqueness key of a type with several key attributes (`package`: command, name,
     /// provider), rendered as Puppet inspects it: `nil, "x", nil`.
     fn composite_key(&self, r: &Res) -> Option<Vec<String>> {
-        let b = builtin_types::find(&super::compiler::lowercase(&r.type_name))?;
+        let b = builtin_types::find_any_case(&r.type_name)?;
         if b.namevars.len() < 2 {
             return None;
         }
@@ -237,10 +237,11 @@ impl Compiler<'_> {
         } else {
             title.to_string()
         };
-        let key = (t.clone(), title.clone());
+        let key = (t, title);
         if let Some(&i) = self.index.get(&key).or_else(|| self.aliases.get(&key)) {
             return Some(i);
         }
+        let (t, title) = key;
         if t == "File" && title.len() > 1 && title.ends_with('/') {
             let k2 = (t, title.trim_end_matches('/').to_string());
             return self
@@ -295,7 +296,7 @@ impl Compiler<'_> {
         type_name: &str,
         kind: &TypeKind,
         title: &str,
-        params: &[AttrValue],
+        mut params: Vec<AttrValue>,
         scope: ScopeId,
         span: Span,
         virtual_: bool,
@@ -319,11 +320,16 @@ impl Compiler<'_> {
             r.is_define = matches!(kind, TypeKind::Define(_));
         }
         let source = self.scopes[scope].source.clone();
-        for a in params {
+        // The values move into the resource; the names and spans stay for the checks below.
+        for a in &mut params {
             if a.name == "tag" {
                 self.check_tags(&a.value, span)?;
             }
-            self.set_param(idx, &a.name, a.value.clone(), &source, a.span);
+            let mut value = std::mem::replace(&mut a.value, Value::Undef);
+            // Kept for the whole compile: without the spare room a built string may have
+            // (as a copy would be).
+            compact(&mut value);
+            self.set_param(idx, &a.name, value, &source, a.span);
         }
         for (k, v) in self.lookup_defaults(scope, &tname) {
             if !self.resources[idx].params.contains_key(&k) {
@@ -339,7 +345,7 @@ impl Compiler<'_> {
                 span,
             )));
         }
-        if let Some(kept) = self.priority_on_declare(idx, kind, params, span)? {
+        if let Some(kept) = self.priority_on_declare(idx, kind, &params, span)? {
             return Ok(kept);
         }
         self.check_attributes(idx, kind)?;
@@ -856,7 +862,7 @@ impl Compiler<'_> {
             for p in RELATIONSHIP_PARAMS {
                 let Some(v) = r.params.get(*p) else { continue };
                 for item in flatten_values(v) {
-                    let Some((t, title, shown)) = ref_parts(&item) else {
+                    let Some((t, title)) = ref_parts(&item) else {
                         if let Value::Str(_) | Value::Int(_) | Value::Float(_) = item {
                             // Puppet::Resource.new(nil, value) cannot split it into a type
                             // and a title.
@@ -874,6 +880,7 @@ impl Compiler<'_> {
                     };
                     if self.find_resource(&t, &title).is_none() {
                         let (f, l) = r.setters.at(p).unwrap_or((r.file, r.line));
+                        let shown = ref_shown(&item);
                         // `Type['']` reads back as "Type[]", which names no title at all.
                         let msg = if title.is_empty() {
                             format!(
@@ -907,9 +914,10 @@ impl Compiler<'_> {
             let param = if rel.notify { "notify" } else { "before" };
             for s in &sources {
                 for t in &targets {
-                    let (st, stitle, sshown) = ref_parts(s).unwrap_or_default();
-                    let (tt, ttitle, tshown) = ref_parts(t).unwrap_or_default();
+                    let (st, stitle) = ref_parts(s).unwrap_or_default();
+                    let (tt, ttitle) = ref_parts(t).unwrap_or_default();
                     let Some(sidx) = self.find_resource(&st, &stitle) else {
+                        let (sshown, tshown) = (ref_shown(s), ref_shown(t));
                         return Err(self.plain(
                             format!(
                                 "Could not find resource '{sshown}' for relationship on '{tshown}'"
@@ -918,6 +926,7 @@ impl Compiler<'_> {
                         ));
                     };
                     let Some(tidx) = self.find_resource(&tt, &ttitle) else {
+                        let (sshown, tshown) = (ref_shown(s), ref_shown(t));
                         return Err(self.plain(
                             format!("Could not find resource '{tshown}' for relationship from '{sshown}'"),
                             Some(rel.target_span),
@@ -926,7 +935,11 @@ impl Compiler<'_> {
                     let span = rel.source_span.to(rel.target_span);
                     self.recorder.arrow(sidx, tidx, rel.notify, span);
                     let r = &mut self.resources[sidx];
-                    let target = Value::str(format!("{tt}[{ttitle}]"));
+                    let mut target = String::with_capacity(tt.len() + ttitle.len() + 2);
+                    for part in [&*tt, "[", &*ttitle, "]"] {
+                        target.push_str(part);
+                    }
+                    let target = Value::str(target);
                     match r.params.get_mut(param) {
                         Some(Value::Array(items)) => items.push(target),
                         Some(v) => {
@@ -1188,25 +1201,43 @@ pub(super) fn res_type(r: &Res) -> PType {
 }
 
 /// (type, title, as shown in messages) of a reference value.
-pub(super) fn ref_parts(v: &Value) -> Option<(String, String, String)> {
+pub(super) fn ref_parts(v: &Value) -> Option<(Cow<'_, str>, Cow<'_, str>)> {
     match v {
         Value::Type(t) => match &**t {
             PType::Resource(Some(ty), Some(title)) => {
-                Some((ty.clone(), title.clone(), format!("{ty}[{title}]")))
+                Some((Cow::Borrowed(ty.as_str()), Cow::Borrowed(title.as_str())))
             }
-            PType::Class(Some(n)) => Some((
-                "Class".into(),
-                n.clone(),
-                format!("Class[{}]", capitalize_type(n)),
-            )),
+            PType::Class(Some(n)) => Some((Cow::Borrowed("Class"), Cow::Borrowed(n.as_str()))),
             _ => None,
         },
         Value::Str(s) => {
             let r = crate::catalog::ResourceRef::parse(s)?;
-            let shown = format!("{}[{}]", r.type_name, r.title);
-            Some((r.type_name, r.title, shown))
+            Some((Cow::Owned(r.type_name), Cow::Owned(r.title)))
         }
         _ => None,
+    }
+}
+
+/// How a reference [`ref_parts`] splits is shown in messages (empty if it is none).
+pub(super) fn ref_shown(v: &Value) -> String {
+    match (v, ref_parts(v)) {
+        (Value::Type(t), Some((_, n))) if matches!(**t, PType::Class(_)) => {
+            format!("Class[{}]", capitalize_type(&n))
+        }
+        (_, Some((ty, title))) => format!("{ty}[{title}]"),
+        (_, None) => String::new(),
+    }
+}
+
+/// Drops the spare capacity of a value's strings and arrays.
+fn compact(v: &mut Value) {
+    match v {
+        Value::Str(s) => s.shrink_to_fit(),
+        Value::Array(items) => {
+            items.shrink_to_fit();
+            items.iter_mut().for_each(compact);
+        }
+        _ => {}
     }
 }
 

@@ -199,11 +199,16 @@ impl Compiler<'_> {
             let type_name = self.collectors[ci].type_name.clone();
             let query = self.collectors[ci].query.clone();
             let exported = self.collectors[ci].exported;
-            let mut matches: Vec<usize> = (0..self.resources.len())
+            let of_type = self
+                .by_type
+                .get(&type_name)
+                .map_or(&[][..], |v| v.as_slice());
+            let mut matches: Vec<usize> = of_type
+                .iter()
+                .copied()
                 .filter(|&i| {
                     let r = &self.resources[i];
-                    r.type_name == type_name
-                        && !r.dropped
+                    !r.dropped
                         && (!exported || r.exported)
                         && !self.collectors[ci].collected_set.contains(&i)
                         && self.query_matches(&query, i)
@@ -245,27 +250,34 @@ impl Compiler<'_> {
             Query::Or(a, b) => self.query_matches(a, idx) || self.query_matches(b, idx),
             Query::Eq(attr, v) => {
                 if attr == "tag" {
+                    if let Value::Str(t) = v {
+                        // The common case, without the lists below.
+                        return self.resource_tagged(idx, &super::compiler::lowercase(t));
+                    }
                     let wanted: Vec<String> = flatten_values(v)
                         .iter()
                         .map(|t| t.to_display().to_lowercase())
                         .collect();
                     return wanted.iter().any(|t| self.resource_tagged(idx, t));
                 }
-                match self.attr_value(idx, attr) {
+                match &*self.attr_value(idx, attr) {
                     Value::Array(items) => items.iter().any(|x| puppet_eq(x, v)),
-                    other => puppet_eq(&other, v),
+                    other => puppet_eq(other, v),
                 }
             }
             Query::Ne(attr, v) => !puppet_eq(&self.attr_value(idx, attr), v),
         }
     }
 
-    fn attr_value(&self, idx: usize, attr: &str) -> Value {
+    /// A resource's attribute for a query, borrowed when it is a parameter.
+    fn attr_value(&self, idx: usize, attr: &str) -> std::borrow::Cow<'_, Value> {
         let r = &self.resources[idx];
         match r.params.get(attr) {
-            Some(v) => v.clone(),
-            None if attr == "title" || attr == "name" => Value::str(r.title.clone()),
-            None => Value::Undef,
+            Some(v) => std::borrow::Cow::Borrowed(v),
+            None if attr == "title" || attr == "name" => {
+                std::borrow::Cow::Owned(Value::str(r.title.clone()))
+            }
+            None => std::borrow::Cow::Owned(Value::Undef),
         }
     }
 

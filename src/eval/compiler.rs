@@ -219,6 +219,12 @@ pub struct Compiler<'a> {
     keep_provenance: bool,
     /// Whether `run` hands the catalog over unbuilt (see [`Compiler::deferring_catalog`]).
     defer_catalog: bool,
+    /// The tags a resource type name gives its resources, made once per type: the
+    /// resources share their strings.
+    type_tags: HashMap<String, super::tags::Tags>,
+    /// Resource type name -> its resources in declaration order (for the collectors,
+    /// which would otherwise scan every resource on every pass).
+    pub(super) by_type: HashMap<String, Vec<usize>>,
 }
 
 /// What a successful compile made: the catalog, or what it is made of.
@@ -270,6 +276,8 @@ impl<'a> Compiler<'a> {
             queued_param_types: Vec::new(),
             keep_provenance: true,
             defer_catalog: false,
+            type_tags: HashMap::default(),
+            by_type: HashMap::default(),
         }
     }
 
@@ -762,10 +770,24 @@ impl<'a> Compiler<'a> {
         span: Span,
     ) -> usize {
         let source = self.scopes[scope].source.clone();
-        let mut tags = Tags::default();
-        add_tag(&mut tags, type_name);
+        let mut tags = match self.type_tags.get(type_name) {
+            Some(t) => t.clone(),
+            None => {
+                let mut t = Tags::default();
+                add_tag(&mut t, type_name);
+                self.type_tags.insert(type_name.to_string(), t.clone());
+                t
+            }
+        };
         // (`add_tag` skips a title that is not tag-shaped.)
         add_tag(&mut tags, title);
+        let idx = self.resources.len();
+        match self.by_type.get_mut(type_name) {
+            Some(list) => list.push(idx),
+            None => {
+                self.by_type.insert(type_name.to_string(), vec![idx]);
+            }
+        }
         self.resources.push(Res {
             type_name: type_name.to_string(),
             title: title.to_string(),

@@ -241,12 +241,12 @@ impl Compiler<'_> {
                             )));
                         }
                     }
-                    let Some((t, title, _)) = super::catalog_ops::ref_parts(&r) else {
+                    let Some((t, title)) = super::catalog_ops::ref_parts(&r) else {
                         return Err(Flow::Err(self.runtime("Illegal override target", e.span)));
                     };
                     self.add_override(Override {
-                        type_name: t,
-                        title,
+                        type_name: t.into_owned(),
+                        title: title.into_owned(),
                         params: attrs.clone(),
                         source: source.clone(),
                         span: e.span,
@@ -1216,9 +1216,25 @@ impl Compiler<'_> {
         let l = self.rel_operand_expr(left, scope)?;
         let r = self.rel_operand_expr(right, scope)?;
         let (ls, rs) = (operand_span(left), operand_span(right));
+        // The operands the chain goes on with: the right ones, unless there are none; the
+        // left ones are kept as the empty alternative of a collector on the right.
+        let collector_right = match r.as_slice() {
+            [Operand::Collector(ci)] => Some(*ci),
+            _ => None,
+        };
+        let (lv, rv, result) = if r.is_empty() {
+            (l.clone(), r, l)
+        } else if let Some(ci) = collector_right {
+            let rv = r.clone();
+            self.collectors[ci].empty_alternative = Some(l.clone());
+            (l, rv, r)
+        } else {
+            let rv = r.clone();
+            (l, rv, r)
+        };
         let ((source, source_span), (target, target_span)) = match op {
-            RelOp::Before | RelOp::Notify => ((l.clone(), ls), (r.clone(), rs)),
-            RelOp::Require | RelOp::Subscribe => ((r.clone(), rs), (l.clone(), ls)),
+            RelOp::Before | RelOp::Notify => ((lv, ls), (rv, rs)),
+            RelOp::Require | RelOp::Subscribe => ((rv, rs), (lv, ls)),
         };
         self.relationships.push(Relationship {
             source,
@@ -1227,13 +1243,7 @@ impl Compiler<'_> {
             source_span,
             target_span,
         });
-        if r.is_empty() {
-            return Ok(l);
-        }
-        if let [Operand::Collector(ci)] = r.as_slice() {
-            self.collectors[*ci].empty_alternative = Some(l);
-        }
-        Ok(r)
+        Ok(result)
     }
 
     fn rel_operand_expr(&mut self, e: &Expr, scope: ScopeId) -> R<Vec<Operand>> {
@@ -1261,10 +1271,12 @@ impl Compiler<'_> {
     }
 
     fn rel_operands(&mut self, e: &Expr, scope: ScopeId) -> R<Vec<Operand>> {
-        let v = self.eval(e, scope)?;
+        let mut items = vec![];
+        flatten_into(self.eval(e, scope)?, &mut items);
         let mut out: Vec<Operand> = vec![];
-        for item in flatten_values(&v) {
+        for item in items {
             let t = match item {
+                Value::Undef => continue,
                 Value::Type(t) => match *t {
                     PType::Resource(Some(_), Some(_)) | PType::Class(Some(_)) => *t,
                     other => {
@@ -1298,6 +1310,8 @@ impl Compiler<'_> {
                 out.push(Operand::Ref(t));
             }
         }
+        // Relationships keep their operands to the end of the compile.
+        out.shrink_to_fit();
         Ok(out)
     }
 
@@ -1425,9 +1439,17 @@ impl Compiler<'_> {
         }
         for (titles, attrs) in bodies {
             let attrs = merge_attrs(&default_attrs, attrs);
-            for t in titles {
+            let n = titles.len();
+            let mut attrs = Some(attrs);
+            for (i, t) in titles.into_iter().enumerate() {
+                // The last title takes the attributes, the others a copy.
+                let these = if i + 1 == n {
+                    attrs.take().unwrap_or_default()
+                } else {
+                    attrs.clone().unwrap_or_default()
+                };
                 let idx = self.declare_resource(
-                    &type_name, &kind, &t, &attrs, scope, span, virtual_, exported,
+                    &type_name, &kind, &t, these, scope, span, virtual_, exported,
                 )?;
                 let r = &self.resources[idx];
                 out.push(Value::Type(Box::new(PType::Resource(
@@ -1470,7 +1492,7 @@ pub(super) fn num_f64(v: &Value) -> f64 {
     }
 }
 
-/// Puppet's numeric string syntax: decimal, `0x` hex, `0` octal, floats.
+/// The items of a value, nested arrays flattened (moved, not copied).
 fn flatten_into(v: Value, out: &mut Vec<Value>) {
     match v {
         Value::Array(items) => items.into_iter().for_each(|i| flatten_into(i, out)),
@@ -1478,6 +1500,7 @@ fn flatten_into(v: Value, out: &mut Vec<Value>) {
     }
 }
 
+/// Puppet's numeric string syntax: decimal, `0x` hex, `0` octal, floats.
 pub(super) fn parse_number(s: &str) -> Option<Value> {
     let t = s.trim();
     let (neg, body) = match t.strip_prefix('-') {

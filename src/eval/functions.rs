@@ -589,7 +589,7 @@ fn f_realize(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     for v in &a.values {
         for item in flatten_values(v) {
             match ref_parts(&item) {
-                Some((t, title, _)) => refs.push((t, title)),
+                Some((t, title)) => refs.push((t.into_owned(), title.into_owned())),
                 None => {
                     return Err(arg_err(
                         c,
@@ -1925,7 +1925,7 @@ fn f_create_resources(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
             &type_name,
             &kind,
             &title.to_display(),
-            &attrs,
+            attrs,
             a.scope,
             a.span,
             false,

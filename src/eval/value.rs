@@ -449,6 +449,7 @@ pub fn format_float(f: f64) -> String {
 pub fn puppet_eq(a: &Value, b: &Value) -> bool {
     use Value::*;
     match (a, b) {
+        (Str(x), Str(y)) if x.is_ascii() && y.is_ascii() => x.eq_ignore_ascii_case(y),
         (Str(x), Str(y)) => x.to_lowercase() == y.to_lowercase(),
         (Int(x), Float(y)) | (Float(y), Int(x)) => (*x as f64) == *y,
         (Float(x), Float(y)) => x == y,
