@@ -446,6 +446,24 @@ mod pretty {
         Ok(())
     }
 
+    /// A JSON array of `items`, each written by `one`, handed to `out` as the buffer fills.
+    fn streamed<T>(
+        w: &mut Buf,
+        out: &mut impl Write,
+        depth: usize,
+        items: impl IntoIterator<Item = T>,
+        one: impl Fn(&mut Buf, usize, T),
+    ) -> io::Result<()> {
+        let mut list = Block::open(w, depth, b'[');
+        for item in items {
+            list.next(w);
+            one(w, list.depth, item);
+            spill(w, out)?;
+        }
+        list.close(w, b']');
+        Ok(())
+    }
+
     /// The catalog `c`, with `resources` and `edges` in place of its own.
     pub(super) fn catalog<R, E>(
         out: &mut impl Write,
@@ -479,21 +497,11 @@ mod pretty {
         b.key(w, "environment");
         string(w, &c.environment);
         b.key(w, "resources");
-        let mut rs = Block::open(w, b.depth, b'[');
-        for r in resources {
-            rs.next(w);
-            resource(w, rs.depth, r.borrow());
-            spill(w, out)?;
-        }
-        rs.close(w, b']');
+        streamed(w, out, b.depth, resources, |w, d, r| {
+            resource(w, d, r.borrow())
+        })?;
         b.key(w, "edges");
-        let mut es = Block::open(w, b.depth, b'[');
-        for e in edges {
-            es.next(w);
-            edge(w, es.depth, e.borrow());
-            spill(w, out)?;
-        }
-        es.close(w, b']');
+        streamed(w, out, b.depth, edges, |w, d, e| edge(w, d, e.borrow()))?;
         b.key(w, "classes");
         strings(w, b.depth, &c.classes);
         b.close(w, b'}');

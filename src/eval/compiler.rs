@@ -525,6 +525,16 @@ impl<'a> Compiler<'a> {
 
     /// Records classes, defines, nodes, functions and type aliases found in a file, with
     /// nested definitions named inside their class (`class a { class b {} }` is `a::b`).
+    /// Remembers which module's file defines class or defined type `name` (for
+    /// `$module_name`); nothing for the main manifest.
+    fn note_module(&mut self, name: &str, file: FileId) {
+        if let Some(m) = self.module_files.get(&file) {
+            self.def_modules
+                .entry(name.to_string())
+                .or_insert_with(|| m.clone());
+        }
+    }
+
     pub(super) fn register_definitions(
         &mut self,
         e: &Expr,
@@ -542,11 +552,7 @@ impl<'a> Compiler<'a> {
                     self.register_definitions(body, &name)?;
                 }
                 self.class_spans.entry(name.clone()).or_insert(e.span);
-                if let Some(m) = self.module_files.get(&e.span.file) {
-                    self.def_modules
-                        .entry(name.clone())
-                        .or_insert_with(|| m.clone());
-                }
+                self.note_module(&name, e.span.file);
                 // The tree's definition, shared; a copy only to rename a nested one.
                 let mut def = def.clone();
                 if def.name != name {
@@ -556,11 +562,7 @@ impl<'a> Compiler<'a> {
             }
             ExprKind::Define(def) => {
                 let name = qualify(namespace, &def.name);
-                if let Some(m) = self.module_files.get(&e.span.file) {
-                    self.def_modules
-                        .entry(name.clone())
-                        .or_insert_with(|| m.clone());
-                }
+                self.note_module(&name, e.span.file);
                 let mut def = def.clone();
                 if def.name != name {
                     std::sync::Arc::make_mut(&mut def).name = name.clone();

@@ -1279,9 +1279,6 @@ fn f_compare(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     };
     let ord = match (&x, &y, a.values.get(2)) {
         (Value::Int(i), Value::Int(j), None) => Some(i.cmp(j)),
-        (_, _, None) if numeric(&x).is_some() && numeric(&y).is_some() => {
-            numeric(&x).partial_cmp(&numeric(&y))
-        }
         (Value::Str(s), Value::Str(t), None | Some(Value::Bool(true))) => Some(
             s.bytes()
                 .map(|b| b.to_ascii_lowercase())
@@ -1290,6 +1287,9 @@ fn f_compare(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         (Value::Str(s), Value::Str(t), Some(Value::Bool(false))) => {
             Some(s.as_bytes().cmp(t.as_bytes()))
         }
+        (_, _, None) => numeric(&x)
+            .zip(numeric(&y))
+            .and_then(|(p, q)| p.partial_cmp(&q)),
         _ => None,
     };
     if let Some(o) = ord {

@@ -37,8 +37,7 @@ pub fn sprintf(fmt: &str, args: &[Value]) -> Result<String, String> {
         // hash argument, `%{name}` writes it as it is.
         if chars.peek() == Some(&'{') {
             chars.next();
-            let name: String = chars.by_ref().take_while(|&c| c != '}').collect();
-            out.push_str(&named_arg(args, &name)?.to_display());
+            out.push_str(&named_arg(&mut chars, '}', args)?.to_display());
             continue;
         }
         let mut named: Option<Value> = None;
@@ -49,8 +48,7 @@ pub fn sprintf(fmt: &str, args: &[Value]) -> Result<String, String> {
                 chars.next();
             } else if f == '<' && named.is_none() {
                 chars.next();
-                let name: String = chars.by_ref().take_while(|&c| c != '>').collect();
-                named = Some(named_arg(args, &name)?);
+                named = Some(named_arg(&mut chars, '>', args)?);
             } else {
                 break;
             }
@@ -97,8 +95,7 @@ pub fn sprintf(fmt: &str, args: &[Value]) -> Result<String, String> {
         }
         if named.is_none() && chars.peek() == Some(&'<') {
             chars.next();
-            let name: String = chars.by_ref().take_while(|&c| c != '>').collect();
-            named = Some(named_arg(args, &name)?);
+            named = Some(named_arg(&mut chars, '>', args)?);
         }
         let Some(conv) = chars.next() else {
             return Err("incomplete format specifier".into());
@@ -112,23 +109,15 @@ pub fn sprintf(fmt: &str, args: &[Value]) -> Result<String, String> {
             None => next_arg.next().cloned().unwrap_or(Value::Undef),
         };
         let body = match conv {
-            // Ruby's Kernel#sprintf: to_s and inspect, on the values as Puppet passes them
-            // (a top-level undef as '' and a regex as its /source/ string).
+            // Ruby's Kernel#sprintf: to_s and inspect, on the values as Puppet passes them.
             's' => {
-                let s = match &arg {
-                    Value::Regex(_) => arg.to_display(),
-                    other => super::erb::ruby_to_s(other),
-                };
+                let s = super::erb::ruby_to_s(&as_ruby_arg(arg));
                 match precision {
                     Some(p) => s.chars().take(p).collect(),
                     None => s,
                 }
             }
-            'p' => match &arg {
-                Value::Undef => "\"\"".to_string(),
-                Value::Regex(_) => super::erb::ruby_inspect(&Value::Str(arg.to_display())),
-                other => super::erb::ruby_inspect(other),
-            },
+            'p' => super::erb::ruby_inspect(&as_ruby_arg(arg)),
             'd' | 'i' | 'u' => {
                 let n = to_int(&arg)?;
                 let s = n.abs().to_string();
@@ -210,11 +199,27 @@ pub fn sprintf(fmt: &str, args: &[Value]) -> Result<String, String> {
     Ok(out)
 }
 
-/// The value of key `name` in the single hash argument of a format with named references.
-fn named_arg(args: &[Value], name: &str) -> Result<Value, String> {
+/// A value as Puppet hands it to Ruby's sprintf: a top-level undef as '' and a regex as its
+/// /source/ string.
+fn as_ruby_arg(v: Value) -> Value {
+    match v {
+        Value::Undef => Value::str(""),
+        Value::Regex(_) => Value::Str(v.to_display()),
+        other => other,
+    }
+}
+
+/// Reads a reference name up to `close` and gives the value of that key in the single hash
+/// argument of a format with named references.
+fn named_arg(
+    chars: &mut std::iter::Peekable<std::str::Chars<'_>>,
+    close: char,
+    args: &[Value],
+) -> Result<Value, String> {
+    let name: String = chars.by_ref().take_while(|&c| c != close).collect();
     match args {
         [Value::Hash(h)] => h
-            .get(&Value::str(name))
+            .get(&Value::str(name.as_str()))
             .cloned()
             .ok_or_else(|| format!("key<{name}> not found")),
         _ => Err("one hash required".into()),
