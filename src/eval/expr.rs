@@ -1201,6 +1201,20 @@ impl Compiler<'_> {
                 }
                 _ => false,
             },
+            // Every key of the pattern must match the value's entry (undef when absent);
+            // keys the pattern does not name are free.
+            Value::Hash(ms) => match v {
+                Value::Hash(vs) => {
+                    for (k, pat) in ms.iter() {
+                        let entry = vs.get(k).unwrap_or(&Value::Undef);
+                        if !self.case_match(entry, pat, scope, _span)? {
+                            return Ok(false);
+                        }
+                    }
+                    true
+                }
+                _ => false,
+            },
             _ => puppet_eq(v, m),
         })
     }

@@ -833,12 +833,37 @@ fn f_slice(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         .collect();
     match a.lambda {
         Some(l) => {
+            // Puppet serves a chunk whole to a one-parameter lambda, else spread over exactly
+            // `n` parameters, a short last chunk filled with undef ([] for a hash).
+            let serving = l.params.len();
+            if serving == 0 {
+                return Err(arg_err(
+                    c,
+                    a,
+                    "block must define at least one parameter. Block has 0.",
+                ));
+            }
+            if serving != 1 && serving != n {
+                let names: Vec<&str> = l.params.iter().map(|p| p.name.as_str()).collect();
+                let msg = format!(
+                    "block must define one parameter, or the same number of parameters as the given size of the slice ({n}). Block has {serving}; {}",
+                    names.join(", ")
+                );
+                return Err(arg_err(c, a, &msg));
+            }
+            let filler = if is_hash {
+                Value::Array(vec![])
+            } else {
+                Value::Undef
+            };
             for ch in chunks {
-                let args = if l.params.len() > 1 {
-                    match ch {
+                let args = if serving > 1 {
+                    let mut items = match ch {
                         Value::Array(items) => items,
                         other => vec![other],
-                    }
+                    };
+                    items.resize(serving, filler.clone());
+                    items
                 } else {
                     vec![ch]
                 };
@@ -1537,7 +1562,7 @@ fn natural_cmp(a: &Value, b: &Value) -> Ordering {
 
 fn f_sort(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let v = first_arg(a);
-    let Value::Array(mut items) = v else {
+    let Value::Array(items) = v else {
         if let Value::Str(s) = v {
             let mut chars: Vec<char> = s.chars().collect();
             chars.sort();
@@ -1573,11 +1598,90 @@ fn f_sort(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
             }
             Ok(Value::Array(sorted))
         }
-        None => {
-            items.sort_by(natural_cmp);
-            Ok(Value::Array(items))
-        }
+        None => match ruby_sort(items) {
+            Ok(sorted) => Ok(Value::Array(sorted)),
+            Err((x, y)) => Err(Flow::Err(c.runtime(
+                format!(
+                    "comparison of {} with {} failed",
+                    super::stdlib::ruby_class(&x),
+                    ruby_cmperr_name(&y)
+                ),
+                a.span,
+            ))),
+        },
     }
+}
+
+/// Ruby's `<=>` on Puppet values: numbers with numbers, strings with strings, arrays element
+/// by element; anything else compares only when equal. `None` is Ruby's nil (not comparable).
+fn ruby_cmp(a: &Value, b: &Value) -> Option<Ordering> {
+    match (a, b) {
+        (Value::Int(x), Value::Int(y)) => Some(x.cmp(y)),
+        (Value::Int(_) | Value::Float(_), Value::Int(_) | Value::Float(_)) => {
+            num_f64(a).partial_cmp(&num_f64(b))
+        }
+        (Value::Str(x), Value::Str(y)) => Some(x.as_bytes().cmp(y.as_bytes())),
+        (Value::Array(x), Value::Array(y)) => {
+            for (p, q) in x.iter().zip(y) {
+                match ruby_cmp(p, q)? {
+                    Ordering::Equal => {}
+                    o => return Some(o),
+                }
+            }
+            Some(x.len().cmp(&y.len()))
+        }
+        _ => (a == b).then_some(Ordering::Equal),
+    }
+}
+
+/// How Ruby's "comparison of X with Y failed" names Y: immediates and floats by `inspect`,
+/// other objects by their class.
+fn ruby_cmperr_name(v: &Value) -> String {
+    match v {
+        Value::Undef | Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::Default => {
+            super::stdlib::inspect(v)
+        }
+        other => super::stdlib::ruby_class(other).to_string(),
+    }
+}
+
+/// Ruby's `Array#sort` as Puppet 7 runs it (Ruby's sort is the C library's merge sort: the
+/// first half, then the second, then a stable merge), so that a pair that cannot be compared
+/// is the same pair Puppet reports. Returns that pair as (left, right).
+fn ruby_sort(mut items: Vec<Value>) -> Result<Vec<Value>, (Value, Value)> {
+    fn msort(v: &mut [Value], tmp: &mut Vec<Value>) -> Result<(), (Value, Value)> {
+        let n = v.len();
+        if n <= 1 {
+            return Ok(());
+        }
+        let n1 = n / 2;
+        msort(&mut v[..n1], tmp)?;
+        msort(&mut v[n1..], tmp)?;
+        tmp.clear();
+        let (mut i, mut j) = (0, n1);
+        while i < n1 && j < n {
+            match ruby_cmp(&v[i], &v[j]) {
+                Some(Ordering::Greater) => {
+                    tmp.push(v[j].clone());
+                    j += 1;
+                }
+                Some(_) => {
+                    tmp.push(v[i].clone());
+                    i += 1;
+                }
+                None => return Err((v[i].clone(), v[j].clone())),
+            }
+        }
+        tmp.extend(v[i..n1].iter().cloned());
+        tmp.extend(v[j..].iter().cloned());
+        for (slot, x) in v.iter_mut().zip(tmp.drain(..)) {
+            *slot = x;
+        }
+        Ok(())
+    }
+    let mut tmp = Vec::with_capacity(items.len());
+    msort(&mut items, &mut tmp)?;
+    Ok(items)
 }
 
 fn f_min(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {

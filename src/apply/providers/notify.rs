@@ -66,7 +66,8 @@ impl Provider for Notify {
     fn check_apply(&mut self, cx: &mut Context, apply: bool) -> Result<Vec<Change>, String> {
         let desired = show(&self.message);
         let result = if apply {
-            let source = self.withpath.then(|| cx.path.to_string());
+            // Puppet logs the message with the path of the `message` property.
+            let source = self.withpath.then(|| format!("{}/message", cx.path));
             cx.log(self.level, source, text(&self.message));
             ChangeResult::Synced(format!("defined 'message' as {desired}"))
         } else {
