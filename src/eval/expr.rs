@@ -1099,8 +1099,20 @@ impl Compiler<'_> {
                     _ => None,
                 };
                 v.map(Value::Int).ok_or_else(|| {
+                    // Puppet computes in Ruby's big integers and then refuses the result,
+                    // showing it in hex (`"%#+x"`).
+                    let wide = match op {
+                        BinaryOp::Add => i128::from(x) + i128::from(y),
+                        BinaryOp::Sub => i128::from(x) - i128::from(y),
+                        _ => i128::from(x) * i128::from(y),
+                    };
+                    let (bound, sign) = if wide > 0 { ("max", '+') } else { ("min", '-') };
                     Flow::Err(self.issue(
-                        format!("integer overflow in operator {}", op.as_str()),
+                        format!(
+                            "A '{}' expression resulted in a value outside of Puppet Integer {bound} range, got '{sign}{:#x}'",
+                            op.as_str(),
+                            wide.unsigned_abs()
+                        ),
                         span,
                     ))
                 })

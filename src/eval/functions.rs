@@ -91,6 +91,11 @@ pub fn builtin(name: &str) -> Option<Builtin> {
         "unique" => f_unique,
         "sort" => f_sort,
         "reverse_each" => f_reverse_each,
+        "partition" => f_partition,
+        "group_by" => f_group_by,
+        "tree_each" => f_tree_each,
+        "camelcase" => f_camelcase,
+        "call" => f_call,
         "upcase" | "downcase" | "capitalize" | "strip" | "lstrip" | "rstrip" | "chomp" | "chop" => {
             f_string_op
         }
@@ -728,6 +733,169 @@ fn f_each(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         }
     }
     Ok(v)
+}
+
+/// The items of a collection as `partition`/`group_by` keep them (a hash's as `[k, v]`
+/// pairs), each with the lambda's arguments: the item, or (index or key, value) for two
+/// parameters.
+fn keyed_items(c: &Compiler<'_>, a: &Args, l: &Lambda) -> R<Vec<(Value, Vec<Value>)>> {
+    let v = first_arg(a);
+    let is_hash = matches!(v, Value::Hash(_));
+    if !matches!(v, Value::Array(_) | Value::Hash(_)) {
+        return Err(arg_err(c, a, "expects a Collection"));
+    }
+    Ok(iteration_items(&v)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(k, x)| {
+            let item = if is_hash {
+                Value::Array(vec![k.clone(), x.clone()])
+            } else {
+                x.clone()
+            };
+            let args = if l.params.len() >= 2 {
+                vec![k, x]
+            } else {
+                vec![item.clone()]
+            };
+            (item, args)
+        })
+        .collect())
+}
+
+fn f_partition(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let l = need_lambda(c, a)?;
+    let (mut yes, mut no) = (vec![], vec![]);
+    for (item, args) in keyed_items(c, a, l)? {
+        if c.call_lambda(l, args, a.scope, a.span)?.truthy() {
+            yes.push(item);
+        } else {
+            no.push(item);
+        }
+    }
+    Ok(Value::Array(vec![Value::Array(yes), Value::Array(no)]))
+}
+
+fn f_group_by(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let l = need_lambda(c, a)?;
+    let mut groups: IndexMap<Value, Value> = IndexMap::new();
+    for (item, args) in keyed_items(c, a, l)? {
+        let key = c.call_lambda(l, args, a.scope, a.span)?;
+        match groups.entry(key).or_insert_with(|| Value::Array(vec![])) {
+            Value::Array(g) => g.push(item),
+            _ => unreachable!("groups hold arrays"),
+        }
+    }
+    Ok(Value::Hash(groups.into_iter().collect()))
+}
+
+/// `tree_each`: every node of a tree of arrays and hashes with its path (root included,
+/// containers and values, depth first unless `order => breadth_first`).
+fn f_tree_each(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let tree = first_arg(a);
+    let opt = |name: &str| match a.values.get(1) {
+        Some(Value::Hash(h)) => h.get(&Value::Str(name.into())).cloned(),
+        _ => None,
+    };
+    let flag = |name: &str| !matches!(opt(name), Some(Value::Bool(false)));
+    let (root, containers, values) = (
+        flag("include_root"),
+        flag("include_containers"),
+        flag("include_values"),
+    );
+    let breadth = matches!(opt("order"), Some(Value::Str(o)) if o == "breadth_first");
+    let mut nodes: Vec<(Vec<Value>, Value)> = vec![];
+    let mut queue = std::collections::VecDeque::from([(vec![], tree.clone())]);
+    while let Some((path, v)) = if breadth {
+        queue.pop_front()
+    } else {
+        queue.pop_back()
+    } {
+        let children = iteration_items(&v)
+            .filter(|_| matches!(v, Value::Array(_) | Value::Hash(_)))
+            .unwrap_or_default();
+        let is_container = matches!(v, Value::Array(_) | Value::Hash(_));
+        let wanted = if path.is_empty() {
+            root && (if is_container { containers } else { values })
+        } else if is_container {
+            containers
+        } else {
+            values
+        };
+        if nodes.len() >= MAX_ITEMS as usize {
+            return Err(arg_err(c, a, "the tree has too many nodes"));
+        }
+        let mut kids: Vec<(Vec<Value>, Value)> = children
+            .into_iter()
+            .map(|(k, x)| {
+                let mut p = path.clone();
+                p.push(k);
+                (p, x)
+            })
+            .collect();
+        if wanted {
+            nodes.push((path, v));
+        }
+        if !breadth {
+            kids.reverse();
+        }
+        queue.extend(kids);
+    }
+    let Some(l) = a.lambda else {
+        return Ok(Value::Array(
+            nodes
+                .into_iter()
+                .map(|(p, v)| Value::Array(vec![Value::Array(p), v]))
+                .collect(),
+        ));
+    };
+    for (path, v) in nodes {
+        let args = if l.params.len() >= 2 {
+            vec![Value::Array(path), v]
+        } else {
+            vec![v]
+        };
+        match c.call_lambda(l, args, a.scope, a.span) {
+            Ok(_) => {}
+            Err(Flow::Break(_)) => break,
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(tree)
+}
+
+/// `camelcase`: each `_`-separated word capitalized (Ruby's `capitalize`), numbers as they
+/// are, arrays element by element.
+fn f_camelcase(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    fn camel(v: &Value) -> Value {
+        match v {
+            Value::Str(s) => Value::Str(
+                s.split('_')
+                    .map(|w| {
+                        let mut ch = w.chars();
+                        match ch.next() {
+                            Some(f) => {
+                                f.to_uppercase().collect::<String>() + &ch.as_str().to_lowercase()
+                            }
+                            None => String::new(),
+                        }
+                    })
+                    .collect(),
+            ),
+            Value::Array(items) => Value::Array(items.iter().map(camel).collect()),
+            other => other.clone(),
+        }
+    }
+    Ok(camel(&first_arg(a)))
+}
+
+/// `call(name, args...)`: calls a function by name, with the block if one is given.
+fn f_call(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let Some(Value::Str(name)) = a.values.first().cloned() else {
+        return Err(arg_err(c, a, "expects a String function name"));
+    };
+    let args = a.values[1..].to_vec();
+    c.call_function(&name, args, a.lambda, a.scope, a.span)
 }
 
 fn f_reverse_each(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {

@@ -687,7 +687,35 @@ pub fn mismatch(t: &PType, v: &Value) -> String {
     use PType::*;
     let got = || infer(v).generalize().to_string();
     match t {
-        Alias(_, inner) => mismatch(inner, v),
+        // A scalar alias is named with what it stands for (`a Port = Integer[1, 65535]`);
+        // containers, variants and patterns are described through the aliased type.
+        Alias(_, inner) => match **inner {
+            Integer(..) | Float(..) if matches!(v, Value::Int(_) | Value::Float(_)) => {
+                format!("expects {}, got {}", t.article_label(), infer(v))
+            }
+            Integer(..) | Float(..) | String(..) | Boolean(_) => {
+                format!("expects {}, got {}", t.article_label(), got())
+            }
+            // The aliased type is normalized when the alias is resolved: enum values sorted.
+            Enum(ref names, ci) => {
+                let Alias(name, _) = t else { unreachable!() };
+                let mut sorted = names.clone();
+                sorted.sort();
+                sorted.dedup();
+                let shown = Alias(name.clone(), Box::new(Enum(sorted, ci)));
+                match v {
+                    Value::Str(s) => {
+                        format!("expects a match for {shown}, got {}", quote_string(s))
+                    }
+                    _ => format!("expects a match for {shown}, got {}", got()),
+                }
+            }
+            Pattern(_) => match v {
+                Value::Str(s) => format!("expects a match for {t}, got {}", quote_string(s)),
+                _ => format!("expects a match for {t}, got {}", got()),
+            },
+            _ => mismatch(inner, v),
+        },
         Optional(Some(inner)) => {
             let mut names = vec!["Undef".to_string()];
             names.extend(variant_names(inner));

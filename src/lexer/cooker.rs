@@ -167,6 +167,12 @@ struct Cooker<'a> {
     chain: Vec<usize>,
     chain_total: usize,
     depth_bound: usize,
+    /// Bracket depths at which a case option's body (`{` after `:`) is open.
+    option_bodies: Vec<usize>,
+    /// The last token closed a case option's body: a `{` now starts a hash (the next
+    /// option), not a body.
+    closed_option_body: bool,
+    pending_option_close: bool,
 }
 
 type LResult<T> = Result<T, LexError>;
@@ -190,6 +196,9 @@ impl<'a> Cooker<'a> {
             chain: vec![0],
             chain_total: 0,
             depth_bound: 0,
+            option_bodies: Vec::new(),
+            closed_option_body: false,
+            pending_option_close: false,
         }
     }
 
@@ -210,6 +219,7 @@ impl<'a> Cooker<'a> {
     }
 
     fn push(&mut self, start: usize, tok: Tok, end: usize) {
+        self.closed_option_body = std::mem::take(&mut self.pending_option_close);
         self.toks.push((start, tok, end));
     }
 
@@ -425,14 +435,21 @@ impl<'a> Cooker<'a> {
                 match self.prev() {
                     Some(Tok::QMark) => Tok::SelBrace,
                     Some(Tok::RCollect | Tok::RRCollect) => Tok::CollectBrace,
-                    Some(
-                        Tok::Else | Tok::PipeClose | Tok::Colon | Tok::Class | Tok::RenderExpr,
-                    ) => Tok::LBrace,
+                    Some(Tok::Colon) => {
+                        self.option_bodies.push(self.depth);
+                        Tok::LBrace
+                    }
+                    Some(Tok::RBrace) if self.closed_option_body => Tok::HashBrace,
+                    Some(Tok::Else | Tok::PipeClose | Tok::Class | Tok::RenderExpr) => Tok::LBrace,
                     Some(t) if t.ends_expression() => Tok::LBrace,
                     _ => Tok::HashBrace,
                 }
             }
             Raw::RBrace => {
+                if self.option_bodies.last() == Some(&self.depth) {
+                    self.option_bodies.pop();
+                    self.pending_option_close = true;
+                }
                 self.leave();
                 Tok::RBrace
             }
