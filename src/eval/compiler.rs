@@ -209,6 +209,8 @@ pub struct Compiler<'a> {
     pub(super) recorder: super::provenance::Recorder,
     /// Inside a type alias body or a type string, where unknown names stay references.
     pub(super) type_alias_depth: usize,
+    /// Module files refused when loaded (definitions outside the file's namespace).
+    pub(super) load_errors: Vec<EvalError>,
     /// Resource type names already resolved (see `type_refs`).
     pub(super) known_resource_types: HashSet<String>,
     /// Resources collected from other nodes' exports: (Type, title) -> exporting node.
@@ -271,6 +273,7 @@ impl<'a> Compiler<'a> {
             priority: Default::default(),
             recorder: Default::default(),
             type_alias_depth: 0,
+            load_errors: Vec::new(),
             known_resource_types: HashSet::default(),
             imported_exports: HashMap::default(),
             queued_param_types: Vec::new(),
@@ -365,7 +368,12 @@ impl<'a> Compiler<'a> {
                 };
             }
         };
-        let result = self.compile_program(program);
+        let mut result = self.compile_program(program);
+        // A module file that defines names outside its namespace fails the compile when it
+        // is loaded (Puppet's checker); whatever went wrong after that is its consequence.
+        if let Some(e) = self.load_errors.first() {
+            result = Err(e.clone());
+        }
         match result {
             Ok(compiled) => {
                 let provenance = self.provenance_if_kept();
@@ -628,11 +636,72 @@ impl<'a> Compiler<'a> {
         let parsed = self.parse_shared(&display, &text, file);
         match &parsed.program {
             Some(p) => {
+                if let Some(e) = self.misplaced_definition(module, path, &display, &p.body) {
+                    self.load_errors.push(e);
+                    return false;
+                }
                 self.queue_param_type_checks(&p.body);
                 self.register_definitions(&p.body, "").is_ok()
             }
             None => false,
         }
+    }
+
+    /// Puppet's rule for autoloaded files: `MOD/manifests/a/b.pp` (and `functions/`, `types/`)
+    /// may only define names in the `mod::a::b` namespace (`init.pp`: `mod`).
+    fn misplaced_definition(
+        &self,
+        module: &str,
+        path: &str,
+        display: &str,
+        body: &Expr,
+    ) -> Option<EvalError> {
+        let parts: Vec<String> = path.to_lowercase().split('/').map(String::from).collect();
+        if !matches!(
+            parts.first().map(String::as_str),
+            Some("manifests" | "functions" | "types")
+        ) {
+            return None;
+        }
+        let mut names = vec![module.to_lowercase()];
+        names.extend(parts[1..parts.len() - 1].iter().cloned());
+        let file_name = parts.last()?;
+        if !(parts.len() == 2 && file_name == "init.pp") {
+            names.push(
+                file_name
+                    .strip_suffix(".pp")
+                    .unwrap_or(file_name)
+                    .to_string(),
+            );
+        }
+        let namespace = names.join("::");
+        let items = match &body.kind {
+            ExprKind::Block(items) => items.as_slice(),
+            _ => std::slice::from_ref(body),
+        };
+        items.iter().find_map(|item| {
+            let name = match &item.kind {
+                ExprKind::Class(d) => d.name.as_str(),
+                ExprKind::Define(d) => d.name.as_str(),
+                ExprKind::Function(d) => d.name.as_str(),
+                ExprKind::TypeAlias { name, .. } => name.as_str(),
+                _ => return None,
+            };
+            let name = name.trim_colons();
+            (!name.to_lowercase().starts_with(&namespace)).then(|| {
+                let loc = self.line_col_location(Some(item.span));
+                EvalError {
+                    msg: join_loc(
+                        format!(
+                            "Unacceptable location. The name '{name}' is unacceptable in file '{display}'"
+                        ),
+                        &loc,
+                    ),
+                    span: Some(item.span),
+                    formatted: true,
+                }
+            })
+        })
     }
 
     /// Parses a manifest or module file, or takes its tree from the loader's shared cache.

@@ -96,6 +96,8 @@ pub fn builtin(name: &str) -> Option<Builtin> {
         "tree_each" => f_tree_each,
         "camelcase" => f_camelcase,
         "call" => f_call,
+        "file" => f_file,
+        "find_file" => f_find_file,
         "upcase" | "downcase" | "capitalize" | "strip" | "lstrip" | "rstrip" | "chomp" | "chop" => {
             f_string_op
         }
@@ -2208,6 +2210,55 @@ fn f_create_resources(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 }
 
 // ---- templates and data ----------------------------------------------------------------------------
+
+/// Puppet's file search (`Puppet::Parser::Files.find_file`): an absolute path as it is,
+/// `mod/path` in the module's `files/` folder. Returns the path and the text.
+fn find_module_file(c: &Compiler<'_>, spec: &str) -> Option<(String, String)> {
+    if spec.starts_with('/') {
+        return std::fs::read_to_string(spec)
+            .ok()
+            .map(|t| (spec.to_string(), t));
+    }
+    let (module, rest) = spec.split_once('/')?;
+    let (display, text) = c.loader.load(module, &format!("files/{rest}"))?;
+    let path = std::fs::canonicalize(&display)
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or(display);
+    Some((path, text))
+}
+
+/// The file arguments of `file` and `find_file`: strings, or arrays of strings.
+fn file_specs(a: &Args) -> Vec<String> {
+    let mut out = vec![];
+    for v in &a.values {
+        match v {
+            Value::Array(items) => out.extend(items.iter().map(Value::to_display)),
+            other => out.push(other.to_display()),
+        }
+    }
+    out
+}
+
+/// `file(spec, ...)`: the text of the first file found.
+fn f_file(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let specs = file_specs(a);
+    match specs.iter().find_map(|s| find_module_file(c, s)) {
+        Some((_, text)) => Ok(Value::Str(text)),
+        None => Err(Flow::Err(c.runtime(
+            format!("Could not find any files from {}", specs.join(", ")),
+            a.span,
+        ))),
+    }
+}
+
+/// `find_file(spec, ...)`: the path of the first file found, or undef.
+fn f_find_file(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let specs = file_specs(a);
+    Ok(specs
+        .iter()
+        .find_map(|s| find_module_file(c, s))
+        .map_or(Value::Undef, |(path, _)| Value::Str(path)))
+}
 
 fn f_inline_epp(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let text = str_arg(c, a, 0)?;
