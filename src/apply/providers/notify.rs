@@ -1,6 +1,6 @@
 //! `notify`: logs its message every run (it is never in sync).
 
-use super::{show, Change, ChangeResult, Context, Provider};
+use super::{Change, ChangeResult, Context, Provider};
 use crate::apply::atomic::Staged;
 use crate::apply::log::Level;
 use crate::apply::stage::StagePaths;
@@ -41,14 +41,72 @@ impl Notify {
     }
 }
 
-/// A value as Puppet prints it in a log line (strings bare).
+/// The property's `should`: the first value of an array (`message` does not match arrays
+/// as a whole); `None` when that is false or absent, which Puppet does not sync.
+fn should(v: &Json) -> Option<&Json> {
+    let v = match v {
+        Json::Array(items) => items.first()?,
+        other => other,
+    };
+    (!matches!(v, Json::Null | Json::Bool(false))).then_some(v)
+}
+
+/// The message as the log line shows it: Ruby's `to_s` (strings bare, collections inspected).
 fn text(v: &Json) -> String {
     match v {
         Json::String(s) => s.clone(),
+        other => ruby_inspect(other),
+    }
+}
+
+/// Ruby's `inspect` of a catalog value (`{"k"=>"v", "n"=>2}`).
+fn ruby_inspect(v: &Json) -> String {
+    match v {
+        Json::Null => "nil".into(),
+        Json::String(s) => format!("{s:?}"),
         Json::Array(items) => format!(
             "[{}]",
-            items.iter().map(text).collect::<Vec<_>>().join(", ")
+            items
+                .iter()
+                .map(ruby_inspect)
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
+        Json::Object(map) => format!(
+            "{{{}}}",
+            map.iter()
+                .map(|(k, v)| format!("{k:?}=>{}", ruby_inspect(v)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        other => other.to_string(),
+    }
+}
+
+/// The value in the change message (`defined 'message' as ...`): Puppet's parameter format,
+/// `%p` for strings and `%#p` for collections (a hash one entry per line).
+fn display(v: &Json, indent: usize) -> String {
+    match v {
+        Json::String(s) if s.contains('\'') => format!("{s:?}"),
+        Json::String(s) => format!("'{s}'"),
+        Json::Null => "undef".into(),
+        Json::Array(items) => format!(
+            "[{}]",
+            items
+                .iter()
+                .map(|x| display(x, indent))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        Json::Object(map) if map.is_empty() => "{}".into(),
+        Json::Object(map) => {
+            let pad = "  ".repeat(indent + 1);
+            let entries: Vec<String> = map
+                .iter()
+                .map(|(k, x)| format!("{pad}'{k}' => {}", display(x, indent + 1)))
+                .collect();
+            format!("{{\n{}\n{}}}", entries.join(",\n"), "  ".repeat(indent))
+        }
         other => other.to_string(),
     }
 }
@@ -64,11 +122,14 @@ impl Provider for Notify {
     }
 
     fn check_apply(&mut self, cx: &mut Context, apply: bool) -> Result<Vec<Change>, String> {
-        let desired = show(&self.message);
+        let Some(message) = should(&self.message) else {
+            return Ok(vec![]);
+        };
+        let desired = display(message, 0);
         let result = if apply {
             // Puppet logs the message with the path of the `message` property.
             let source = self.withpath.then(|| format!("{}/message", cx.path));
-            cx.log(self.level, source, text(&self.message));
+            cx.log(self.level, source, text(message));
             ChangeResult::Synced(format!("defined 'message' as {desired}"))
         } else {
             ChangeResult::Noop
