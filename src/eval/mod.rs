@@ -42,6 +42,7 @@ use crate::span::SourceMap;
 use serde_json::Value as Json;
 
 pub use compiler::Compiler;
+pub use erb::ruby_inspect;
 pub use output::CatalogSource;
 pub use provenance::{ArrowEdge, CallEdge, Provenance};
 

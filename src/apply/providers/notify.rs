@@ -61,26 +61,7 @@ fn text(v: &Json) -> String {
 
 /// Ruby's `inspect` of a catalog value (`{"k"=>"v", "n"=>2}`).
 fn ruby_inspect(v: &Json) -> String {
-    match v {
-        Json::Null => "nil".into(),
-        Json::String(s) => format!("{s:?}"),
-        Json::Array(items) => format!(
-            "[{}]",
-            items
-                .iter()
-                .map(ruby_inspect)
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-        Json::Object(map) => format!(
-            "{{{}}}",
-            map.iter()
-                .map(|(k, v)| format!("{k:?}=>{}", ruby_inspect(v)))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-        other => other.to_string(),
-    }
+    crate::eval::ruby_inspect(&crate::eval::value::Value::from_json(v))
 }
 
 /// The value in the change message (`defined 'message' as ...`): Puppet's parameter format,
