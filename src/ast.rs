@@ -148,12 +148,9 @@ pub enum ExprKind {
         resources: Box<Expr>,
         ops: Vec<AttributeOp>,
     },
-    /// `Type <| query |> { ops }` and `Type <<| query |>>`.
-    Collect {
-        type_expr: Box<Expr>,
-        query: Query,
-        ops: Vec<AttributeOp>,
-    },
+    /// `Type <| query |> { ops }` and `Type <<| query |>>`. (The rare large variants are
+    /// boxed: the parser moves its `Expr`s on every reduction.)
+    Collect(Box<CollectExpr>),
 
     // ---- definitions ---------------------------------------------------------------------------
     Class(std::sync::Arc<ClassDef>),
@@ -166,11 +163,7 @@ pub enum ExprKind {
         type_expr: Box<Expr>,
     },
     /// `type Name[Parent] { ... }` (the object-type form).
-    TypeDefinition {
-        name: String,
-        parent: Option<String>,
-        body: Box<Expr>,
-    },
+    TypeDefinition(Box<TypeDefinitionExpr>),
     /// `type Runtime[...] = X` mapping form.
     TypeMapping {
         type_expr: Box<Expr>,
@@ -187,6 +180,22 @@ pub enum ExprKind {
     RenderString(String),
     /// `<%= expr %>`
     Render(Box<Expr>),
+}
+
+/// See [`ExprKind::Collect`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct CollectExpr {
+    pub type_expr: Box<Expr>,
+    pub query: Query,
+    pub ops: Vec<AttributeOp>,
+}
+
+/// See [`ExprKind::TypeDefinition`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct TypeDefinitionExpr {
+    pub name: String,
+    pub parent: Option<String>,
+    pub body: Box<Expr>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -453,4 +462,15 @@ pub struct FunctionDef {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Program {
     pub body: Expr,
+}
+
+#[cfg(test)]
+mod tests {
+    /// The parser moves `Expr`s on every reduction and the tree holds one per node: large
+    /// rare variants are boxed to keep it small.
+    #[test]
+    fn expr_stays_small() {
+        assert!(std::mem::size_of::<super::ExprKind>() <= 40);
+        assert!(std::mem::size_of::<super::Expr>() <= 56);
+    }
 }

@@ -129,16 +129,12 @@ pub fn for_each_child<'a>(e: &'a Expr, f: &mut dyn FnMut(&'a Expr)) {
             f(x);
             op_children(ops, f);
         }
-        ExprKind::Collect {
-            type_expr,
-            query,
-            ops,
-        } => {
-            f(type_expr);
-            if let Some(q) = &query.expr {
+        ExprKind::Collect(c) => {
+            f(&c.type_expr);
+            if let Some(q) = &c.query.expr {
                 f(q);
             }
-            op_children(ops, f);
+            op_children(&c.ops, f);
         }
         ExprKind::Class(c) => {
             param_children(&c.params, f);
@@ -159,7 +155,7 @@ pub fn for_each_child<'a>(e: &'a Expr, f: &mut dyn FnMut(&'a Expr)) {
             func.body.iter().for_each(&mut *f);
         }
         ExprKind::TypeAlias { type_expr, .. } => f(type_expr),
-        ExprKind::TypeDefinition { body, .. } => f(body),
+        ExprKind::TypeDefinition(t) => f(&t.body),
         ExprKind::TypeMapping {
             type_expr,
             mapping_expr,
@@ -270,16 +266,13 @@ pub fn children_mut(e: &mut Expr) -> Vec<&mut Expr> {
             out.push(x);
             op_children_mut(ops, &mut out);
         }
-        ExprKind::Collect {
-            type_expr,
-            query,
-            ops,
-        } => {
-            out.push(type_expr);
-            if let Some(q) = &mut query.expr {
+        ExprKind::Collect(c) => {
+            let c = &mut **c;
+            out.push(&mut c.type_expr);
+            if let Some(q) = &mut c.query.expr {
                 out.push(q);
             }
-            op_children_mut(ops, &mut out);
+            op_children_mut(&mut c.ops, &mut out);
         }
         // (Unshared while the parser builds the tree: `make_mut` copies nothing then.)
         ExprKind::Class(c) => {
@@ -303,7 +296,7 @@ pub fn children_mut(e: &mut Expr) -> Vec<&mut Expr> {
             out.extend(f.body.iter_mut());
         }
         ExprKind::TypeAlias { type_expr, .. } => out.push(type_expr),
-        ExprKind::TypeDefinition { body, .. } => out.push(body),
+        ExprKind::TypeDefinition(t) => out.push(&mut t.body),
         ExprKind::TypeMapping {
             type_expr,
             mapping_expr,

@@ -308,11 +308,12 @@ pub fn transform(e: &Expr) -> Pn {
             form_entry(&mut entries, *form);
             call("resource-override", vec![map(entries)])
         }
-        ExprKind::Collect {
-            type_expr,
-            query,
-            ops: o,
-        } => {
+        ExprKind::Collect(c) => {
+            let CollectExpr {
+                type_expr,
+                query,
+                ops: o,
+            } = &**c;
             let qname = if query.exported {
                 "exported-query"
             } else {
@@ -360,12 +361,12 @@ pub fn transform(e: &Expr) -> Pn {
         ExprKind::TypeAlias { name, type_expr } => {
             call("type-alias", vec![s(name), transform(type_expr)])
         }
-        ExprKind::TypeDefinition { name, parent, body } => call(
+        ExprKind::TypeDefinition(t) => call(
             "type-definition",
             vec![
-                s(name),
-                parent.as_deref().map_or(Pn::Nil, s),
-                transform(body),
+                s(&t.name),
+                t.parent.as_deref().map_or(Pn::Nil, s),
+                transform(&t.body),
             ],
         ),
         ExprKind::TypeMapping {

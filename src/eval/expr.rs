@@ -27,7 +27,7 @@ impl Compiler<'_> {
             ExprKind::Resource(_) => Some("Resource Statement"),
             ExprKind::ResourceDefaults { .. } => Some("Resource Default Statement"),
             ExprKind::ResourceOverride { .. } => Some("Resource Override Statement"),
-            ExprKind::Collect { .. } => Some("Collector Statement"),
+            ExprKind::Collect(_) => Some("Collector Statement"),
             ExprKind::Relationship { .. } => Some("Relationship Statement"),
             _ => None,
         };
@@ -255,12 +255,8 @@ impl Compiler<'_> {
                 }
                 refs
             }
-            ExprKind::Collect {
-                type_expr,
-                query,
-                ops,
-            } => {
-                self.make_collector(type_expr, query, ops, scope, e.span)?;
+            ExprKind::Collect(c) => {
+                self.make_collector(&c.type_expr, &c.query, &c.ops, scope, e.span)?;
                 Value::Undef
             }
             ExprKind::Class(_)
@@ -268,7 +264,7 @@ impl Compiler<'_> {
             | ExprKind::Node(_)
             | ExprKind::Function(_)
             | ExprKind::TypeAlias { .. }
-            | ExprKind::TypeDefinition { .. }
+            | ExprKind::TypeDefinition(_)
             | ExprKind::TypeMapping { .. } => Value::Undef,
             ExprKind::Epp { body, .. } => self.eval(body, scope)?,
             ExprKind::RenderString(s) => {
@@ -1284,14 +1280,12 @@ impl Compiler<'_> {
                 }
             }
             ExprKind::Paren(inner) => self.rel_operand_expr(inner, scope),
-            ExprKind::Collect {
-                type_expr,
-                query,
-                ops,
-            } => match self.make_collector(type_expr, query, ops, scope, e.span)? {
-                Some(ci) => Ok(vec![Operand::Collector(ci)]),
-                None => Ok(vec![]),
-            },
+            ExprKind::Collect(c) => {
+                match self.make_collector(&c.type_expr, &c.query, &c.ops, scope, e.span)? {
+                    Some(ci) => Ok(vec![Operand::Collector(ci)]),
+                    None => Ok(vec![]),
+                }
+            }
             _ => self.rel_operands(e, scope),
         }
     }

@@ -12,10 +12,20 @@ use serde_json::Value as Json;
 /// A resource an automatic relationship may point at: (type, name, rule).
 type Wanted = (&'static str, String, &'static str);
 
-pub(super) fn add_auto_relations(g: &mut Graph, catalog: &Catalog, index: &RefIndex) {
+/// An automatic relationship found in a catalog: (resource, the resource it depends on,
+/// rule), by position in `Catalog::resources`.
+pub(super) type Found = (usize, usize, &'static str);
+
+/// Catalogs at least this large have their automatic relationships looked up on a thread
+/// of their own while the rest of the graph is built.
+pub(super) const PARALLEL_FROM: usize = 2000;
+
+/// The automatic relationships of a catalog's managed resources, in catalog order (each
+/// resource's in rule order). They need no graph, only the reference index.
+pub(super) fn find(catalog: &Catalog, index: &RefIndex) -> Vec<Found> {
+    let mut out = Vec::new();
     for (i, r) in catalog.resources.iter().enumerate() {
-        let me = g.node_of[i];
-        if g.nodes[me].container {
+        if super::is_container(r) {
             continue;
         }
         let t = r.type_name.as_str();
@@ -31,20 +41,27 @@ pub(super) fn add_auto_relations(g: &mut Graph, catalog: &Catalog, index: &RefIn
             Vec::new()
         };
         for (type_name, name, rule) in wanted {
-            let Some(dep) = index.find(type_name, &name) else {
-                continue;
-            };
-            let dep = g.node_of[dep];
-            if dep == me || g.has_relation(dep, me) || g.has_relation(me, dep) {
-                continue;
+            if let Some(dep) = index.find(type_name, &name) {
+                out.push((i, dep, rule));
             }
-            g.add_relation(Relation {
-                source: dep,
-                target: me,
-                refresh: false,
-                origin: Origin::Auto { rule },
-            });
         }
+    }
+    out
+}
+
+/// Adds what [`find`] found, unless an explicit relationship links the pair already.
+pub(super) fn add_auto_relations(g: &mut Graph, found: Vec<Found>) {
+    for (i, dep, rule) in found {
+        let (me, dep) = (g.node_of[i], g.node_of[dep]);
+        if dep == me || g.has_relation(dep, me) || g.has_relation(me, dep) {
+            continue;
+        }
+        g.add_relation(Relation {
+            source: dep,
+            target: me,
+            refresh: false,
+            origin: Origin::Auto { rule },
+        });
     }
 }
 

@@ -234,6 +234,27 @@ impl Graph {
 
     /// [`Graph::build`] with the reference index of the catalog already made.
     pub fn build_indexed(catalog: &Catalog, ordering: Ordering, index: &RefIndex) -> Graph {
+        // The automatic relationships need only the catalog and its index: on a large
+        // catalog they are looked up on a second thread while the explicit ones are added.
+        if catalog.resources.len() >= autorel::PARALLEL_FROM {
+            std::thread::scope(|s| {
+                let auto = s.spawn(|| autorel::find(catalog, index));
+                Graph::build_parts(catalog, ordering, index, || {
+                    auto.join().unwrap_or_else(|e| std::panic::resume_unwind(e))
+                })
+            })
+        } else {
+            Graph::build_parts(catalog, ordering, index, || autorel::find(catalog, index))
+        }
+    }
+
+    /// [`Graph::build_indexed`], given how to get the automatic relationships.
+    fn build_parts(
+        catalog: &Catalog,
+        ordering: Ordering,
+        index: &RefIndex,
+        auto: impl FnOnce() -> Vec<autorel::Found>,
+    ) -> Graph {
         let (nodes, node_of) = make_nodes(catalog);
         let n = nodes.len();
         let mut g = Graph {
@@ -256,7 +277,7 @@ impl Graph {
         g.first_of_pair.reserve(n);
         g.next_of_pair.reserve(n);
         g.add_manual_relations(catalog, index);
-        autorel::add_auto_relations(&mut g, catalog, index);
+        autorel::add_auto_relations(&mut g, auto());
         g.expand();
         g.priority = order::priorities(&g.nodes, ordering);
         placement::adjust(&mut g, catalog, ordering);

@@ -147,6 +147,20 @@ pub fn build(catalog: &Catalog, ordering: Ordering) -> (Cow<'_, Catalog>, Graph)
     (p.catalog, g)
 }
 
+/// The entry of [`REFERENCE_PARAMS`] equal to `name`, if any.
+#[inline]
+pub fn reference_param(name: &str) -> Option<&'static str> {
+    // Their first letters: most parameter names (`ensure`, `content`, `mode`) are out at
+    // the first test.
+    if !matches!(
+        name.as_bytes().first(),
+        Some(b'r' | b'b' | b'n' | b's' | b'w' | b'o' | b'p' | b'u' | b'l')
+    ) {
+        return None;
+    }
+    REFERENCE_PARAMS.iter().copied().find(|p| *p == name)
+}
+
 /// Could this reference be a glob (its title has a glob character)?
 fn glob_like(reference: &str) -> bool {
     refs::split_ref(reference.trim()).is_some_and(|(_, title)| title.contains(['*', '?', '[']))
@@ -158,11 +172,16 @@ pub fn prepare(catalog: &Catalog) -> Prepared<'_> {
     let index = RefIndex::new(&catalog.resources);
     // 1. Globs in direct references: the rewritten values first, applied below if any.
     let mut globbed: Vec<(usize, &'static str, Json)> = Vec::new();
+    // One pass over each resource's parameters (a handful) rather than a lookup of every
+    // requisite name: which `_in` forms and `use` there are comes out of the same pass.
+    let (mut any_in, mut any_use) = (false, false);
     for (i, r) in catalog.resources.iter().enumerate() {
-        for &param in REFERENCE_PARAMS {
-            let Some(value) = refs::param(r, param) else {
+        for (name, value) in &r.parameters {
+            let Some(param) = reference_param(name) else {
+                any_in |= name.ends_with("_in") && IN_PARAMS.iter().any(|(p, _)| p == name);
                 continue;
             };
+            any_use |= param == "use";
             let mut any = false;
             refs::for_each_reference(value, &mut |s| any |= glob_like(&s));
             if !any {
@@ -184,15 +203,6 @@ pub fn prepare(catalog: &Catalog) -> Prepared<'_> {
             }
         }
     }
-    let any_in = catalog.resources.iter().any(|r| {
-        r.parameters
-            .keys()
-            .any(|k| IN_PARAMS.iter().any(|(p, _)| p == k))
-    });
-    let any_use = catalog
-        .resources
-        .iter()
-        .any(|r| refs::param(r, "use").is_some());
     let mut out = Cow::Borrowed(catalog);
     if !globbed.is_empty() || any_in || any_use {
         let owned = out.to_mut();

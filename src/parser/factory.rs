@@ -395,19 +395,26 @@ impl B {
     }
 }
 
-/// Puppet's `ARGUMENTS`: adjacent `k => v` arguments form one hash.
-pub fn push_argument(args: &mut Vec<(Expr, bool)>, arg: Expr, unfolded: bool) {
-    if unfolded {
-        if let Some((last, true)) = args.last_mut() {
-            if let (ExprKind::Hash(a), ExprKind::Hash(b)) = (&mut last.kind, arg.kind) {
-                a.extend(b);
-                last.span = last.span.to(arg.span);
-                return;
+/// Puppet's `ARGUMENTS` over a comma list of (argument, written as `k => v`): adjacent
+/// `k => v` arguments form one hash. One vector, no copy of the list's.
+pub fn arguments(list: Vec<(Expr, bool)>) -> Vec<Expr> {
+    let mut out: Vec<Expr> = Vec::with_capacity(list.len());
+    // Whether the last argument kept came from `k => v` (it is then a hash).
+    let mut last_unfolded = false;
+    for (arg, unfolded) in list {
+        if unfolded && last_unfolded {
+            if let (Some(last), ExprKind::Hash(b)) = (out.last_mut(), arg.kind) {
+                if let ExprKind::Hash(a) = &mut last.kind {
+                    a.extend(b);
+                    last.span = last.span.to(arg.span);
+                }
             }
-            return;
+            continue;
         }
+        last_unfolded = unfolded;
+        out.push(arg);
     }
-    args.push((arg, unfolded));
+    out
 }
 
 /// A block of several statements, the statement itself when there is one, `Nop` for none.

@@ -35,9 +35,21 @@ impl Parsed {
     }
 }
 
+/// Sources at least this large are lexed on a thread of their own, ahead of the parser.
+const LEX_THREAD_FROM: usize = 128 * 1024;
+
 /// Parses a Puppet manifest (`.pp`).
 pub fn parse(text: &str, file: FileId) -> Parsed {
-    run(lexer::cook_stream(text), text, file)
+    parse_on(text, file, text.len() >= LEX_THREAD_FROM)
+}
+
+/// [`parse`], lexing on a second thread or not.
+fn parse_on(text: &str, file: FileId, lex_thread: bool) -> Parsed {
+    if lex_thread {
+        std::thread::scope(|s| run(lexer::cook_stream_on(s, text), text, file))
+    } else {
+        run(lexer::cook_stream(text), text, file)
+    }
 }
 
 /// Parses an EPP template (`.epp`).
@@ -51,6 +63,8 @@ fn run(mut stream: lexer::Stream, text: &str, file: FileId) -> Parsed {
     let result = grammar::ProgramParser::new().parse(&mut b, &mut stream);
     // Complete: a successful parse has read the stream to its end.
     let depth_bound = stream.depth_bound();
+    // Stops a lexing thread still running (after a syntax error).
+    drop(stream);
     let mut diagnostics = Vec::new();
     let body = match result {
         Ok(body) => Some(body),
@@ -171,4 +185,42 @@ fn token_in_words(t: &str) -> String {
 /// Drops a tree without recursion (for trees too deep to drop normally).
 pub fn dismantle(e: Expr) {
     post::dismantle(e);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Lexing on a thread gives the same tree and diagnostics as lexing as the parser
+    /// goes, wherever the chunks happen to end (the statements below are of uneven lengths
+    /// and mix the tokens the cooker decides by context: `[` after a value, binary and
+    /// prefix `-`, `/` as division or regex, interpolation, heredocs).
+    #[test]
+    fn lexing_thread_changes_nothing() {
+        let statement = |i: usize| match i % 7 {
+            0 => format!("$a{i} = [1, -2, $b[{i}] - 1, 6 / 3]\n"),
+            1 => format!("notify {{ \"n${{a{i}}}-{i}\": message => \"x $a{i} y\" }}\n"),
+            2 => format!("if $x =~ /^a{i}$/ {{ $y = $z ? {{ 'a' => 1, default => -{i} }} }}\n"),
+            3 => format!("File['/f{i}'] -> Notify[\"n{i}\"]\n"),
+            4 => format!("$h{i} = @(EOT)\n  text {i} ${{a}}\n  | EOT\n"),
+            5 => format!("foo({i}, [ {i} ], {{ k => {i} }}) include bar{i}\n"),
+            _ => format!("$v{i} = $facts['os']['family'] * {i} % 3\n"),
+        };
+        let mut text = String::new();
+        let mut i = 0;
+        while text.len() < 3 * LEX_THREAD_FROM {
+            text.push_str(&statement(i));
+            i += 1;
+        }
+        let syntax_error = format!("{}\n$x = = 1\n{}", &text[..text.len() / 2], text);
+        let lex_error = format!("{text}$s = \"never closed\n");
+        for t in [&text, &syntax_error, &lex_error] {
+            let one = parse_on(t, FileId(0), false);
+            let two = parse_on(t, FileId(0), true);
+            assert_eq!(format!("{one:?}"), format!("{two:?}"));
+        }
+        assert!(parse_on(&text, FileId(0), true).program.is_some());
+        assert!(parse_on(&syntax_error, FileId(0), true).has_errors());
+        assert!(parse_on(&lex_error, FileId(0), true).has_errors());
+    }
 }

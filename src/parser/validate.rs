@@ -73,8 +73,8 @@ pub fn label(e: &Expr) -> String {
         ExprKind::Resource(_) => "Resource Statement".into(),
         ExprKind::ResourceDefaults { .. } => "Resource Defaults Expression".into(),
         ExprKind::ResourceOverride { .. } => "Resource Override".into(),
-        ExprKind::Collect { query, .. } => {
-            if query.exported {
+        ExprKind::Collect(c) => {
+            if c.query.exported {
                 "Exported Query".into()
             } else {
                 "Virtual Query".into()
@@ -85,7 +85,7 @@ pub fn label(e: &Expr) -> String {
         ExprKind::Node(_) => "Node Definition".into(),
         ExprKind::Function(_) => "Function Definition".into(),
         ExprKind::TypeAlias { .. } => "Type Alias".into(),
-        ExprKind::TypeDefinition { .. } => "Type Definition".into(),
+        ExprKind::TypeDefinition(_) => "Type Definition".into(),
         ExprKind::TypeMapping { .. } => "Type Mapping".into(),
         ExprKind::Epp { .. } => "Lambda".into(),
         ExprKind::RenderString(_) => "Epp Text".into(),
@@ -313,7 +313,7 @@ impl Validator {
             ExprKind::Unary { expr, .. } => self.rvalue(expr),
             ExprKind::Relationship { left, right, .. } => {
                 for side in [left, right] {
-                    if !matches!(side.kind, ExprKind::Collect { .. } | ExprKind::Relationship { .. }) {
+                    if !matches!(side.kind, ExprKind::Collect(_) | ExprKind::Relationship { .. }) {
                         self.rvalue(side);
                     }
                 }
@@ -405,11 +405,12 @@ impl Validator {
                 }
                 self.check_ops(ops, true);
             }
-            ExprKind::Collect {
-                type_expr,
-                query,
-                ops,
-            } => {
+            ExprKind::Collect(c) => {
+                let CollectExpr {
+                    type_expr,
+                    query,
+                    ops,
+                } = &**c;
                 if !matches!(type_expr.kind, ExprKind::QualifiedReference(_)) {
                     self.err(
                         type_expr.span,
@@ -460,9 +461,9 @@ impl Validator {
                 self.reserved_type_name(e, name);
                 self.check_type_ref(e, type_expr);
             }
-            ExprKind::TypeDefinition { name, .. } => {
+            ExprKind::TypeDefinition(t) => {
                 self.top(e, path);
-                self.reserved_type_name(e, name);
+                self.reserved_type_name(e, &t.name);
                 self.err(e.span, format!("Expressions of type {} are not supported in this version of Puppet", a_an(e)));
             }
             ExprKind::TypeMapping { type_expr, .. } => {
@@ -567,13 +568,13 @@ impl Validator {
 
     fn rvalue(&mut self, e: &Expr) {
         match &e.kind {
-            ExprKind::Collect { .. }
+            ExprKind::Collect(_)
             | ExprKind::Class(_)
             | ExprKind::Define(_)
             | ExprKind::Function(_)
             | ExprKind::Node(_)
             | ExprKind::TypeAlias { .. }
-            | ExprKind::TypeDefinition { .. }
+            | ExprKind::TypeDefinition(_)
             | ExprKind::TypeMapping { .. } => {
                 self.err(
                     e.span,
@@ -702,7 +703,7 @@ impl Validator {
             def.kind,
             ExprKind::Function(_)
                 | ExprKind::TypeAlias { .. }
-                | ExprKind::TypeDefinition { .. }
+                | ExprKind::TypeDefinition(_)
                 | ExprKind::TypeMapping { .. }
         );
         let mut i = path.len();
