@@ -21,6 +21,18 @@ impl Compiler<'_> {
     }
 
     pub(super) fn eval(&mut self, e: &Expr, scope: ScopeId) -> R<Value> {
+        self.eval_want(e, scope, true)
+    }
+
+    /// Evaluates `e` for its effects: its value is not used (it is undef). A resource
+    /// expression then does not make the references to what it declared, nor does a block
+    /// for its last expression.
+    pub(super) fn eval_for_effect(&mut self, e: &Expr, scope: ScopeId) -> R<Value> {
+        self.eval_want(e, scope, false)
+    }
+
+    /// [`Compiler::eval`], or [`Compiler::eval_for_effect`] unless `want`.
+    fn eval_want(&mut self, e: &Expr, scope: ScopeId, want: bool) -> R<Value> {
         let label = match &e.kind {
             ExprKind::Call(c) if c.kind == CallKind::Method => Some("Method call"),
             ExprKind::Call(_) => Some("Function Call"),
@@ -31,7 +43,7 @@ impl Compiler<'_> {
             ExprKind::Relationship { .. } => Some("Relationship Statement"),
             _ => None,
         };
-        let r = self.eval_inner(e, scope);
+        let r = self.eval_inner(e, scope, want);
         match (r, label) {
             (Err(Flow::Err(err)), Some(label)) if !err.formatted => {
                 let err = EvalError {
@@ -44,7 +56,7 @@ impl Compiler<'_> {
         }
     }
 
-    fn eval_inner(&mut self, e: &Expr, scope: ScopeId) -> R<Value> {
+    fn eval_inner(&mut self, e: &Expr, scope: ScopeId, want: bool) -> R<Value> {
         Ok(match &e.kind {
             ExprKind::Undef | ExprKind::Nop => Value::Undef,
             ExprKind::Default => Value::Default,
@@ -63,8 +75,11 @@ impl Compiler<'_> {
             ExprKind::ConcatString(parts) => {
                 let mut out = String::new();
                 for p in parts {
-                    let v = self.eval(p, scope)?;
-                    out.push_str(&v.to_display());
+                    match self.eval(p, scope)? {
+                        // The first part's string becomes the result (not copied).
+                        Value::Str(s) if out.is_empty() => out = s,
+                        v => v.push_display(&mut out),
+                    }
                 }
                 Value::Str(out)
             }
@@ -194,14 +209,14 @@ impl Compiler<'_> {
             }
             ExprKind::Block(items) => {
                 let mut last = Value::Undef;
-                for it in items {
-                    last = self.eval(it, scope)?;
+                for (i, it) in items.iter().enumerate() {
+                    last = self.eval_want(it, scope, want && i + 1 == items.len())?;
                 }
                 last
             }
             ExprKind::Call(call) => self.eval_call(call, scope, e.span)?,
             ExprKind::Lambda(_) => Value::Undef,
-            ExprKind::Resource(r) => self.eval_resource(r, scope, e.span)?,
+            ExprKind::Resource(r) => self.eval_resource(r, scope, e.span, want)?,
             ExprKind::ResourceDefaults { type_ref, ops, .. } => {
                 let t = self.eval(type_ref, scope)?;
                 let name = match &t {
@@ -358,8 +373,9 @@ impl Compiler<'_> {
             }
             return Ok(Value::Undef);
         }
+        // (`contains(':')` first: a plain name is told at the cost of a byte search.)
         if let Some(rest) = name.strip_prefix("::") {
-            if !rest.contains("::") {
+            if !rest.contains(':') || !rest.contains("::") {
                 if let Some(v) = self.scopes[self.top].vars.get(rest) {
                     return Ok(v.clone());
                 }
@@ -367,7 +383,7 @@ impl Compiler<'_> {
             }
             return self.lookup_qualified(rest, span);
         }
-        if name.contains("::") {
+        if name.contains(':') && name.contains("::") {
             return self.lookup_qualified(name, span);
         }
         let mut s = Some(scope);
@@ -1317,7 +1333,15 @@ impl Compiler<'_> {
 
     // ---- resources -------------------------------------------------------------------------
 
-    fn eval_resource(&mut self, r: &ResourceExpr, scope: ScopeId, span: Span) -> R<Value> {
+    /// A resource expression; its value (unless `want` is false: undef) is the references
+    /// to the declared resources.
+    fn eval_resource(
+        &mut self,
+        r: &ResourceExpr,
+        scope: ScopeId,
+        span: Span,
+        want: bool,
+    ) -> R<Value> {
         let type_name = match &r.type_name.kind {
             ExprKind::QualifiedName(n) | ExprKind::QualifiedReference(n) => n.trim_colons().to_lowercase(),
             _ => match self.eval(&r.type_name, scope)? {
@@ -1420,6 +1444,9 @@ impl Compiler<'_> {
                 let attrs = merge_attrs(&default_attrs, attrs);
                 for t in titles {
                     let idx = self.declare_class(&t, &attrs, scope, span)?;
+                    if !want {
+                        continue;
+                    }
                     // Puppet gives the declared class as a resource reference (`Class['Foo']`).
                     out.push(Value::Type(Box::new(PType::Resource(
                         Some("Class".into()),
@@ -1451,6 +1478,9 @@ impl Compiler<'_> {
                 let idx = self.declare_resource(
                     &type_name, &kind, &t, these, scope, span, virtual_, exported,
                 )?;
+                if !want {
+                    continue;
+                }
                 let r = &self.resources[idx];
                 out.push(Value::Type(Box::new(PType::Resource(
                     Some(r.type_name.clone()),
@@ -1458,7 +1488,10 @@ impl Compiler<'_> {
                 ))));
             }
         }
-        Ok(Value::Array(out))
+        Ok(match want {
+            true => Value::Array(out),
+            false => Value::Undef,
+        })
     }
 }
 
