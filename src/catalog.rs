@@ -242,14 +242,9 @@ mod pretty {
             if !self.first {
                 w.push(b',');
             }
-            self.first = false;
-            Block::next_line(w, self.depth)
-        }
-
-        /// A new line, indented for a member at `depth`.
-        fn next_line(w: &mut Buf, depth: usize) {
             w.push(b'\n');
-            indent(w, depth)
+            self.first = false;
+            indent(w, self.depth)
         }
 
         fn key(&mut self, w: &mut Buf, key: &str) {
@@ -442,131 +437,31 @@ mod pretty {
         b.close(w, b'}')
     }
 
-    /// The depth of the catalog's `resources` and `edges` elements.
-    const LIST_DEPTH: usize = 2;
-
-    /// Elements of the catalog's `resources` or `edges` array, each after its separator,
-    /// for [`Streamed::chunk`]; `one` writes an element at its depth.
-    fn list_items<T>(w: &mut Buf, items: impl IntoIterator<Item = T>, one: impl Fn(&mut Buf, T)) {
-        for x in items {
-            w.push(b',');
-            Block::next_line(w, LIST_DEPTH);
-            one(w, x);
+    /// Hands the buffer to the writer once it is [`CHUNK`] full.
+    fn spill(buf: &mut Buf, out: &mut impl Write) -> io::Result<()> {
+        if buf.len() >= CHUNK {
+            out.write_all(buf)?;
+            buf.clear();
         }
+        Ok(())
     }
 
-    /// Resources as elements of the catalog's `resources` array (see [`list_items`]).
-    pub fn resource_items<R: std::borrow::Borrow<Resource>>(
+    /// A JSON array of `items`, each written by `one`, handed to `out` as the buffer fills.
+    fn streamed<T>(
         w: &mut Buf,
-        items: impl IntoIterator<Item = R>,
-    ) {
-        list_items(w, items, |w, r| resource(w, LIST_DEPTH, r.borrow()))
-    }
-
-    /// Edges as elements of the catalog's `edges` array (see [`list_items`]).
-    pub fn edge_items<E: std::borrow::Borrow<Edge>>(
-        w: &mut Buf,
-        items: impl IntoIterator<Item = E>,
-    ) {
-        list_items(w, items, |w, e| edge(w, LIST_DEPTH, e.borrow()))
-    }
-
-    /// A catalog being written: its fields before `resources`, then the resources and the
-    /// edges element by element (or in chunks made elsewhere), then the rest. The text goes
-    /// to `out` whenever the buffer holds [`CHUNK`] bytes.
-    pub struct Streamed<'c, W: Write> {
-        out: W,
-        buf: Buf,
-        c: &'c Catalog,
-        fields: Block,
-        list: Block,
-    }
-
-    impl<'c, W: Write> Streamed<'c, W> {
-        /// Writes the fields of `c` up to its `resources` array, opened.
-        pub fn begin(out: W, c: &'c Catalog) -> Streamed<'c, W> {
-            let mut buf = Vec::with_capacity(CHUNK + (CHUNK >> 2));
-            let w = &mut buf;
-            let mut b = Block::open(w, 0, b'{');
-            b.key(w, "tags");
-            strings(w, b.depth, &c.tags);
-            b.key(w, "name");
-            string(w, &c.name);
-            b.key(w, "version");
-            value(w, b.depth, &c.version);
-            if let Some(id) = &c.code_id {
-                b.key(w, "code_id");
-                value(w, b.depth, id);
-            }
-            if let Some(u) = &c.catalog_uuid {
-                b.key(w, "catalog_uuid");
-                string(w, u);
-            }
-            b.key(w, "catalog_format");
-            number(w, c.catalog_format);
-            b.key(w, "environment");
-            string(w, &c.environment);
-            b.key(w, "resources");
-            let list = Block::open(w, b.depth, b'[');
-            debug_assert_eq!(list.depth, LIST_DEPTH);
-            Streamed {
-                out,
-                buf,
-                c,
-                fields: b,
-                list,
-            }
+        out: &mut impl Write,
+        depth: usize,
+        items: impl IntoIterator<Item = T>,
+        one: impl Fn(&mut Buf, usize, T),
+    ) -> io::Result<()> {
+        let mut list = Block::open(w, depth, b'[');
+        for item in items {
+            list.next(w);
+            one(w, list.depth, item);
+            spill(w, out)?;
         }
-
-        /// Hands the buffer to the writer once it is [`CHUNK`] full.
-        fn spill(&mut self) -> io::Result<()> {
-            if self.buf.len() >= CHUNK {
-                self.out.write_all(&self.buf)?;
-                self.buf.clear();
-            }
-            Ok(())
-        }
-
-        /// The next element of the open array, written by `one` at its depth.
-        pub fn item(&mut self, one: impl FnOnce(&mut Buf, usize)) -> io::Result<()> {
-            self.list.next(&mut self.buf);
-            one(&mut self.buf, self.list.depth);
-            self.spill()
-        }
-
-        /// Elements of the open array as [`resource_items`] or [`edge_items`] wrote them.
-        pub fn chunk(&mut self, text: &[u8]) -> io::Result<()> {
-            let Some(rest) = text.strip_prefix(b",") else {
-                return Ok(());
-            };
-            // The first element of the array has no separator.
-            self.buf
-                .extend_from_slice(if self.list.first { rest } else { text });
-            self.list.first = false;
-            self.spill()
-        }
-
-        /// Closes the `resources` array and opens `edges`.
-        pub fn edges(&mut self) {
-            let w = &mut self.buf;
-            let done = Block {
-                depth: 0,
-                first: true,
-            };
-            std::mem::replace(&mut self.list, done).close(w, b']');
-            self.fields.key(w, "edges");
-            self.list = Block::open(w, self.fields.depth, b'[');
-        }
-
-        /// Closes the `edges` array and writes the rest.
-        pub fn finish(mut self) -> io::Result<()> {
-            let w = &mut self.buf;
-            self.list.close(w, b']');
-            self.fields.key(w, "classes");
-            strings(w, self.fields.depth, &self.c.classes);
-            self.fields.close(w, b'}');
-            self.out.write_all(w)
-        }
+        list.close(w, b']');
+        Ok(())
     }
 
     /// The catalog `c`, with `resources` and `edges` in place of its own.
@@ -580,19 +475,39 @@ mod pretty {
         R: std::borrow::Borrow<Resource>,
         E: std::borrow::Borrow<Edge>,
     {
-        let mut s = Streamed::begin(out, c);
-        for r in resources {
-            s.item(|w, d| resource(w, d, r.borrow()))?;
+        let mut buf = Vec::with_capacity(CHUNK + (CHUNK >> 2));
+        let w = &mut buf;
+        let mut b = Block::open(w, 0, b'{');
+        b.key(w, "tags");
+        strings(w, b.depth, &c.tags);
+        b.key(w, "name");
+        string(w, &c.name);
+        b.key(w, "version");
+        value(w, b.depth, &c.version);
+        if let Some(id) = &c.code_id {
+            b.key(w, "code_id");
+            value(w, b.depth, id);
         }
-        s.edges();
-        for e in edges {
-            s.item(|w, d| edge(w, d, e.borrow()))?;
+        if let Some(u) = &c.catalog_uuid {
+            b.key(w, "catalog_uuid");
+            string(w, u);
         }
-        s.finish()
+        b.key(w, "catalog_format");
+        number(w, c.catalog_format);
+        b.key(w, "environment");
+        string(w, &c.environment);
+        b.key(w, "resources");
+        streamed(w, out, b.depth, resources, |w, d, r| {
+            resource(w, d, r.borrow())
+        })?;
+        b.key(w, "edges");
+        streamed(w, out, b.depth, edges, |w, d, e| edge(w, d, e.borrow()))?;
+        b.key(w, "classes");
+        strings(w, b.depth, &c.classes);
+        b.close(w, b'}');
+        out.write_all(w)
     }
 }
-
-pub use pretty::{edge_items, resource_items, Streamed};
 
 impl Catalog {
     /// Writes the catalog as [`Catalog::to_json_pretty`] renders it (byte for byte), without
@@ -601,11 +516,19 @@ impl Catalog {
         pretty::catalog(w, self, &self.resources, &self.edges)
     }
 
-    /// The catalog written as [`Catalog::write_pretty`] writes it, but piece by piece, its
-    /// resources and edges given by the caller ([`Streamed::chunk`] takes text that
-    /// [`resource_items`] and [`edge_items`] made, possibly on other threads).
-    pub fn streamed<W: std::io::Write>(&self, w: W) -> Streamed<'_, W> {
-        Streamed::begin(w, self)
+    /// [`Catalog::write_pretty`] with `resources` and `edges` written in place of the
+    /// catalog's own (which are not written): for a caller that makes them one at a time.
+    pub fn write_pretty_with<R, E>(
+        &self,
+        w: &mut impl std::io::Write,
+        resources: impl IntoIterator<Item = R>,
+        edges: impl IntoIterator<Item = E>,
+    ) -> std::io::Result<()>
+    where
+        R: std::borrow::Borrow<Resource>,
+        E: std::borrow::Borrow<Edge>,
+    {
+        pretty::catalog(w, self, resources, edges)
     }
 }
 
@@ -668,34 +591,6 @@ mod tests {
         for c in [sample(), Catalog::new("")] {
             let mut out = vec![];
             c.write_pretty(&mut out).unwrap();
-            assert_eq!(String::from_utf8(out).unwrap(), c.to_json_pretty());
-        }
-    }
-
-    #[test]
-    fn streamed_in_chunks_is_write_pretty() {
-        let mut c = sample();
-        c.resources.extend(c.resources.clone());
-        c.edges.extend(c.edges.clone());
-        for (r_at, e_at) in [(0, 0), (1, 1), (2, 0), (4, 2), (3, 1)] {
-            let mut out = vec![];
-            let mut s = c.streamed(&mut out);
-            for part in [&c.resources[..r_at], &c.resources[r_at..]] {
-                let mut text = vec![];
-                resource_items(&mut text, part);
-                s.chunk(&text).unwrap();
-            }
-            s.edges();
-            s.chunk(b"").unwrap();
-            let mut text = vec![];
-            edge_items(&mut text, &c.edges[..e_at]);
-            s.chunk(&text).unwrap();
-            for e in &c.edges[e_at..] {
-                let mut text = vec![];
-                edge_items(&mut text, [e]);
-                s.chunk(&text).unwrap();
-            }
-            s.finish().unwrap();
             assert_eq!(String::from_utf8(out).unwrap(), c.to_json_pretty());
         }
     }

@@ -12,18 +12,15 @@ fn included(r: &Res) -> bool {
     !r.virtual_ && !r.dropped
 }
 
-/// The name of each source file resources were declared in.
-type Files = FxHashMap<crate::span::FileId, Option<String>>;
-
 /// The namevar of each resource type, looked up once per type.
 type Namevars = FxHashMap<String, Option<String>>;
 
 /// A resource's namevar attribute (none for classes and Stage[main]).
-fn namevar<'n>(namevars: &'n Namevars, type_name: &str, title: &str) -> Option<&'n str> {
-    if type_name == "Stage" && title == "main" {
+fn namevar<'n>(namevars: &'n Namevars, r: &Res) -> Option<&'n str> {
+    if r.type_name == "Stage" && r.title == "main" {
         return None;
     }
-    namevars.get(type_name).and_then(|n| n.as_deref())
+    namevars.get(&r.type_name).and_then(|n| n.as_deref())
 }
 
 impl Compiler<'_> {
@@ -70,9 +67,9 @@ impl Compiler<'_> {
             }
             rich_data_warnings_of(&self.resources[idx], &mut warnings);
             let file = self.file_name(&self.resources[idx]);
-            let parts = Parts::take(&mut self.resources[idx]);
-            let namevar = namevar(&namevars, &parts.type_name, &parts.title);
-            cat.resources.push(catalog_resource(parts, namevar, file));
+            let namevar = namevar(&namevars, &self.resources[idx]);
+            cat.resources
+                .push(catalog_resource(&mut self.resources[idx], namevar, file));
         }
         cat.edges = catalog_edges(&self.resources, &self.containment).collect();
         for w in warnings {
@@ -128,7 +125,7 @@ pub struct CatalogSource {
     /// The catalog's own fields (tags, name, classes, ...).
     header: Catalog,
     namevars: Namevars,
-    files: Files,
+    files: FxHashMap<crate::span::FileId, Option<String>>,
     resources: Vec<Res>,
     containment: Vec<(usize, usize)>,
 }
@@ -136,162 +133,27 @@ pub struct CatalogSource {
 impl CatalogSource {
     /// Writes the catalog exactly as [`Catalog::write_pretty`] writes the one
     /// `build_catalog` builds. The resources are spent: call it once.
-    ///
-    /// Converting and writing the resources and edges takes two threads: this one takes
-    /// them in batches, hands batches to a helper thread as long as it has little to do,
-    /// makes the text of the others itself, and writes the texts in order (see
-    /// [`alternate`]). On two cores, the catalog of a big manifest is written in about
-    /// half the time; few batches are in flight at a time.
     pub fn write_pretty(&mut self, w: &mut impl std::io::Write) -> std::io::Result<()> {
-        let (jobs, job_rx) = std::sync::mpsc::sync_channel::<Job>(QUEUED);
-        let (text_tx, texts) = std::sync::mpsc::sync_channel::<Vec<u8>>(QUEUED);
+        // Converting a resource takes its parameters; an edge reads types and titles, which
+        // stay. The writer asks for every resource before the first edge.
+        let resources = std::cell::RefCell::new(&mut self.resources);
         let (namevars, files) = (&self.namevars, &self.files);
-        let mut out = self.header.streamed(w);
-        std::thread::scope(|s| {
-            s.spawn(move || {
-                for job in job_rx {
-                    if text_tx.send(job.text(namevars, files)).is_err() {
-                        break;
-                    }
-                }
-            });
-            let mut included = self.resources.iter_mut().filter(|r| included(r));
-            let mut next = || {
-                let batch: Vec<Parts> = included.by_ref().take(BATCH).map(Parts::take).collect();
-                (!batch.is_empty()).then_some(Job::Resources(batch))
-            };
-            alternate(&mut out, &jobs, &texts, &mut next, namevars, files)?;
-            out.edges();
-            let mut cursor = EdgeCursor::default();
-            let (resources, containment) = (&self.resources, &self.containment);
-            let mut next = || {
-                let batch: Vec<Edge> = std::iter::from_fn(|| cursor.next(resources, containment))
-                    .take(BATCH)
-                    .collect();
-                (!batch.is_empty()).then_some(Job::Edges(batch))
-            };
-            alternate(&mut out, &jobs, &texts, &mut next, namevars, files)?;
-            drop(jobs);
-            out.finish()
-        })
-    }
-}
-
-/// Resources or edges converted and written at once (a batch crosses threads twice).
-const BATCH: usize = 64;
-
-/// Batches given to the helper thread and not written yet, at most.
-const QUEUED: usize = 2;
-
-/// A batch of resources or edges to turn into catalog text.
-enum Job {
-    Resources(Vec<Parts>),
-    Edges(Vec<Edge>),
-}
-
-impl Job {
-    /// The text of the batch, as [`crate::catalog::Streamed::chunk`] takes it.
-    fn text(self, namevars: &Namevars, files: &Files) -> Vec<u8> {
-        let mut text = Vec::with_capacity(BATCH * 512);
-        match self {
-            Job::Resources(parts) => {
-                let resources = parts.into_iter().map(|p| {
-                    let file = p.file.and_then(|f| files.get(&f).cloned().flatten());
-                    let namevar = namevar(namevars, &p.type_name, &p.title);
-                    catalog_resource(p, namevar, file)
-                });
-                crate::catalog::resource_items(&mut text, resources)
+        let mut next = 0;
+        let converted = std::iter::from_fn(|| {
+            let mut res = resources.borrow_mut();
+            while next < res.len() && !included(&res[next]) {
+                next += 1;
             }
-            Job::Edges(edges) => crate::catalog::edge_items(&mut text, &edges),
-        }
-        text
-    }
-}
-
-/// Writes the batches `next` gives, in order, to `out`: the helper thread (reached through
-/// `jobs` and `texts`) makes the text of a batch whenever it has less than [`QUEUED`] to
-/// do, this thread makes that of the others, meanwhile. So neither waits for the other
-/// (but at the end), however the work and the cores are shared.
-fn alternate(
-    out: &mut crate::catalog::Streamed<'_, impl std::io::Write>,
-    jobs: &std::sync::mpsc::SyncSender<Job>,
-    texts: &std::sync::mpsc::Receiver<Vec<u8>>,
-    next: &mut impl FnMut() -> Option<Job>,
-    namevars: &Namevars,
-    files: &Files,
-) -> std::io::Result<()> {
-    /// Texts waiting to be written, at most (a bound on memory).
-    const WAITING: usize = 8;
-    let helper_gone = || std::io::Error::other("the catalog writer thread stopped");
-    // The texts to write, in order; `None` for those the helper makes.
-    let mut pending: std::collections::VecDeque<Option<Vec<u8>>> = Default::default();
-    let mut at_helper = 0;
-    let mut more = true;
-    while more || !pending.is_empty() {
-        if more && pending.len() < WAITING {
-            match next() {
-                Some(job) if at_helper < QUEUED => {
-                    jobs.send(job).map_err(|_| helper_gone())?;
-                    at_helper += 1;
-                    pending.push_back(None);
-                }
-                Some(job) => pending.push_back(Some(job.text(namevars, files))),
-                None => more = false,
-            }
-        }
-        // Writes what is ready; waits for the helper only when nothing else can be done.
-        loop {
-            let wait = !more || pending.len() >= WAITING;
-            let Some(front) = pending.front_mut() else {
-                break;
-            };
-            if front.is_none() {
-                *front = Some(match wait {
-                    true => texts.recv().map_err(|_| helper_gone())?,
-                    false => match texts.try_recv() {
-                        Ok(text) => text,
-                        Err(std::sync::mpsc::TryRecvError::Empty) => break,
-                        Err(_) => return Err(helper_gone()),
-                    },
-                });
-                at_helper -= 1;
-            }
-            if let Some(Some(text)) = pending.pop_front() {
-                out.chunk(&text)?;
-            }
-        }
-    }
-    Ok(())
-}
-
-/// What converting a compiled resource into its catalog form needs, moved out of it (it
-/// keeps its type and title): unlike the resource, it can be sent to another thread.
-struct Parts {
-    type_name: String,
-    title: String,
-    params: crate::fxhash::FxIndexMap<String, Value>,
-    tags: super::tags::Tags,
-    file: Option<crate::span::FileId>,
-    line: Option<u32>,
-    exported: bool,
-    kind: crate::catalog::ResourceKind,
-}
-
-impl Parts {
-    /// Takes the parameters and tags of `r` (this is the last use of them).
-    fn take(r: &mut Res) -> Parts {
-        // Not read after this: free them now, for the catalog's strings to reuse.
-        r.setters = Default::default();
-        Parts {
-            type_name: r.type_name.clone(),
-            title: r.title.clone(),
-            params: std::mem::take(&mut r.params),
-            tags: std::mem::take(&mut r.tags),
-            file: r.file,
-            line: r.line,
-            exported: r.exported,
-            kind: r.kind,
-        }
+            let r = res.get_mut(next)?;
+            next += 1;
+            let file = r.file.and_then(|f| files.get(&f).cloned().flatten());
+            let namevar = namevar(namevars, r);
+            Some(catalog_resource(r, namevar, file))
+        });
+        let mut edges = EdgeCursor::default();
+        let containment = &self.containment;
+        let edges = std::iter::from_fn(|| edges.next(&resources.borrow(), containment));
+        self.header.write_pretty_with(w, converted, edges)
     }
 }
 
@@ -341,11 +203,12 @@ fn rich_data_warnings_of(r: &Res, out: &mut Vec<String>) {
     }
 }
 
-/// The catalog form of a compiled resource.
-fn catalog_resource(r: Parts, namevar: Option<&str>, file: Option<String>) -> Resource {
+/// The catalog form of a compiled resource, its parameters and tags moved out (this is the
+/// last use of them).
+fn catalog_resource(r: &mut Res, namevar: Option<&str>, file: Option<String>) -> Resource {
     let mut params: IndexMap<String, Json> = IndexMap::with_capacity(r.params.len());
     let mut sensitive = vec![];
-    for (k, v) in r.params {
+    for (k, v) in std::mem::take(&mut r.params) {
         let v = match v {
             Value::Sensitive(inner) => {
                 sensitive.push(k.clone());
@@ -374,12 +237,14 @@ fn catalog_resource(r: Parts, namevar: Option<&str>, file: Option<String>) -> Re
     let title = if r.type_name == "Class" {
         capitalize_type(&r.title)
     } else {
-        r.title
+        r.title.clone()
     };
-    let mut tags = r.tags.into_vec();
+    let mut tags: Vec<std::sync::Arc<str>> = std::mem::take(&mut r.tags).iter().cloned().collect();
     tags.sort_unstable();
+    // Not read after this: free them now, for the catalog's strings to reuse.
+    r.setters = Default::default();
     Resource {
-        type_name: r.type_name,
+        type_name: r.type_name.clone(),
         title,
         tags,
         file,

@@ -75,11 +75,6 @@ impl Tags {
         self.items.iter()
     }
 
-    /// The tags, in order.
-    pub fn into_vec(self) -> Vec<Arc<str>> {
-        self.items
-    }
-
     pub fn len(&self) -> usize {
         self.items.len()
     }
