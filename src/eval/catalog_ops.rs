@@ -264,13 +264,24 @@ impl Compiler<'_> {
         scope: ScopeId,
         type_name: &str,
     ) -> IndexMap<String, Value> {
+        let mut out = IndexMap::new();
+        // Most scopes set no defaults for the type: then there is nothing to gather.
+        let mut s = Some(scope);
+        while let Some(id) = s {
+            if self.scopes[id].defaults.contains_key(type_name) {
+                break;
+            }
+            s = self.scopes[id].parent;
+        }
+        if s.is_none() {
+            return out;
+        }
         let mut chain = vec![];
         let mut s = Some(scope);
         while let Some(id) = s {
             chain.push(id);
             s = self.scopes[id].parent;
         }
-        let mut out = IndexMap::new();
         for id in chain.into_iter().rev() {
             if let Some(d) = self.scopes[id].defaults.get(type_name) {
                 for (k, v) in d {

@@ -193,7 +193,7 @@ impl Compiler<'_> {
             ExprKind::Assignment { op, left, right } => {
                 let v = self.eval(right, scope)?;
                 let at = self.operator_span(left.span, right.span, op.as_str());
-                self.assign(*op, left, v, scope, at)?
+                self.assign(*op, left, v, scope, at, want)?
             }
             ExprKind::Paren(inner) => self.eval(inner, scope)?,
             // A match in the test of an if, unless, case or selector sets $0..$n for that
@@ -451,6 +451,8 @@ impl Compiler<'_> {
 
     /// Assigns `v` to `left`; `at` is the assignment's operator, where a reassignment is
     /// reported.
+    /// An assignment; its value is the assigned value (undef unless `want`, which spares a
+    /// copy).
     fn assign(
         &mut self,
         op: AssignOp,
@@ -458,6 +460,7 @@ impl Compiler<'_> {
         v: Value,
         scope: ScopeId,
         at: Span,
+        want: bool,
     ) -> R<Value> {
         match &left.kind {
             ExprKind::Variable(name) => {
@@ -500,6 +503,10 @@ impl Compiler<'_> {
                     };
                     return Err(Flow::Err(self.issue(message, at)));
                 }
+                if !want {
+                    self.scopes[scope].vars.insert(name.clone(), v);
+                    return Ok(Value::Undef);
+                }
                 self.scopes[scope].vars.insert(name.clone(), v.clone());
                 Ok(v)
             }
@@ -517,7 +524,7 @@ impl Compiler<'_> {
                             )));
                         }
                         for (it, val) in items.iter().zip(vals) {
-                            self.assign(AssignOp::Assign, it, val.clone(), scope, at)?;
+                            self.assign(AssignOp::Assign, it, val.clone(), scope, at, false)?;
                         }
                     }
                     Value::Hash(h) => {
@@ -527,7 +534,7 @@ impl Compiler<'_> {
                                     .get(&Value::str(n.clone()))
                                     .cloned()
                                     .unwrap_or(Value::Undef);
-                                self.assign(AssignOp::Assign, it, val, scope, at)?;
+                                self.assign(AssignOp::Assign, it, val, scope, at, false)?;
                             }
                         }
                     }
