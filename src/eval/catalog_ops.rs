@@ -337,6 +337,7 @@ impl Compiler<'_> {
         }
         let source = self.scopes[scope].source.clone();
         self.resources[idx].params.reserve(params.len());
+        self.resources[idx].setters.reserve(params.len());
         // The values move into the resource; the names and spans stay for the checks below.
         for a in &mut params {
             if a.name == "tag" {

@@ -107,6 +107,11 @@ impl ParamSetters {
         }
     }
 
+    /// Room for `n` more parameters.
+    pub fn reserve(&mut self, n: usize) {
+        self.0.reserve(n)
+    }
+
     /// The definition that set `name`.
     pub fn source(&self, name: &str) -> Option<&Rc<str>> {
         self.find(name).map(|s| &s.source)

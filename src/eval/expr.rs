@@ -1380,9 +1380,9 @@ impl Compiler<'_> {
             );
         }
         // Titles first, then attribute operations, as Puppet does.
-        let mut bodies: Vec<(Vec<String>, Vec<super::catalog_ops::AttrValue>)> = vec![];
+        let mut bodies: Vec<(Vec<String>, Vec<super::catalog_ops::AttrValue>)> =
+            Vec::with_capacity(r.bodies.len());
         let mut default_attrs: Vec<super::catalog_ops::AttrValue> = vec![];
-        let mut seen: Vec<String> = vec![];
         for body in &r.bodies {
             let tv = self.eval(&body.title, scope)?;
             if tv.is_undef() {
@@ -1404,7 +1404,7 @@ impl Compiler<'_> {
                     .collect::<Vec<_>>(),
                 other => vec![other],
             };
-            let mut titles = vec![];
+            let mut titles: Vec<String> = Vec::with_capacity(items.len());
             let mut is_default = false;
             for (i, t) in items.iter().enumerate() {
                 match t {
@@ -1415,13 +1415,13 @@ impl Compiler<'_> {
                         )))
                     }
                     Value::Str(s) => {
-                        if seen.contains(s) {
+                        let seen = |titles: &[String]| titles.iter().any(|t| t == s);
+                        if seen(&titles) || bodies.iter().any(|(titles, _)| seen(titles)) {
                             return Err(Flow::Err(self.issue(
                                 format!("The title '{s}' has already been used in this resource expression"),
                                 span,
                             )));
                         }
-                        seen.push(s.clone());
                         titles.push(s.clone());
                     }
                     Value::Default => is_default = true,
@@ -1445,7 +1445,10 @@ impl Compiler<'_> {
             }
             bodies.push((titles, attrs));
         }
-        let mut out = vec![];
+        let mut out = match want {
+            true => Vec::with_capacity(bodies.iter().map(|(titles, _)| titles.len()).sum()),
+            false => Vec::new(),
+        };
         if type_name == "class" {
             for (titles, attrs) in bodies {
                 let attrs = merge_attrs(&default_attrs, attrs);
@@ -1506,6 +1509,9 @@ fn merge_attrs(
     defaults: &[super::catalog_ops::AttrValue],
     attrs: Vec<super::catalog_ops::AttrValue>,
 ) -> Vec<super::catalog_ops::AttrValue> {
+    if defaults.is_empty() {
+        return attrs;
+    }
     let mut out: Vec<_> = defaults
         .iter()
         .filter(|d| !attrs.iter().any(|a| a.name == d.name))
