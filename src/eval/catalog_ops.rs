@@ -1248,7 +1248,7 @@ pub(super) fn ref_shown(v: &Value) -> String {
 }
 
 /// Drops the spare capacity of a value's strings and arrays.
-fn compact(v: &mut Value) {
+pub(super) fn compact(v: &mut Value) {
     match v {
         Value::Str(s) => s.shrink_to_fit(),
         Value::Array(items) => {

@@ -504,6 +504,10 @@ impl Compiler<'_> {
                     return Err(Flow::Err(self.issue(message, at)));
                 }
                 if !want {
+                    // Kept as long as the scope: without the spare room a built string may
+                    // have (as a copy would be).
+                    let mut v = v;
+                    super::catalog_ops::compact(&mut v);
                     self.scopes[scope].vars.insert(name.clone(), v);
                     return Ok(Value::Undef);
                 }
