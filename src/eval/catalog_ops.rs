@@ -73,7 +73,7 @@ impl Compiler<'_> {
         if lower == "class" {
             return Some(TypeKind::Class);
         }
-        if !lower.contains("::") {
+        if !lower.contains(':') || !lower.contains("::") {
             if let Some(b) = builtin_types::find(&lower) {
                 return Some(TypeKind::Builtin(b));
             }

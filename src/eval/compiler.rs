@@ -1010,7 +1010,7 @@ pub(super) fn add_tag(tags: &mut Tags, t: &str) {
     if !is_valid_tag(t) {
         return;
     }
-    if t.contains("::") {
+    if t.contains(':') && t.contains("::") {
         for seg in t.split("::") {
             if !seg.is_empty() {
                 tags.insert_str(seg);
