@@ -228,6 +228,18 @@ mod pretty {
         w.resize(w.len() + depth * 2, b' ');
     }
 
+    /// A new line and the indent of `depth`: one copy for the usual depths.
+    fn new_line(w: &mut Buf, depth: usize) {
+        const LINE: &[u8; 33] = b"\n                                ";
+        match LINE.get(..1 + depth * 2) {
+            Some(text) => w.extend_from_slice(text),
+            None => {
+                w.push(b'\n');
+                indent(w, depth)
+            }
+        }
+    }
+
     impl Block {
         fn open(w: &mut Buf, depth: usize, bracket: u8) -> Block {
             w.push(bracket);
@@ -242,9 +254,8 @@ mod pretty {
             if !self.first {
                 w.push(b',');
             }
-            w.push(b'\n');
             self.first = false;
-            indent(w, self.depth)
+            new_line(w, self.depth)
         }
 
         fn key(&mut self, w: &mut Buf, key: &str) {
@@ -253,10 +264,18 @@ mod pretty {
             w.extend_from_slice(b": ");
         }
 
+        /// [`Block::key`] for a field name of the format (plain ASCII, nothing to escape).
+        fn field(&mut self, w: &mut Buf, name: &'static str) {
+            debug_assert!(name.bytes().all(|b| ESCAPE[b as usize] == 0));
+            self.next(w);
+            w.push(b'"');
+            w.extend_from_slice(name.as_bytes());
+            w.extend_from_slice(b"\": ");
+        }
+
         fn close(self, w: &mut Buf, bracket: u8) {
             if !self.first {
-                w.push(b'\n');
-                indent(w, self.depth - 1);
+                new_line(w, self.depth - 1);
             }
             w.push(bracket);
         }
@@ -346,10 +365,19 @@ mod pretty {
         b.close(w, b']')
     }
 
-    /// A decimal number as `write!` prints it.
-    fn number(w: &mut Buf, n: impl std::fmt::Display) {
-        // Writing to a Vec cannot fail.
-        let _ = write!(w, "{n}");
+    /// A decimal number as `write!` prints it (without the formatting machinery).
+    fn number(w: &mut Buf, mut n: u32) {
+        let mut digits = [0u8; 10];
+        let mut at = digits.len();
+        loop {
+            at -= 1;
+            digits[at] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        w.extend_from_slice(&digits[at..])
     }
 
     pub(super) fn value(w: &mut Buf, depth: usize, v: &Json) {
@@ -392,28 +420,28 @@ mod pretty {
 
     fn resource(w: &mut Buf, depth: usize, r: &Resource) {
         let mut b = Block::open(w, depth, b'{');
-        b.key(w, "type");
+        b.field(w, "type");
         string(w, &r.type_name);
-        b.key(w, "title");
+        b.field(w, "title");
         string(w, &r.title);
-        b.key(w, "tags");
+        b.field(w, "tags");
         strings(w, b.depth, &r.tags);
         if let Some(f) = &r.file {
-            b.key(w, "file");
+            b.field(w, "file");
             string(w, f);
         }
         if let Some(l) = r.line {
-            b.key(w, "line");
+            b.field(w, "line");
             number(w, l);
         }
-        b.key(w, "exported");
+        b.field(w, "exported");
         w.extend_from_slice(if r.exported { b"true" } else { b"false" });
         if let Some(k) = r.kind {
-            b.key(w, "kind");
+            b.field(w, "kind");
             string(w, kind_name(k));
         }
         if !r.parameters.is_empty() {
-            b.key(w, "parameters");
+            b.field(w, "parameters");
             let mut p = Block::open(w, b.depth, b'{');
             for (k, v) in &r.parameters {
                 p.key(w, k);
@@ -422,7 +450,7 @@ mod pretty {
             p.close(w, b'}');
         }
         if !r.sensitive_parameters.is_empty() {
-            b.key(w, "sensitive_parameters");
+            b.field(w, "sensitive_parameters");
             strings(w, b.depth, &r.sensitive_parameters);
         }
         b.close(w, b'}')
@@ -430,9 +458,9 @@ mod pretty {
 
     fn edge(w: &mut Buf, depth: usize, e: &Edge) {
         let mut b = Block::open(w, depth, b'{');
-        b.key(w, "source");
+        b.field(w, "source");
         string(w, &e.source);
-        b.key(w, "target");
+        b.field(w, "target");
         string(w, &e.target);
         b.close(w, b'}')
     }
@@ -478,31 +506,31 @@ mod pretty {
         let mut buf = Vec::with_capacity(CHUNK + (CHUNK >> 2));
         let w = &mut buf;
         let mut b = Block::open(w, 0, b'{');
-        b.key(w, "tags");
+        b.field(w, "tags");
         strings(w, b.depth, &c.tags);
-        b.key(w, "name");
+        b.field(w, "name");
         string(w, &c.name);
-        b.key(w, "version");
+        b.field(w, "version");
         value(w, b.depth, &c.version);
         if let Some(id) = &c.code_id {
-            b.key(w, "code_id");
+            b.field(w, "code_id");
             value(w, b.depth, id);
         }
         if let Some(u) = &c.catalog_uuid {
-            b.key(w, "catalog_uuid");
+            b.field(w, "catalog_uuid");
             string(w, u);
         }
-        b.key(w, "catalog_format");
+        b.field(w, "catalog_format");
         number(w, c.catalog_format);
-        b.key(w, "environment");
+        b.field(w, "environment");
         string(w, &c.environment);
-        b.key(w, "resources");
+        b.field(w, "resources");
         streamed(w, out, b.depth, resources, |w, d, r| {
             resource(w, d, r.borrow())
         })?;
-        b.key(w, "edges");
+        b.field(w, "edges");
         streamed(w, out, b.depth, edges, |w, d, e| edge(w, d, e.borrow()))?;
-        b.key(w, "classes");
+        b.field(w, "classes");
         strings(w, b.depth, &c.classes);
         b.close(w, b'}');
         out.write_all(w)
@@ -593,6 +621,26 @@ mod tests {
             c.write_pretty(&mut out).unwrap();
             assert_eq!(String::from_utf8(out).unwrap(), c.to_json_pretty());
         }
+    }
+
+    #[test]
+    fn numbers_and_deep_values_are_as_serde_writes_them() {
+        let mut c = sample();
+        for (i, line) in [0, 9, 10, 99, 1000, 4_294_967_295].into_iter().enumerate() {
+            let mut r = c.resources[0].clone();
+            r.title = format!("/tmp/{i}");
+            r.line = Some(line);
+            // Deeper than the indents written in one copy.
+            let mut deep = serde_json::json!({"k": [1]});
+            for _ in 0..20 {
+                deep = Json::Array(vec![deep]);
+            }
+            r.parameters.insert("deep".into(), deep);
+            c.resources.push(r);
+        }
+        let mut out = vec![];
+        c.write_pretty(&mut out).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), c.to_json_pretty());
     }
 
     #[test]

@@ -73,7 +73,7 @@ impl Compiler<'_> {
         if lower == "class" {
             return Some(TypeKind::Class);
         }
-        if !lower.contains("::") {
+        if !lower.contains(':') || !lower.contains("::") {
             if let Some(b) = builtin_types::find(&lower) {
                 return Some(TypeKind::Builtin(b));
             }
@@ -101,13 +101,18 @@ impl Compiler<'_> {
             self.recorder.error_label(first, "first declared here");
             return Err(self.duplicate_error(idx, existing));
         }
-        self.index.insert(key.clone(), idx);
+        self.index.insert(key, idx);
+        // The key again (from the resource), when an alias is added or refused.
+        let key = |c: &Self| {
+            let r = &c.resources[idx];
+            (r.type_name.clone(), r.title.clone())
+        };
         if let Some(nv) = namevar {
-            if nv != key.1 {
-                let akey = (key.0.clone(), nv.clone());
+            if nv != self.resources[idx].title {
+                let akey = (self.resources[idx].type_name.clone(), nv.clone());
                 if let Some(&existing) = self.index.get(&akey).or_else(|| self.aliases.get(&akey)) {
                     if existing != idx {
-                        self.index.remove(&key);
+                        self.index.remove(&key(self));
                         let first = self.resources[existing].span;
                         self.recorder.error_label(first, "already declared here");
                         return Err(self.alias_error(
@@ -123,10 +128,10 @@ impl Compiler<'_> {
         }
         if let Some(parts) = self.composite_key(&self.resources[idx]) {
             let joined = parts.join(", ");
-            let akey = (key.0.clone(), format!("[{joined}]"));
+            let akey = (key(self).0, format!("[{joined}]"));
             if let Some(&existing) = self.aliases.get(&akey) {
                 if existing != idx {
-                    self.index.remove(&key);
+                    self.index.remove(&key(self));
                     return Err(self.alias_error(idx, existing, &format!("[{joined}]"), &joined));
                 }
             }
@@ -138,10 +143,10 @@ impl Compiler<'_> {
             None => vec![],
         };
         for a in alias_values {
-            let akey = (key.0.clone(), a.clone());
+            let akey = (key(self).0, a.clone());
             if let Some(&existing) = self.index.get(&akey).or_else(|| self.aliases.get(&akey)) {
                 if existing != idx {
-                    self.index.remove(&key);
+                    self.index.remove(&key(self));
                     let first = self.resources[existing].span;
                     self.recorder.error_label(first, "already declared here");
                     return Err(self.alias_error(idx, existing, &json_str(&a), &json_str(&a)));
@@ -259,13 +264,24 @@ impl Compiler<'_> {
         scope: ScopeId,
         type_name: &str,
     ) -> IndexMap<String, Value> {
+        let mut out = IndexMap::new();
+        // Most scopes set no defaults for the type: then there is nothing to gather.
+        let mut s = Some(scope);
+        while let Some(id) = s {
+            if self.scopes[id].defaults.contains_key(type_name) {
+                break;
+            }
+            s = self.scopes[id].parent;
+        }
+        if s.is_none() {
+            return out;
+        }
         let mut chain = vec![];
         let mut s = Some(scope);
         while let Some(id) = s {
             chain.push(id);
             s = self.scopes[id].parent;
         }
-        let mut out = IndexMap::new();
         for id in chain.into_iter().rev() {
             if let Some(d) = self.scopes[id].defaults.get(type_name) {
                 for (k, v) in d {
@@ -320,6 +336,8 @@ impl Compiler<'_> {
             r.is_define = matches!(kind, TypeKind::Define(_));
         }
         let source = self.scopes[scope].source.clone();
+        self.resources[idx].params.reserve(params.len());
+        self.resources[idx].setters.reserve(params.len());
         // The values move into the resource; the names and spans stay for the checks below.
         for a in &mut params {
             if a.name == "tag" {
@@ -607,7 +625,7 @@ impl Compiler<'_> {
         }
         self.containment.push((stage_idx, idx));
         if let Some(body) = &def.body {
-            self.eval(body, sid)?;
+            self.eval_for_effect(body, sid)?;
         }
         Ok(idx)
     }
@@ -753,7 +771,7 @@ impl Compiler<'_> {
         let span = self.resources[idx].span;
         self.bind_parameters(idx, &def.params, sid, &label, span, false)?;
         if let Some(body) = &def.body {
-            match self.eval(body, sid) {
+            match self.eval_for_effect(body, sid) {
                 Ok(_) | Err(Flow::Return(_)) => {}
                 Err(e) => return Err(e),
             }
@@ -1123,7 +1141,7 @@ impl Compiler<'_> {
         ops: &[crate::ast::AttributeOp],
         scope: ScopeId,
     ) -> R<Vec<AttrValue>> {
-        let mut out: Vec<AttrValue> = vec![];
+        let mut out: Vec<AttrValue> = Vec::with_capacity(ops.len());
         for op in ops {
             match op {
                 crate::ast::AttributeOp::Set {
@@ -1230,7 +1248,7 @@ pub(super) fn ref_shown(v: &Value) -> String {
 }
 
 /// Drops the spare capacity of a value's strings and arrays.
-fn compact(v: &mut Value) {
+pub(super) fn compact(v: &mut Value) {
     match v {
         Value::Str(s) => s.shrink_to_fit(),
         Value::Array(items) => {

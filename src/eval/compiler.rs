@@ -107,6 +107,11 @@ impl ParamSetters {
         }
     }
 
+    /// Room for `n` more parameters.
+    pub fn reserve(&mut self, n: usize) {
+        self.0.reserve(n)
+    }
+
     /// The definition that set `name`.
     pub fn source(&self, name: &str) -> Option<&Rc<str>> {
         self.find(name).map(|s| &s.source)
@@ -1074,7 +1079,7 @@ pub(super) fn add_tag(tags: &mut Tags, t: &str) {
     if !is_valid_tag(t) {
         return;
     }
-    if t.contains("::") {
+    if t.contains(':') && t.contains("::") {
         for seg in t.split("::") {
             if !seg.is_empty() {
                 tags.insert_str(seg);

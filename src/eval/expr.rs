@@ -21,6 +21,18 @@ impl Compiler<'_> {
     }
 
     pub(super) fn eval(&mut self, e: &Expr, scope: ScopeId) -> R<Value> {
+        self.eval_want(e, scope, true)
+    }
+
+    /// Evaluates `e` for its effects: its value is not used (it is undef). A resource
+    /// expression then does not make the references to what it declared, nor does a block
+    /// for its last expression.
+    pub(super) fn eval_for_effect(&mut self, e: &Expr, scope: ScopeId) -> R<Value> {
+        self.eval_want(e, scope, false)
+    }
+
+    /// [`Compiler::eval`], or [`Compiler::eval_for_effect`] unless `want`.
+    fn eval_want(&mut self, e: &Expr, scope: ScopeId, want: bool) -> R<Value> {
         let label = match &e.kind {
             ExprKind::Call(c) if c.kind == CallKind::Method => Some("Method call"),
             ExprKind::Call(_) => Some("Function Call"),
@@ -31,7 +43,7 @@ impl Compiler<'_> {
             ExprKind::Relationship { .. } => Some("Relationship Statement"),
             _ => None,
         };
-        let r = self.eval_inner(e, scope);
+        let r = self.eval_inner(e, scope, want);
         match (r, label) {
             (Err(Flow::Err(err)), Some(label)) if !err.formatted => {
                 let err = EvalError {
@@ -44,7 +56,7 @@ impl Compiler<'_> {
         }
     }
 
-    fn eval_inner(&mut self, e: &Expr, scope: ScopeId) -> R<Value> {
+    fn eval_inner(&mut self, e: &Expr, scope: ScopeId, want: bool) -> R<Value> {
         Ok(match &e.kind {
             ExprKind::Undef | ExprKind::Nop => Value::Undef,
             ExprKind::Default => Value::Default,
@@ -63,8 +75,11 @@ impl Compiler<'_> {
             ExprKind::ConcatString(parts) => {
                 let mut out = String::new();
                 for p in parts {
-                    let v = self.eval(p, scope)?;
-                    out.push_str(&v.to_display());
+                    match self.eval(p, scope)? {
+                        // The first part's string becomes the result (not copied).
+                        Value::Str(s) if out.is_empty() => out = s,
+                        v => v.push_display(&mut out),
+                    }
                 }
                 Value::Str(out)
             }
@@ -178,7 +193,7 @@ impl Compiler<'_> {
             ExprKind::Assignment { op, left, right } => {
                 let v = self.eval(right, scope)?;
                 let at = self.operator_span(left.span, right.span, op.as_str());
-                self.assign(*op, left, v, scope, at)?
+                self.assign(*op, left, v, scope, at, want)?
             }
             ExprKind::Paren(inner) => self.eval(inner, scope)?,
             // A match in the test of an if, unless, case or selector sets $0..$n for that
@@ -194,14 +209,14 @@ impl Compiler<'_> {
             }
             ExprKind::Block(items) => {
                 let mut last = Value::Undef;
-                for it in items {
-                    last = self.eval(it, scope)?;
+                for (i, it) in items.iter().enumerate() {
+                    last = self.eval_want(it, scope, want && i + 1 == items.len())?;
                 }
                 last
             }
             ExprKind::Call(call) => self.eval_call(call, scope, e.span)?,
             ExprKind::Lambda(_) => Value::Undef,
-            ExprKind::Resource(r) => self.eval_resource(r, scope, e.span)?,
+            ExprKind::Resource(r) => self.eval_resource(r, scope, e.span, want)?,
             ExprKind::ResourceDefaults { type_ref, ops, .. } => {
                 let t = self.eval(type_ref, scope)?;
                 let name = match &t {
@@ -354,8 +369,9 @@ impl Compiler<'_> {
             }
             return Ok(Value::Undef);
         }
+        // (`contains(':')` first: a plain name is told at the cost of a byte search.)
         if let Some(rest) = name.strip_prefix("::") {
-            if !rest.contains("::") {
+            if !rest.contains(':') || !rest.contains("::") {
                 if let Some(v) = self.scopes[self.top].vars.get(rest) {
                     return Ok(v.clone());
                 }
@@ -363,7 +379,7 @@ impl Compiler<'_> {
             }
             return self.lookup_qualified(rest, span);
         }
-        if name.contains("::") {
+        if name.contains(':') && name.contains("::") {
             return self.lookup_qualified(name, span);
         }
         let mut s = Some(scope);
@@ -431,6 +447,8 @@ impl Compiler<'_> {
 
     /// Assigns `v` to `left`; `at` is the assignment's operator, where a reassignment is
     /// reported.
+    /// An assignment; its value is the assigned value (undef unless `want`, which spares a
+    /// copy).
     fn assign(
         &mut self,
         op: AssignOp,
@@ -438,6 +456,7 @@ impl Compiler<'_> {
         v: Value,
         scope: ScopeId,
         at: Span,
+        want: bool,
     ) -> R<Value> {
         match &left.kind {
             ExprKind::Variable(name) => {
@@ -480,6 +499,14 @@ impl Compiler<'_> {
                     };
                     return Err(Flow::Err(self.issue(message, at)));
                 }
+                if !want {
+                    // Kept as long as the scope: without the spare room a built string may
+                    // have (as a copy would be).
+                    let mut v = v;
+                    super::catalog_ops::compact(&mut v);
+                    self.scopes[scope].vars.insert(name.clone(), v);
+                    return Ok(Value::Undef);
+                }
                 self.scopes[scope].vars.insert(name.clone(), v.clone());
                 Ok(v)
             }
@@ -497,7 +524,7 @@ impl Compiler<'_> {
                             )));
                         }
                         for (it, val) in items.iter().zip(vals) {
-                            self.assign(AssignOp::Assign, it, val.clone(), scope, at)?;
+                            self.assign(AssignOp::Assign, it, val.clone(), scope, at, false)?;
                         }
                     }
                     Value::Hash(h) => {
@@ -507,7 +534,7 @@ impl Compiler<'_> {
                                     .get(&Value::str(n.clone()))
                                     .cloned()
                                     .unwrap_or(Value::Undef);
-                                self.assign(AssignOp::Assign, it, val, scope, at)?;
+                                self.assign(AssignOp::Assign, it, val, scope, at, false)?;
                             }
                         }
                     }
@@ -1337,7 +1364,15 @@ impl Compiler<'_> {
 
     // ---- resources -------------------------------------------------------------------------
 
-    fn eval_resource(&mut self, r: &ResourceExpr, scope: ScopeId, span: Span) -> R<Value> {
+    /// A resource expression; its value (unless `want` is false: undef) is the references
+    /// to the declared resources.
+    fn eval_resource(
+        &mut self,
+        r: &ResourceExpr,
+        scope: ScopeId,
+        span: Span,
+        want: bool,
+    ) -> R<Value> {
         let type_name = match &r.type_name.kind {
             ExprKind::QualifiedName(n) | ExprKind::QualifiedReference(n) => n.trim_colons().to_lowercase(),
             _ => match self.eval(&r.type_name, scope)? {
@@ -1369,9 +1404,9 @@ impl Compiler<'_> {
             );
         }
         // Titles first, then attribute operations, as Puppet does.
-        let mut bodies: Vec<(Vec<String>, Vec<super::catalog_ops::AttrValue>)> = vec![];
+        let mut bodies: Vec<(Vec<String>, Vec<super::catalog_ops::AttrValue>)> =
+            Vec::with_capacity(r.bodies.len());
         let mut default_attrs: Vec<super::catalog_ops::AttrValue> = vec![];
-        let mut seen: Vec<String> = vec![];
         for body in &r.bodies {
             let tv = self.eval(&body.title, scope)?;
             if tv.is_undef() {
@@ -1393,7 +1428,7 @@ impl Compiler<'_> {
                     .collect::<Vec<_>>(),
                 other => vec![other],
             };
-            let mut titles = vec![];
+            let mut titles: Vec<String> = Vec::with_capacity(items.len());
             let mut is_default = false;
             for (i, t) in items.iter().enumerate() {
                 match t {
@@ -1404,13 +1439,13 @@ impl Compiler<'_> {
                         )))
                     }
                     Value::Str(s) => {
-                        if seen.contains(s) {
+                        let seen = |titles: &[String]| titles.iter().any(|t| t == s);
+                        if seen(&titles) || bodies.iter().any(|(titles, _)| seen(titles)) {
                             return Err(Flow::Err(self.issue(
                                 format!("The title '{s}' has already been used in this resource expression"),
                                 span,
                             )));
                         }
-                        seen.push(s.clone());
                         titles.push(s.clone());
                     }
                     Value::Default => is_default = true,
@@ -1434,12 +1469,18 @@ impl Compiler<'_> {
             }
             bodies.push((titles, attrs));
         }
-        let mut out = vec![];
+        let mut out = match want {
+            true => Vec::with_capacity(bodies.iter().map(|(titles, _)| titles.len()).sum()),
+            false => Vec::new(),
+        };
         if type_name == "class" {
             for (titles, attrs) in bodies {
                 let attrs = merge_attrs(&default_attrs, attrs);
                 for t in titles {
                     let idx = self.declare_class(&t, &attrs, scope, span)?;
+                    if !want {
+                        continue;
+                    }
                     // Puppet gives the declared class as a resource reference (`Class['Foo']`).
                     out.push(Value::Type(Box::new(PType::Resource(
                         Some("Class".into()),
@@ -1471,6 +1512,9 @@ impl Compiler<'_> {
                 let idx = self.declare_resource(
                     &type_name, &kind, &t, these, scope, span, virtual_, exported,
                 )?;
+                if !want {
+                    continue;
+                }
                 let r = &self.resources[idx];
                 out.push(Value::Type(Box::new(PType::Resource(
                     Some(r.type_name.clone()),
@@ -1478,7 +1522,10 @@ impl Compiler<'_> {
                 ))));
             }
         }
-        Ok(Value::Array(out))
+        Ok(match want {
+            true => Value::Array(out),
+            false => Value::Undef,
+        })
     }
 }
 
@@ -1486,6 +1533,9 @@ fn merge_attrs(
     defaults: &[super::catalog_ops::AttrValue],
     attrs: Vec<super::catalog_ops::AttrValue>,
 ) -> Vec<super::catalog_ops::AttrValue> {
+    if defaults.is_empty() {
+        return attrs;
+    }
     let mut out: Vec<_> = defaults
         .iter()
         .filter(|d| !attrs.iter().any(|a| a.name == d.name))

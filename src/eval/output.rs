@@ -240,7 +240,14 @@ fn catalog_resource(r: &mut Res, namevar: Option<&str>, file: Option<String>) ->
         r.title.clone()
     };
     let mut tags: Vec<std::sync::Arc<str>> = std::mem::take(&mut r.tags).iter().cloned().collect();
-    tags.sort_unstable();
+    // In byte order, as `sort_unstable`; most pairs differ in their first byte, which
+    // spares comparing the rest.
+    tags.sort_unstable_by(
+        |a, b| match a.as_bytes().first().cmp(&b.as_bytes().first()) {
+            std::cmp::Ordering::Equal => a.cmp(b),
+            other => other,
+        },
+    );
     // Not read after this: free them now, for the catalog's strings to reuse.
     r.setters = Default::default();
     Resource {

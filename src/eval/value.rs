@@ -246,6 +246,11 @@ impl Value {
         out
     }
 
+    /// [`Value::to_display`] appended to `out`.
+    pub fn push_display(&self, out: &mut String) {
+        self.write_display(out, false)
+    }
+
     /// How `String(v)` and nested values print: strings inside containers are quoted.
     pub fn to_string_repr(&self) -> String {
         let mut out = String::new();
