@@ -6,7 +6,7 @@
 //! the runner checks them ahead: the content goes to a temporary file (`Provider::stage`) and
 //! the vertex is deferred, with nothing of its outcome applied to the run yet. At a flush
 //! (before any other resource is evaluated, after `MAX_STAGED` files, at the end of the run
-//! or on a signal) every staged file is fsynced at once (`atomic::sync_staged`), and then the
+//! or on a signal) every staged file is made durable at once (`atomic::sync_staged`), and then the
 //! deferred vertices are evaluated in walk order exactly as the walk would have: failures of
 //! their dependencies propagate (a dependent whose dependency failed is skipped, and its
 //! temporary file removed), each staged file is renamed into place (or its resource fails
