@@ -116,22 +116,77 @@ pub fn defer_dir_sync(dir: &Path) {
     }
 }
 
-/// fsyncs every directory noted since the last call, each once, several at once (see
+/// Syncs every directory noted since the last call, each once: one `syncfs` per filesystem
+/// holding several of them where that is durable, else an fsync each, several at once (see
 /// [`sync_staged`]). Returns the directories that could not be synced, with the error (a
 /// directory removed since is not an error).
 pub fn sync_deferred_dirs() -> Vec<(PathBuf, io::Error)> {
+    sync_deferred_dirs_with(None).0
+}
+
+/// [`sync_deferred_dirs`], syncing `also` in the same pass; returns the directories that
+/// could not be synced and the result for `also`.
+fn sync_deferred_dirs_with(also: Option<&fs::File>) -> (Vec<(PathBuf, io::Error)>, io::Result<()>) {
     let dirs: Vec<PathBuf> =
         std::mem::take(&mut *DEFERRED.lock().unwrap_or_else(|e| e.into_inner()))
             .into_iter()
             .collect();
-    let results = each_at_once(&dirs, |d| sync_dir(d));
-    dirs.into_iter()
-        .zip(results)
-        .filter_map(|(d, r)| match r {
-            Err(e) if e.kind() != io::ErrorKind::NotFound => Some((d, e)),
-            _ => None,
-        })
-        .collect()
+    let mut failed = Vec::new();
+    let mut open = Vec::with_capacity(dirs.len());
+    for (i, d) in dirs.iter().enumerate() {
+        match fs::File::open(d) {
+            Ok(f) => open.push((i, f)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => failed.push((i, e)),
+        }
+    }
+    let mut files: Vec<(usize, &fs::File)> = open.iter().map(|(i, f)| (*i, f)).collect();
+    // `also` goes under an index past the directories'.
+    files.extend(also.map(|f| (dirs.len(), f)));
+    let mut also_synced = Ok(());
+    for (i, r) in sync_files(&files) {
+        match r {
+            Err(e) if i == dirs.len() => also_synced = Err(e),
+            Err(e) => failed.push((i, e)),
+            Ok(()) => {}
+        }
+    }
+    failed.sort_by_key(|(i, _)| *i);
+    let failed = failed
+        .into_iter()
+        .map(|(i, e)| (dirs[i].clone(), e))
+        .collect();
+    (failed, also_synced)
+}
+
+/// Writes `bytes` to `path` atomically with `mode`, after the directories noted for
+/// [`sync_deferred_dirs`] are synced: the new content and those directories are made durable
+/// together (one `syncfs` where that is durable, see [`sync_staged`]), then the rename, then
+/// `path`'s directory. Returns the directories that could not be synced, as
+/// [`sync_deferred_dirs`] does, or the error of the write itself.
+pub fn write_file_after_deferred(
+    path: &Path,
+    bytes: &[u8],
+    mode: u32,
+) -> io::Result<Vec<(PathBuf, io::Error)>> {
+    use std::os::unix::fs::PermissionsExt;
+    let (mut f, tmp) = create_temp(path)?;
+    let written = f
+        .write_all(bytes)
+        .and_then(|_| f.set_permissions(fs::Permissions::from_mode(mode)));
+    if let Err(e) = written {
+        drop(f);
+        let _ = fs::remove_file(&tmp);
+        return Err(e);
+    }
+    let (unsynced, synced) = sync_deferred_dirs_with(Some(&f));
+    drop(f);
+    if let Err(e) = synced {
+        let _ = fs::remove_file(&tmp);
+        return Err(e);
+    }
+    commit(&tmp, path)?;
+    Ok(unsynced)
 }
 
 /// fsyncs a directory (its entries: creations, renames, removals).
@@ -172,14 +227,82 @@ impl Staged {
     }
 }
 
-/// At most this many fsyncs wait at once in [`sync_staged`].
+/// At most this many fsyncs wait at once in [`each_at_once`].
 const SYNC_THREADS: usize = 32;
 
-/// fsyncs every staged file, several at once: the waits overlap (the block layer merges the
-/// cache flushes of concurrent fsyncs), so a batch costs a few device flushes instead of one
-/// per file. The results are in the order of `staged`.
+/// Makes every staged file's content durable. The results are in the order of `staged`.
+///
+/// Files on a filesystem whose `syncfs(2)` is known to write every dirty inode and flush the
+/// device ([`syncfs_is_durable`]) are synced with one `syncfs` per filesystem when there are
+/// several: each block (data, inode tables, directories) is written once and the device
+/// flushed once, where an fsync per file writes its inode's table block and (on ext4 without
+/// a journal) its directory again for every file and flushes the device each time. Alone on
+/// its filesystem, on another filesystem, or when `syncfs` fails, each file is fsynced (the
+/// fsync reports that file's own error), several at once.
 pub fn sync_staged(staged: &[&Staged]) -> Vec<io::Result<()>> {
-    each_at_once(staged, |s| sync_file(&s.file, &s.target))
+    let mut results: Vec<Option<io::Result<()>>> = staged
+        .iter()
+        .map(|s| injected(&s.target, "sync").err().map(Err))
+        .collect();
+    let files: Vec<(usize, &fs::File)> = staged
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| results[*i].is_none())
+        .map(|(i, s)| (i, &s.file))
+        .collect();
+    for (i, r) in sync_files(&files) {
+        results[i] = Some(r);
+    }
+    results
+        .into_iter()
+        .map(|r| r.expect("one result each"))
+        .collect()
+}
+
+/// Syncs the open files (each with its caller's index): one `syncfs` per filesystem holding
+/// several of them when that is durable there (see [`sync_staged`]), else an fsync each.
+fn sync_files<'a>(files: &[(usize, &'a fs::File)]) -> Vec<(usize, io::Result<()>)> {
+    use std::os::unix::fs::MetadataExt;
+    let mut by_dev: Vec<(u64, Vec<(usize, &'a fs::File)>)> = Vec::new();
+    let mut alone: Vec<(usize, &'a fs::File)> = Vec::new();
+    for &(i, f) in files {
+        match f.metadata() {
+            Ok(m) => match by_dev.iter_mut().find(|(d, _)| *d == m.dev()) {
+                Some((_, group)) => group.push((i, f)),
+                None => by_dev.push((m.dev(), vec![(i, f)])),
+            },
+            Err(_) => alone.push((i, f)),
+        }
+    }
+    let mut done = Vec::with_capacity(files.len());
+    for (_, group) in by_dev {
+        let first = group[0].1;
+        if group.len() > 1 && syncfs_is_durable(first) && rustix::fs::syncfs(first).is_ok() {
+            done.extend(group.into_iter().map(|(i, _)| (i, Ok(()))));
+        } else {
+            // The fsync of each file reports its own error (a failed syncfs leaves the
+            // files' write errors for their fsyncs to report).
+            alone.extend(group);
+        }
+    }
+    let synced = each_at_once(&alone, |(_, f)| f.sync_all());
+    done.extend(alone.iter().map(|(i, _)| *i).zip(synced));
+    done
+}
+
+/// Does `syncfs(2)` on the filesystem holding `f` write back every dirty inode and flush the
+/// device cache, as an fsync of each file would? True for the local filesystems whose
+/// `sync_fs` does (ext2/3/4, XFS, Btrfs) and for tmpfs (nothing to write); false elsewhere
+/// (network and FUSE filesystems, where only an fsync is sure to reach the server's disk).
+fn syncfs_is_durable(f: &fs::File) -> bool {
+    const EXT234: u64 = 0xEF53;
+    const XFS: u64 = 0x5846_5342;
+    const BTRFS: u64 = 0x9123_683E;
+    const TMPFS: u64 = 0x0102_1994;
+    rustix::fs::fstatfs(f)
+        .ok()
+        .and_then(|s| u64::try_from(s.f_type).ok())
+        .is_some_and(|t| [EXT234, XFS, BTRFS, TMPFS].contains(&t))
 }
 
 /// `wait` on every item, up to [`SYNC_THREADS`] at once (the calls wait on the device, not
@@ -283,6 +406,47 @@ mod tests {
         );
         let noted = DEFERRED.lock().unwrap();
         assert!(!noted.contains(&sub) && !noted.contains(&gone));
+    }
+
+    #[test]
+    fn staged_files_on_one_filesystem_are_synced_together_and_a_fault_stays_its_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut staged = Vec::new();
+        for name in ["a", "b", "c"] {
+            let p = dir.path().join(name);
+            let (mut f, tmp) = create_temp(&p).unwrap();
+            f.write_all(name.as_bytes()).unwrap();
+            staged.push(Staged::new(f, tmp, p));
+        }
+        let faulty = dir.path().join("b");
+        FAULTS.lock().unwrap().push((faulty.clone(), "sync"));
+        let results = sync_staged(&staged.iter().collect::<Vec<_>>());
+        FAULTS.lock().unwrap().retain(|(p, _)| p != &faulty);
+        let ok: Vec<bool> = results.iter().map(|r| r.is_ok()).collect();
+        assert_eq!(ok, [true, false, true]);
+        for s in staged {
+            s.commit().unwrap();
+        }
+        assert_eq!(fs::read_to_string(dir.path().join("c")).unwrap(), "c");
+    }
+
+    #[test]
+    fn a_file_written_after_the_deferred_directories_is_complete_and_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let sub = dir.path().join("sub");
+        fs::create_dir(&sub).unwrap();
+        defer_dir_sync(&sub);
+        let p = dir.path().join("store.json");
+        let unsynced = write_file_after_deferred(&p, b"{}", 0o600).unwrap();
+        assert!(unsynced.iter().all(|(d, _)| d != &sub), "{unsynced:?}");
+        assert_eq!(fs::read_to_string(&p).unwrap(), "{}");
+        assert_eq!(
+            fs::metadata(&p).unwrap().permissions().mode() & 0o7777,
+            0o600
+        );
+        assert!(!DEFERRED.lock().unwrap().contains(&sub));
+        let names: Vec<_> = fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(names.len(), 2);
     }
 
     #[test]

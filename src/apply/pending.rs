@@ -95,16 +95,24 @@ pub fn load(path: &Path) -> (PendingStore, Option<String>) {
     }
 }
 
-/// Writes the store atomically (removes the file when nothing is pending).
-pub fn save(path: &Path, store: &PendingStore) -> std::io::Result<()> {
+/// Writes the store atomically (removes the file when nothing is pending), after the
+/// directories whose entries the run changed are synced (what the store describes is durable
+/// before it; the store's content is synced in the same pass, see
+/// `atomic::write_file_after_deferred`). Returns the directories that could not be synced.
+///
+/// A removal (every refresh delivered) is only noted for the run's directory syncs: a power
+/// failure before them can bring the delivered entries back, and the next run delivers them
+/// once more, as it sends the events of a change such a failure undid once more.
+fn save(path: &Path, store: &PendingStore) -> std::io::Result<Vec<(PathBuf, std::io::Error)>> {
     if store.pending.is_empty() {
+        let unsynced = atomic::sync_deferred_dirs();
         return match std::fs::remove_file(path) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
             _ => {
                 if let Some(dir) = path.parent() {
-                    let _ = atomic::sync_dir(dir);
+                    atomic::defer_dir_sync(dir);
                 }
-                Ok(())
+                Ok(unsynced)
             }
         };
     }
@@ -112,7 +120,7 @@ pub fn save(path: &Path, store: &PendingStore) -> std::io::Result<()> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
     }
-    atomic::write_file(path, text.as_bytes(), 0o600)
+    atomic::write_file_after_deferred(path, text.as_bytes(), 0o600)
 }
 
 /// The store of one run: what was loaded, and what was last written.
@@ -155,8 +163,7 @@ impl Tracker {
             return Ok(());
         }
         // What the store describes (the changes that sent the events) is durable before it.
-        let unsynced = atomic::sync_deferred_dirs();
-        save(&self.path, &store).map_err(|e| {
+        let unsynced = save(&self.path, &store).map_err(|e| {
             format!(
                 "Could not write pending refreshes {}: {e}",
                 self.path.display()

@@ -19,6 +19,7 @@ use crate::graph::order::Schedule;
 use crate::graph::{Graph, Vertex};
 use petgraph::Direction;
 use std::collections::{HashMap, HashSet};
+use std::sync::{mpsc, Arc, Mutex};
 use std::time::Instant;
 
 /// Checking ahead and flushing staged file content (`flush`).
@@ -101,6 +102,10 @@ struct Run<'a> {
     deferred: Vec<Deferred>,
     /// What the deferred vertices write (see `apply::stage`).
     staged: StageSet,
+    /// The options, for jobs on the worker threads.
+    shared_opts: Arc<ApplyOptions>,
+    /// The worker threads (`--jobs`).
+    pool: Pool,
 }
 
 struct Schedules {
@@ -151,6 +156,8 @@ pub(super) fn run(
         },
         deferred: Vec::new(),
         staged: StageSet::default(),
+        shared_opts: Arc::new(opts.clone()),
+        pool: Pool::new(opts.jobs.max(1) - 1),
     };
     r.load_pending();
     let mut schedule = Schedule::new(graph);
@@ -236,19 +243,97 @@ fn context<'a>(opts: &'a ApplyOptions, path: &'a str) -> Context<'a> {
     }
 }
 
-/// `work` on every job, each on its own thread when there are several; results in order.
-fn in_parallel<J: Send, R: Send>(jobs: Vec<J>, work: impl Fn(J) -> R + Sync) -> Vec<R> {
-    if jobs.len() <= 1 {
-        return jobs.into_iter().map(work).collect();
+/// One resource to check and apply: its node, provider, path, whether to apply (not noop)
+/// and its run controls.
+type ApplyJob = (
+    usize,
+    Box<dyn Provider>,
+    String,
+    bool,
+    Option<super::requisites::Controls>,
+);
+
+/// A job for a worker thread.
+type Task = Box<dyn FnOnce() + Send>;
+
+/// Worker threads kept for the whole run: with `--jobs N`, N - 1 of them (the walk's own
+/// thread takes one job of each batch), so a batch of ready resources starts no thread.
+struct Pool {
+    tasks: Option<mpsc::Sender<Task>>,
+    workers: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl Pool {
+    fn new(workers: usize) -> Pool {
+        if workers == 0 {
+            return Pool {
+                tasks: None,
+                workers: Vec::new(),
+            };
+        }
+        let (tx, rx) = mpsc::channel::<Task>();
+        let rx = Arc::new(Mutex::new(rx));
+        let workers = (0..workers)
+            .map(|_| {
+                let rx = Arc::clone(&rx);
+                std::thread::spawn(move || loop {
+                    let task = rx.lock().unwrap_or_else(|e| e.into_inner()).recv();
+                    match task {
+                        Ok(task) => task(),
+                        Err(_) => break, // the run is over
+                    }
+                })
+            })
+            .collect();
+        Pool {
+            tasks: Some(tx),
+            workers,
+        }
     }
-    let work = &work;
-    std::thread::scope(|s| {
-        let handles: Vec<_> = jobs.into_iter().map(|j| s.spawn(move || work(j))).collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("a provider thread panicked"))
-            .collect()
-    })
+
+    /// `work` on every job, the first on this thread and the others on the workers at the
+    /// same time; results in order.
+    fn run<J, R>(&self, jobs: Vec<J>, work: impl Fn(J) -> R + Send + Sync + 'static) -> Vec<R>
+    where
+        J: Send + 'static,
+        R: Send + 'static,
+    {
+        let Some(tasks) = self.tasks.as_ref().filter(|_| jobs.len() > 1) else {
+            return jobs.into_iter().map(work).collect();
+        };
+        let work = Arc::new(work);
+        let (done, results) = mpsc::channel();
+        let mut jobs = jobs.into_iter().enumerate();
+        let first = jobs.next();
+        let mut sent = 0;
+        for (i, job) in jobs {
+            let (work, done) = (Arc::clone(&work), done.clone());
+            let task: Task = Box::new(move || {
+                let _ = done.send((i, work(job)));
+            });
+            tasks
+                .send(task)
+                .expect("the worker threads run until the run ends");
+            sent += 1;
+        }
+        drop(done);
+        let mut all = Vec::with_capacity(sent + 1);
+        all.extend(first.map(|(i, job)| (i, work(job))));
+        for _ in 0..sent {
+            all.push(results.recv().expect("a provider thread panicked"));
+        }
+        all.sort_by_key(|(i, _)| *i);
+        all.into_iter().map(|(_, r)| r).collect()
+    }
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        self.tasks = None; // the workers' `recv` fails: they end
+        for w in self.workers.drain(..) {
+            let _ = w.join();
+        }
+    }
 }
 
 impl Run<'_> {
@@ -402,20 +487,20 @@ impl Run<'_> {
     }
 
     fn apply_all(&mut self, vs: &[Vertex]) -> Vec<Option<Applied>> {
-        let mut jobs: Vec<(usize, Box<dyn Provider>, String, bool)> = Vec::new();
+        let mut jobs: Vec<ApplyJob> = Vec::new();
         for &v in vs {
             if let Vertex::Resource(n) = v {
                 if let Some(p) = self.providers.remove(&n) {
-                    jobs.push((n, p, self.graph.path(n), !self.noop(v)));
+                    let controls = self.req.controls.get(&n).cloned();
+                    jobs.push((n, p, self.graph.path(n), !self.noop(v), controls));
                 }
             }
         }
-        let opts = self.opts;
-        let controls = &self.req.controls;
-        let work = |(n, mut p, path, apply): (usize, Box<dyn Provider>, String, bool)| {
+        let opts = Arc::clone(&self.shared_opts);
+        let work = move |(n, mut p, path, apply, controls): ApplyJob| {
             let t = Instant::now();
-            let mut cx = context(opts, &path);
-            let c = match controls.get(&n) {
+            let mut cx = context(&opts, &path);
+            let c = match &controls {
                 Some(c) => super::requisites::controlled_apply(c, p.as_mut(), &mut cx, apply),
                 None => super::requisites::Controlled {
                     outcome: p.check_apply(&mut cx, apply),
@@ -430,7 +515,7 @@ impl Run<'_> {
             };
             (n, p, applied)
         };
-        let results = in_parallel(jobs, work);
+        let results = self.pool.run(jobs, work);
         let mut by_node: HashMap<usize, Applied> = HashMap::new();
         for (n, p, a) in results {
             self.providers.insert(n, p);

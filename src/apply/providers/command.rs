@@ -111,8 +111,14 @@ pub fn run(spec: &RunSpec) -> Result<RunOutput, String> {
     drop(cmd);
     let pid = child.id();
     let start = Instant::now();
-    // Poll quickly at first, then back off to 5 ms: a fixed 5 ms sleep added 2.5 ms on
-    // average to every short command (a quarter of a run of 1,000 quick execs).
+    // Where the kernel has pidfds, wait on the child's: woken once, when it exits (or every
+    // 5 ms, to check the timeout and the stop signal). Else poll quickly at first, then back
+    // off to 5 ms: a fixed 5 ms sleep added 2.5 ms on average to every short command (a
+    // quarter of a run of 1,000 quick execs).
+    let pidfd = i32::try_from(pid)
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+        .and_then(|p| rustix::process::pidfd_open(p, rustix::process::PidfdFlags::empty()).ok());
     let mut pause = Duration::from_micros(100);
     let status = loop {
         match child.try_wait() {
@@ -130,8 +136,13 @@ pub fn run(spec: &RunSpec) -> Result<RunOutput, String> {
             kill_group(pid, &mut child);
             return Err("Command interrupted (second stop signal)".into());
         }
-        std::thread::sleep(pause);
-        pause = (pause * 2).min(Duration::from_millis(5));
+        match &pidfd {
+            Some(fd) => wait_for_exit(fd, Duration::from_millis(5)),
+            None => {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(5));
+            }
+        }
     };
     let mut output = Vec::new();
     out_file
@@ -146,6 +157,14 @@ pub fn run(spec: &RunSpec) -> Result<RunOutput, String> {
         code,
         output: String::from_utf8_lossy(&output).into_owned(),
     })
+}
+
+/// Waits until the process of `pidfd` exits, at most `limit` (a signal may cut it short).
+fn wait_for_exit(pidfd: &std::os::fd::OwnedFd, limit: Duration) {
+    use rustix::event::{poll, PollFd, PollFlags, Timespec};
+    let limit = Timespec::try_from(limit).ok();
+    let mut fds = [PollFd::new(pidfd, PollFlags::IN)];
+    let _ = poll(&mut fds, limit.as_ref());
 }
 
 /// Kills the command's whole process group (it leads its own group, so everything it started

@@ -6,7 +6,7 @@
 //! the runner checks them ahead: the content goes to a temporary file (`Provider::stage`) and
 //! the vertex is deferred, with nothing of its outcome applied to the run yet. At a flush
 //! (before any other resource is evaluated, after `MAX_STAGED` files, at the end of the run
-//! or on a signal) every staged file is fsynced at once (`atomic::sync_staged`), and then the
+//! or on a signal) every staged file is made durable at once (`atomic::sync_staged`), and then the
 //! deferred vertices are evaluated in walk order exactly as the walk would have: failures of
 //! their dependencies propagate (a dependent whose dependency failed is skipped, and its
 //! temporary file removed), each staged file is renamed into place (or its resource fails
@@ -19,7 +19,7 @@
 //! (`apply::stage`), and it has no schedule, no requisite decided at run time, no run control
 //! and no noop, and none of its events are waiting (see `deferrable`).
 
-use super::{context, in_parallel, Applied, Deferred, Run, MAX_STAGED};
+use super::{context, Applied, Deferred, Run, MAX_STAGED};
 use crate::apply::atomic::{self, Staged};
 use crate::apply::providers::{file, ChangeResult, Provider};
 use crate::apply::stage::StagePaths;
@@ -54,13 +54,13 @@ impl Run<'_> {
             };
             jobs.push((v, provider));
         }
-        let opts = self.opts;
-        let work = |(v, job): (Vertex, Option<Job>)| {
+        let opts = std::sync::Arc::clone(&self.shared_opts);
+        let work = move |(v, job): (Vertex, Option<Job>)| {
             let Some((mut p, path)) = job else {
                 return (v, None, Some((None, None)));
             };
             let t = Instant::now();
-            let mut cx = context(opts, &path);
+            let mut cx = context(&opts, &path);
             let staged = p.stage(&mut cx).map(|(changes, staged)| {
                 let applied = Applied {
                     outcome: Ok(changes),
@@ -72,7 +72,7 @@ impl Run<'_> {
             });
             (v, Some(p), staged)
         };
-        let results = in_parallel(jobs, work);
+        let results = self.pool.run(jobs, work);
         let mut declined = false;
         let mut deferred = Vec::new();
         for (v, p, staged) in results {
