@@ -853,8 +853,16 @@ impl Compiler<'_> {
                 }
             }
             let value = if a.append {
-                let mut items = flatten_values(&current);
-                items.extend(flatten_values(&a.value));
+                // Puppet: `[current, value].flatten`, which keeps undef as an element.
+                fn flatten_keep_undef(v: &Value, out: &mut Vec<Value>) {
+                    match v {
+                        Value::Array(a) => a.iter().for_each(|x| flatten_keep_undef(x, out)),
+                        other => out.push(other.clone()),
+                    }
+                }
+                let mut items = vec![];
+                flatten_keep_undef(&current, &mut items);
+                flatten_keep_undef(&a.value, &mut items);
                 Value::Array(items)
             } else {
                 a.value.clone()
