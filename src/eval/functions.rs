@@ -1927,13 +1927,42 @@ fn f_empty(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     }))
 }
 
-fn f_dig(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+/// `dig(data, keys...)`: undef as soon as data or a key is undef; an error on a scalar, or on
+/// an array with a non-integer key (Puppet's SLICE_ERROR messages, with the path walked).
+fn f_dig(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let mut cur = first_arg(a);
+    let mut walked: Vec<Value> = vec![];
     for k in &a.values[1.min(a.values.len())..] {
+        if cur.is_undef() || k.is_undef() {
+            return Ok(Value::Undef);
+        }
+        let path = |walked: &[Value]| super::ruby_inspect(&Value::Array(walked.to_vec()));
+        if !matches!(cur, Value::Array(_) | Value::Hash(_)) {
+            let msg = format!(
+                "The given data does not contain a Collection at {}, got '{}'",
+                path(&walked),
+                types::infer(&cur)
+            );
+            return Err(Flow::Err(c.runtime(msg, a.span)));
+        }
+        walked.push(k.clone());
         cur = match (&cur, k) {
             (Value::Hash(h), k) => h.get(k).cloned().unwrap_or(Value::Undef),
-            (Value::Array(x), Value::Int(i)) => x.get(*i as usize).cloned().unwrap_or(Value::Undef),
-            _ => return Ok(Value::Undef),
+            (Value::Array(x), Value::Int(i)) => {
+                let idx = if *i < 0 { x.len() as i64 + i } else { *i };
+                usize::try_from(idx)
+                    .ok()
+                    .and_then(|i| x.get(i).cloned())
+                    .unwrap_or(Value::Undef)
+            }
+            (_, k) => {
+                let msg = format!(
+                    "The given data requires an Integer index at {}, got '{}'",
+                    path(&walked),
+                    types::infer(k).generalize()
+                );
+                return Err(Flow::Err(c.runtime(msg, a.span)));
+            }
         };
     }
     Ok(cur)
