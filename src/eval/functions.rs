@@ -2393,9 +2393,11 @@ impl Compiler<'_> {
                         Some(d) => self.eval(d, sid)?,
                         None => {
                             return Err(Flow::Err(self.runtime(
-                                format!("{name}: expects a value for parameter '{}'", p.name),
+                                // The template runs as a closure (`call_by_name`): Puppet's
+                                // message names it `lambda`, for epp and inline_epp alike.
+                                format!("lambda: expects a value for parameter '{}'", p.name),
                                 span,
-                            )))
+                            )));
                         }
                     },
                 };
