@@ -169,16 +169,7 @@ pub fn write_file_after_deferred(
     bytes: &[u8],
     mode: u32,
 ) -> io::Result<Vec<(PathBuf, io::Error)>> {
-    use std::os::unix::fs::PermissionsExt;
-    let (mut f, tmp) = create_temp(path)?;
-    let written = f
-        .write_all(bytes)
-        .and_then(|_| f.set_permissions(fs::Permissions::from_mode(mode)));
-    if let Err(e) = written {
-        drop(f);
-        let _ = fs::remove_file(&tmp);
-        return Err(e);
-    }
+    let (f, tmp) = write_temp(path, bytes, mode)?;
     let (unsynced, synced) = sync_deferred_dirs_with(Some(&f));
     drop(f);
     if let Err(e) = synced {
@@ -338,18 +329,30 @@ fn each_at_once<T: Sync, R: Send>(items: &[T], wait: impl Fn(&T) -> R + Sync) ->
 
 /// Writes `bytes` to `path` atomically with `mode`.
 pub fn write_file(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    let (mut f, tmp) = create_temp(path)?;
-    let written = f
-        .write_all(bytes)
-        .and_then(|_| f.set_permissions(fs::Permissions::from_mode(mode)))
-        .and_then(|_| f.sync_all());
+    let (f, tmp) = write_temp(path, bytes, mode)?;
+    let synced = f.sync_all();
     drop(f);
-    if let Err(e) = written {
+    if let Err(e) = synced {
         let _ = fs::remove_file(&tmp);
         return Err(e);
     }
     commit(&tmp, path)
+}
+
+/// A temporary file beside `path` holding `bytes` with `mode` (not yet synced); removed
+/// again if writing fails.
+fn write_temp(path: &Path, bytes: &[u8], mode: u32) -> io::Result<(fs::File, PathBuf)> {
+    use std::os::unix::fs::PermissionsExt;
+    let (mut f, tmp) = create_temp(path)?;
+    let written = f
+        .write_all(bytes)
+        .and_then(|_| f.set_permissions(fs::Permissions::from_mode(mode)));
+    if let Err(e) = written {
+        drop(f);
+        let _ = fs::remove_file(&tmp);
+        return Err(e);
+    }
+    Ok((f, tmp))
 }
 
 fn parent(path: &Path) -> &Path {

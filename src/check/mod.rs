@@ -133,10 +133,6 @@ fn strip_location(mut msg: &str) -> &str {
     msg
 }
 
-/// Catalogs at least this large are checked on two threads (below, a thread costs more
-/// than it saves).
-const PARALLEL_FROM: usize = 2000;
-
 /// What the runner would make of a catalog, apart from its graph: the validation errors
 /// (`apply::sanity`) and, for each resource, whether its provider refreshes or why none
 /// can manage it (`None` for containers).
@@ -161,7 +157,7 @@ fn managed(catalog: &Catalog) -> Managed {
 
 /// Everything found in a catalog. `loc` and `sources` give spans when known.
 pub fn check_catalog(catalog: &Catalog, loc: &Locator, sources: &SourceMap) -> Vec<Diagnostic> {
-    let parallel = catalog.resources.len() >= PARALLEL_FROM;
+    let parallel = catalog.resources.len() >= crate::graph::PARALLEL_FROM;
     check_catalog_on(catalog, loc, sources, parallel)
 }
 

@@ -73,7 +73,7 @@ impl Compiler<'_> {
         if lower == "class" {
             return Some(TypeKind::Class);
         }
-        if !lower.contains(':') || !lower.contains("::") {
+        if !super::is_qualified(&lower) {
             if let Some(b) = builtin_types::find(&lower) {
                 return Some(TypeKind::Builtin(b));
             }
@@ -264,29 +264,20 @@ impl Compiler<'_> {
         scope: ScopeId,
         type_name: &str,
     ) -> IndexMap<String, Value> {
-        let mut out = IndexMap::new();
-        // Most scopes set no defaults for the type: then there is nothing to gather.
-        let mut s = Some(scope);
-        while let Some(id) = s {
-            if self.scopes[id].defaults.contains_key(type_name) {
-                break;
-            }
-            s = self.scopes[id].parent;
-        }
-        if s.is_none() {
-            return out;
-        }
+        // Only the scopes that set defaults for the type (most set none: then nothing is
+        // gathered), outermost first.
         let mut chain = vec![];
         let mut s = Some(scope);
         while let Some(id) = s {
-            chain.push(id);
+            if let Some(d) = self.scopes[id].defaults.get(type_name) {
+                chain.push(d);
+            }
             s = self.scopes[id].parent;
         }
-        for id in chain.into_iter().rev() {
-            if let Some(d) = self.scopes[id].defaults.get(type_name) {
-                for (k, v) in d {
-                    out.insert(k.clone(), v.clone());
-                }
+        let mut out = IndexMap::new();
+        for d in chain.into_iter().rev() {
+            for (k, v) in d {
+                out.insert(k.clone(), v.clone());
             }
         }
         out

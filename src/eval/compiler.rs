@@ -214,8 +214,8 @@ pub struct Compiler<'a> {
     pub(super) recorder: super::provenance::Recorder,
     /// Inside a type alias body or a type string, where unknown names stay references.
     pub(super) type_alias_depth: usize,
-    /// Module files refused when loaded (definitions outside the file's namespace).
-    pub(super) load_errors: Vec<EvalError>,
+    /// The first module file refused when loaded (a definition outside its namespace).
+    pub(super) load_error: Option<EvalError>,
     /// Resource type names already resolved (see `type_refs`).
     pub(super) known_resource_types: HashSet<String>,
     /// Resources collected from other nodes' exports: (Type, title) -> exporting node.
@@ -278,7 +278,7 @@ impl<'a> Compiler<'a> {
             priority: Default::default(),
             recorder: Default::default(),
             type_alias_depth: 0,
-            load_errors: Vec::new(),
+            load_error: None,
             known_resource_types: HashSet::default(),
             imported_exports: HashMap::default(),
             queued_param_types: Vec::new(),
@@ -376,8 +376,8 @@ impl<'a> Compiler<'a> {
         let mut result = self.compile_program(program);
         // A module file that defines names outside its namespace fails the compile when it
         // is loaded (Puppet's checker); whatever went wrong after that is its consequence.
-        if let Some(e) = self.load_errors.first() {
-            result = Err(e.clone());
+        if let Some(e) = self.load_error.take() {
+            result = Err(e);
         }
         match result {
             Ok(compiled) => {
@@ -642,7 +642,7 @@ impl<'a> Compiler<'a> {
         match &parsed.program {
             Some(p) => {
                 if let Some(e) = self.misplaced_definition(module, path, &display, &p.body) {
-                    self.load_errors.push(e);
+                    self.load_error.get_or_insert(e);
                     return false;
                 }
                 self.queue_param_type_checks(&p.body);
@@ -1079,7 +1079,7 @@ pub(super) fn add_tag(tags: &mut Tags, t: &str) {
     if !is_valid_tag(t) {
         return;
     }
-    if t.contains(':') && t.contains("::") {
+    if super::is_qualified(t) {
         for seg in t.split("::") {
             if !seg.is_empty() {
                 tags.insert_str(seg);

@@ -800,13 +800,7 @@ impl Interp<'_, '_> {
             (Str(s), "empty?") => Ok(Bool(s.is_empty())),
             (Str(s), "upcase") => Ok(Str(s.to_uppercase())),
             (Str(s), "downcase") => Ok(Str(s.to_lowercase())),
-            (Str(s), "capitalize") => {
-                let mut c = s.chars();
-                Ok(Str(match c.next() {
-                    Some(f) => f.to_uppercase().collect::<String>() + &c.as_str().to_lowercase(),
-                    None => String::new(),
-                }))
-            }
+            (Str(s), "capitalize") => Ok(Str(super::strings::ruby_capitalize(s))),
             (Str(s), "strip") => Ok(Str(s.trim().to_string())),
             (Str(s), "lstrip") => Ok(Str(s.trim_start().to_string())),
             (Str(s), "rstrip") => Ok(Str(s.trim_end().to_string())),

@@ -369,9 +369,8 @@ impl Compiler<'_> {
             }
             return Ok(Value::Undef);
         }
-        // (`contains(':')` first: a plain name is told at the cost of a byte search.)
         if let Some(rest) = name.strip_prefix("::") {
-            if !rest.contains(':') || !rest.contains("::") {
+            if !super::is_qualified(rest) {
                 if let Some(v) = self.scopes[self.top].vars.get(rest) {
                     return Ok(v.clone());
                 }
@@ -379,7 +378,7 @@ impl Compiler<'_> {
             }
             return self.lookup_qualified(rest, span);
         }
-        if name.contains(':') && name.contains("::") {
+        if super::is_qualified(name) {
             return self.lookup_qualified(name, span);
         }
         let mut s = Some(scope);
@@ -446,8 +445,7 @@ impl Compiler<'_> {
     }
 
     /// Assigns `v` to `left`; `at` is the assignment's operator, where a reassignment is
-    /// reported.
-    /// An assignment; its value is the assigned value (undef unless `want`, which spares a
+    /// reported. The value is the assigned value, or undef unless `want` (which spares a
     /// copy).
     fn assign(
         &mut self,
@@ -1469,9 +1467,10 @@ impl Compiler<'_> {
             }
             bodies.push((titles, attrs));
         }
-        let mut out = match want {
-            true => Vec::with_capacity(bodies.iter().map(|(titles, _)| titles.len()).sum()),
-            false => Vec::new(),
+        let mut out = if want {
+            Vec::with_capacity(bodies.iter().map(|(titles, _)| titles.len()).sum())
+        } else {
+            Vec::new()
         };
         if type_name == "class" {
             for (titles, attrs) in bodies {
@@ -1522,9 +1521,10 @@ impl Compiler<'_> {
                 ))));
             }
         }
-        Ok(match want {
-            true => Value::Array(out),
-            false => Value::Undef,
+        Ok(if want {
+            Value::Array(out)
+        } else {
+            Value::Undef
         })
     }
 }

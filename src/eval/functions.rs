@@ -750,16 +750,8 @@ fn keyed_items(c: &Compiler<'_>, a: &Args, l: &Lambda) -> R<Vec<(Value, Vec<Valu
         .unwrap_or_default()
         .into_iter()
         .map(|(k, x)| {
-            let item = if is_hash {
-                Value::Array(vec![k.clone(), x.clone()])
-            } else {
-                x.clone()
-            };
-            let args = if l.params.len() >= 2 {
-                vec![k, x]
-            } else {
-                vec![item.clone()]
-            };
+            let args = lambda_args(l, is_hash, &k, &x);
+            let item = if is_hash { Value::Array(vec![k, x]) } else { x };
             (item, args)
         })
         .collect())
@@ -813,17 +805,13 @@ fn f_tree_each(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     } else {
         queue.pop_back()
     } {
-        let children = iteration_items(&v)
-            .filter(|_| matches!(v, Value::Array(_) | Value::Hash(_)))
-            .unwrap_or_default();
         let is_container = matches!(v, Value::Array(_) | Value::Hash(_));
-        let wanted = if path.is_empty() {
-            root && (if is_container { containers } else { values })
-        } else if is_container {
-            containers
+        let children = if is_container {
+            iteration_items(&v).unwrap_or_default()
         } else {
-            values
+            vec![]
         };
+        let wanted = (root || !path.is_empty()) && if is_container { containers } else { values };
         if nodes.len() >= MAX_ITEMS as usize {
             return Err(arg_err(c, a, "the tree has too many nodes"));
         }
@@ -871,19 +859,7 @@ fn f_tree_each(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 fn f_camelcase(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     fn camel(v: &Value) -> Value {
         match v {
-            Value::Str(s) => Value::Str(
-                s.split('_')
-                    .map(|w| {
-                        let mut ch = w.chars();
-                        match ch.next() {
-                            Some(f) => {
-                                f.to_uppercase().collect::<String>() + &ch.as_str().to_lowercase()
-                            }
-                            None => String::new(),
-                        }
-                    })
-                    .collect(),
-            ),
+            Value::Str(s) => Value::Str(s.split('_').map(strings::ruby_capitalize).collect()),
             Value::Array(items) => Value::Array(items.iter().map(camel).collect()),
             other => other.clone(),
         }
@@ -1605,15 +1581,7 @@ fn f_string_op(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
             Value::Str(s) => Value::Str(match name {
                 "upcase" => s.to_uppercase(),
                 "downcase" => s.to_lowercase(),
-                "capitalize" => {
-                    let mut ch = s.chars();
-                    match ch.next() {
-                        Some(f) => {
-                            f.to_uppercase().collect::<String>() + &ch.as_str().to_lowercase()
-                        }
-                        None => String::new(),
-                    }
-                }
+                "capitalize" => strings::ruby_capitalize(s),
                 "strip" => s.trim().to_string(),
                 "lstrip" => s.trim_start().to_string(),
                 "rstrip" => s.trim_end().to_string(),
@@ -1932,11 +1900,11 @@ fn f_empty(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 fn f_dig(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let mut cur = first_arg(a);
     let mut walked: Vec<Value> = vec![];
+    let path = |walked: &[Value]| super::ruby_inspect(&Value::Array(walked.to_vec()));
     for k in &a.values[1.min(a.values.len())..] {
         if cur.is_undef() || k.is_undef() {
             return Ok(Value::Undef);
         }
-        let path = |walked: &[Value]| super::ruby_inspect(&Value::Array(walked.to_vec()));
         if !matches!(cur, Value::Array(_) | Value::Hash(_)) {
             let msg = format!(
                 "The given data does not contain a Collection at {}, got '{}'",

@@ -46,6 +46,12 @@ pub use erb::ruby_inspect;
 pub use output::CatalogSource;
 pub use provenance::{ArrowEdge, CallEdge, Provenance};
 
+/// Whether a name has a namespace (`a::b`). A byte search for `:` first: most names have
+/// none, and are told at that cost.
+pub(crate) fn is_qualified(name: &str) -> bool {
+    name.contains(':') && name.contains("::")
+}
+
 /// Where module files come from. `module` is the first segment of a qualified name,
 /// `path` is relative to the module root (`manifests/sub/cls.pp`).
 pub trait Loader {

@@ -456,6 +456,15 @@ pub fn base64_decode(s: &str) -> Option<Vec<u8>> {
     Some(out)
 }
 
+/// Ruby's `String#capitalize`: the first character upcased, the rest downcased.
+pub(super) fn ruby_capitalize(s: &str) -> String {
+    let mut ch = s.chars();
+    match ch.next() {
+        Some(f) => f.to_uppercase().collect::<String>() + &ch.as_str().to_lowercase(),
+        None => String::new(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

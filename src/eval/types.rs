@@ -688,32 +688,22 @@ pub fn mismatch(t: &PType, v: &Value) -> String {
     let got = || infer(v).generalize().to_string();
     match t {
         // A scalar alias is named with what it stands for (`a Port = Integer[1, 65535]`);
-        // containers, variants and patterns are described through the aliased type.
-        Alias(_, inner) => match **inner {
+        // containers and variants are described through the aliased type.
+        Alias(name, inner) => match &**inner {
+            // The aliased type is normalized when the alias is resolved: enum values sorted.
+            Enum(names, ci) => {
+                let mut sorted = names.clone();
+                sorted.sort();
+                sorted.dedup();
+                no_match(&Alias(name.clone(), Box::new(Enum(sorted, *ci))), v)
+            }
+            Pattern(_) => no_match(t, v),
             Integer(..) | Float(..) if matches!(v, Value::Int(_) | Value::Float(_)) => {
                 format!("expects {}, got {}", t.article_label(), infer(v))
             }
             Integer(..) | Float(..) | String(..) | Boolean(_) => {
                 format!("expects {}, got {}", t.article_label(), got())
             }
-            // The aliased type is normalized when the alias is resolved: enum values sorted.
-            Enum(ref names, ci) => {
-                let Alias(name, _) = t else { unreachable!() };
-                let mut sorted = names.clone();
-                sorted.sort();
-                sorted.dedup();
-                let shown = Alias(name.clone(), Box::new(Enum(sorted, ci)));
-                match v {
-                    Value::Str(s) => {
-                        format!("expects a match for {shown}, got {}", quote_string(s))
-                    }
-                    _ => format!("expects a match for {shown}, got {}", got()),
-                }
-            }
-            Pattern(_) => match v {
-                Value::Str(s) => format!("expects a match for {t}, got {}", quote_string(s)),
-                _ => format!("expects a match for {t}, got {}", got()),
-            },
             _ => mismatch(inner, v),
         },
         Optional(Some(inner)) => {
@@ -730,15 +720,20 @@ pub fn mismatch(t: &PType, v: &Value) -> String {
             let names: Vec<std::string::String> = ts.iter().map(|t| t.to_string()).collect();
             format!("expects a value of type {}, got {}", join_or(&names), got())
         }
-        Enum(..) | Pattern(_) => match v {
-            Value::Str(s) => format!("expects a match for {}, got {}", t, quote_string(s)),
-            _ => format!("expects a match for {}, got {}", t, got()),
-        },
+        Enum(..) | Pattern(_) => no_match(t, v),
         Integer(..) | Float(..) if matches!(v, Value::Int(_) | Value::Float(_)) => {
             format!("expects {}, got {}", t.article_label(), infer(v))
         }
         _ => nested_mismatch(t, v)
             .unwrap_or_else(|| format!("expects {}, got {}", t.generalize_label(v), got())),
+    }
+}
+
+/// The mismatch of a value with an enum or a pattern (`shown`, as the message names it).
+fn no_match(shown: &PType, v: &Value) -> String {
+    match v {
+        Value::Str(s) => format!("expects a match for {shown}, got {}", quote_string(s)),
+        _ => format!("expects a match for {shown}, got {}", infer(v).generalize()),
     }
 }
 

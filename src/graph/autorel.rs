@@ -16,10 +16,6 @@ type Wanted = (&'static str, String, &'static str);
 /// rule), by position in `Catalog::resources`.
 pub(super) type Found = (usize, usize, &'static str);
 
-/// Catalogs at least this large have their automatic relationships looked up on a thread
-/// of their own while the rest of the graph is built.
-pub(super) const PARALLEL_FROM: usize = 2000;
-
 /// The automatic relationships of a catalog's managed resources, in catalog order (each
 /// resource's in rule order). They need no graph, only the reference index.
 pub(super) fn find(catalog: &Catalog, index: &RefIndex) -> Vec<Found> {

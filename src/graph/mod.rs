@@ -225,6 +225,11 @@ const RELATIONSHIP_PARAMS: [(&str, bool, bool); 4] = [
     ("notify", false, true),
 ];
 
+/// Catalogs at least this large are worked on with a second thread: the graph's automatic
+/// relationships, and `ordo check`'s view of the runner (below, a thread costs more than it
+/// saves).
+pub const PARALLEL_FROM: usize = 2000;
+
 impl Graph {
     /// Builds the graph of a catalog. Problems (missing dependencies, bad edges) are collected
     /// in `errors`; the graph is still built from what could be resolved.
@@ -236,7 +241,7 @@ impl Graph {
     pub fn build_indexed(catalog: &Catalog, ordering: Ordering, index: &RefIndex) -> Graph {
         // The automatic relationships need only the catalog and its index: on a large
         // catalog they are looked up on a second thread while the explicit ones are added.
-        if catalog.resources.len() >= autorel::PARALLEL_FROM {
+        if catalog.resources.len() >= PARALLEL_FROM {
             std::thread::scope(|s| {
                 let auto = s.spawn(|| autorel::find(catalog, index));
                 Graph::build_parts(catalog, ordering, index, || {

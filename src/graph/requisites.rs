@@ -147,15 +147,27 @@ pub fn build(catalog: &Catalog, ordering: Ordering) -> (Cow<'_, Catalog>, Graph)
     (p.catalog, g)
 }
 
+/// The first bytes of the [`REFERENCE_PARAMS`], as a table.
+const REFERENCE_FIRST_BYTES: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut i = 0;
+    while i < REFERENCE_PARAMS.len() {
+        table[REFERENCE_PARAMS[i].as_bytes()[0] as usize] = true;
+        i += 1;
+    }
+    table
+};
+
 /// The entry of [`REFERENCE_PARAMS`] equal to `name`, if any.
 #[inline]
 pub fn reference_param(name: &str) -> Option<&'static str> {
-    // Their first letters: most parameter names (`ensure`, `content`, `mode`) are out at
-    // the first test.
-    if !matches!(
-        name.as_bytes().first(),
-        Some(b'r' | b'b' | b'n' | b's' | b'w' | b'o' | b'p' | b'u' | b'l')
-    ) {
+    // By the first byte first: most parameter names (`ensure`, `content`, `mode`) are out
+    // at that test.
+    if !name
+        .as_bytes()
+        .first()
+        .is_some_and(|&b| REFERENCE_FIRST_BYTES[b as usize])
+    {
         return None;
     }
     REFERENCE_PARAMS.iter().copied().find(|p| *p == name)

@@ -269,10 +269,9 @@ struct Cooker<'a> {
     depth_bound: usize,
     /// Bracket depths at which a case option's body (`{` after `:`) is open.
     option_bodies: Vec<usize>,
-    /// The last token closed a case option's body: a `{` now starts a hash (the next
-    /// option), not a body.
-    closed_option_body: bool,
-    pending_option_close: bool,
+    /// Where the last `}` that closed a case option's body starts: a `{` right after it
+    /// starts a hash (the next option), not a body.
+    option_closed_at: Option<usize>,
 }
 
 type LResult<T> = Result<T, LexError>;
@@ -297,8 +296,7 @@ impl<'a> Cooker<'a> {
             chain_total: 0,
             depth_bound: 0,
             option_bodies: Vec::new(),
-            closed_option_body: false,
-            pending_option_close: false,
+            option_closed_at: None,
         }
     }
 
@@ -319,7 +317,6 @@ impl<'a> Cooker<'a> {
     }
 
     fn push(&mut self, start: usize, tok: Tok, end: usize) {
-        self.closed_option_body = std::mem::take(&mut self.pending_option_close);
         self.toks.push((start, tok, end));
     }
 
@@ -539,7 +536,9 @@ impl<'a> Cooker<'a> {
                         self.option_bodies.push(self.depth);
                         Tok::LBrace
                     }
-                    Some(Tok::RBrace) if self.closed_option_body => Tok::HashBrace,
+                    Some(Tok::RBrace) if self.toks.last().map(|t| t.0) == self.option_closed_at => {
+                        Tok::HashBrace
+                    }
                     Some(Tok::Else | Tok::PipeClose | Tok::Class | Tok::RenderExpr) => Tok::LBrace,
                     Some(t) if t.ends_expression() => Tok::LBrace,
                     _ => Tok::HashBrace,
@@ -548,7 +547,7 @@ impl<'a> Cooker<'a> {
             Raw::RBrace => {
                 if self.option_bodies.last() == Some(&self.depth) {
                     self.option_bodies.pop();
-                    self.pending_option_close = true;
+                    self.option_closed_at = Some(s);
                 }
                 self.leave();
                 Tok::RBrace

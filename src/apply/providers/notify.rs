@@ -51,17 +51,13 @@ fn should(v: &Json) -> Option<&Json> {
     (!matches!(v, Json::Null | Json::Bool(false))).then_some(v)
 }
 
-/// The message as the log line shows it: Ruby's `to_s` (strings bare, collections inspected).
+/// The message as the log line shows it: Ruby's `to_s` (strings bare, other values as
+/// Ruby's `inspect`: `{"k"=>"v", "n"=>2}`).
 fn text(v: &Json) -> String {
     match v {
         Json::String(s) => s.clone(),
-        other => ruby_inspect(other),
+        other => crate::eval::ruby_inspect(&crate::eval::value::Value::from_json(other)),
     }
-}
-
-/// Ruby's `inspect` of a catalog value (`{"k"=>"v", "n"=>2}`).
-fn ruby_inspect(v: &Json) -> String {
-    crate::eval::ruby_inspect(&crate::eval::value::Value::from_json(v))
 }
 
 /// The value in the change message (`defined 'message' as ...`): Puppet's parameter format,
