@@ -20,8 +20,8 @@ Puppet/Ordo.
   apply     ordo apply (per --jobs value)   puppet apply, in three modes: --noop over an empty
             root, first run over an empty root, no-change run over the converged root
 
-Apply runs use the generator's --root, a fresh temporary directory before every noop and first
-run. When the measured `ordo apply` cannot read a manifest (the evaluator is not merged), the
+Apply runs use the generator's --root, absent before every noop and first run: the previous
+tree is moved aside rather than deleted, and the filesystem synced, untimed (see `set_aside`). When the measured `ordo apply` cannot read a manifest (the evaluator is not merged), the
 Ordo apply row is `ordo compile` then `ordo apply catalog.json`, timed together (both
 processes), which is what `puppet apply manifest.pp` does in one.
 
@@ -83,6 +83,21 @@ def generate(shape, n, root, path):
         return
     with open(path, "w") as f:
         subprocess.run([sys.executable, GEN, shape, str(n), "--root", root], stdout=f, check=True)
+
+
+def set_aside(root, trash):
+    """Makes `root` absent for a first run, as on a machine that never had it: the previous
+    run's tree is renamed into `trash` (removed with the work directory at the end), not
+    deleted, and the filesystem is synced. Deleting it here would be timed into the next
+    run: on ext4 without a journal, every file created in a block group during the 30 s after
+    inodes of that group were freed scans past each of those inodes (the kernel's
+    `recently_deleted`), a cost of this harness's own deletions that grows with their number;
+    and the sync leaves no dirty data of one tool's run to be written back during the other's.
+    Both tools get the same preparation, untimed."""
+    if os.path.lexists(root):
+        os.makedirs(trash, exist_ok=True)
+        os.rename(root, os.path.join(trash, "%d" % len(os.listdir(trash))))
+    os.sync()
 
 
 class Cell:
@@ -226,7 +241,7 @@ def main():
                 use_puppet = puppet and n <= a.puppet_apply_max
 
                 def fresh(_which, _i):
-                    shutil.rmtree(apply_root, ignore_errors=True)
+                    set_aside(apply_root, os.path.join(work, "trash"))
 
                 def ordo_apply(extra, j):
                     if direct:
