@@ -355,13 +355,13 @@ impl Run<'_> {
     }
 
     fn noop(&self, v: Vertex) -> bool {
-        self.opts.noop
-            || match v {
-                Vertex::Resource(n) => self.graph.nodes[n]
-                    .index
-                    .is_some_and(|i| providers::resource_noop(&self.catalog.resources[i])),
-                _ => false,
-            }
+        let own = match v {
+            Vertex::Resource(n) => self.graph.nodes[n]
+                .index
+                .and_then(|i| providers::resource_noop(&self.catalog.resources[i])),
+            _ => None,
+        };
+        own.unwrap_or(self.opts.noop)
     }
 
     fn refreshable(&self, v: Vertex) -> bool {

@@ -1258,10 +1258,10 @@ impl Compiler<'_> {
     /// (or the left's when the right is empty).
     fn eval_relationship(&mut self, e: &Expr, scope: ScopeId) -> R<Vec<Operand>> {
         let ExprKind::Relationship { op, left, right } = &e.kind else {
-            return self.rel_operands(e, scope);
+            return self.rel_operands(e, scope, None);
         };
-        let l = self.rel_operand_expr(left, scope)?;
-        let r = self.rel_operand_expr(right, scope)?;
+        let l = self.rel_operand_expr(left, scope, *op)?;
+        let r = self.rel_operand_expr(right, scope, *op)?;
         let (ls, rs) = (operand_span(left), operand_span(right));
         // The operands the chain goes on with: the right ones, unless there are none; the
         // left ones are kept as the empty alternative of a collector on the right.
@@ -1293,7 +1293,7 @@ impl Compiler<'_> {
         Ok(result)
     }
 
-    fn rel_operand_expr(&mut self, e: &Expr, scope: ScopeId) -> R<Vec<Operand>> {
+    fn rel_operand_expr(&mut self, e: &Expr, scope: ScopeId, op: RelOp) -> R<Vec<Operand>> {
         match &e.kind {
             ExprKind::Relationship { .. } => {
                 let r = self.eval_relationship(e, scope);
@@ -1304,18 +1304,20 @@ impl Compiler<'_> {
                     other => other,
                 }
             }
-            ExprKind::Paren(inner) => self.rel_operand_expr(inner, scope),
+            ExprKind::Paren(inner) => self.rel_operand_expr(inner, scope, op),
             ExprKind::Collect(c) => {
                 match self.make_collector(&c.type_expr, &c.query, &c.ops, scope, e.span)? {
                     Some(ci) => Ok(vec![Operand::Collector(ci)]),
                     None => Ok(vec![]),
                 }
             }
-            _ => self.rel_operands(e, scope),
+            _ => self.rel_operands(e, scope, Some(op)),
         }
     }
 
-    fn rel_operands(&mut self, e: &Expr, scope: ScopeId) -> R<Vec<Operand>> {
+    /// The references an operand of `op` evaluates to. A string must be a reference; one
+    /// that is not even a type name fails as Puppet's type parser does.
+    fn rel_operands(&mut self, e: &Expr, scope: ScopeId, op: Option<RelOp>) -> R<Vec<Operand>> {
         let mut items = vec![];
         flatten_into(self.eval(e, scope)?, &mut items);
         let mut out: Vec<Operand> = vec![];
@@ -1331,14 +1333,20 @@ impl Compiler<'_> {
                         )))
                     }
                 },
-                Value::Str(s) => match crate::catalog::ResourceRef::parse(&s) {
+                Value::Str(s) => match crate::catalog::ResourceRef::parse(&s)
+                    .filter(|_| s.starts_with(|c: char| c.is_ascii_uppercase()))
+                {
                     Some(r) if r.type_name == "Class" => PType::Class(Some(r.title.to_lowercase())),
                     Some(r) => PType::Resource(Some(r.type_name), Some(r.title)),
                     None => {
-                        return Err(Flow::Err(self.issue(
-                            "Illegal relationship operand, can not form a relationship with a String. A Catalog type is required.",
-                            e.span,
-                        )))
+                        let msg = match op {
+                            Some(op) if !s.starts_with(|c: char| c.is_ascii_uppercase()) => format!(
+                                "Error while evaluating a '{}' expression, The expression <{s}> is not a valid type specification.",
+                                op.as_str()
+                            ),
+                            _ => "Illegal relationship operand, can not form a relationship with a String. A Catalog type is required.".to_string(),
+                        };
+                        return Err(Flow::Err(self.issue(msg, e.span)));
                     }
                 },
                 other => {

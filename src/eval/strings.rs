@@ -41,6 +41,18 @@ pub fn sprintf(fmt: &str, args: &[Value]) -> Result<String, String> {
             continue;
         }
         let mut named: Option<Value> = None;
+        // `%N$…`: the Nth argument (1-based).
+        let mut ahead = chars.clone();
+        let mut position = 0usize;
+        while let Some(d) = ahead.peek().and_then(|d| d.to_digit(10)) {
+            position = position.saturating_mul(10).saturating_add(d as usize);
+            ahead.next();
+        }
+        if position > 0 && ahead.peek() == Some(&'$') {
+            ahead.next();
+            chars = ahead;
+            named = Some(args.get(position - 1).cloned().unwrap_or(Value::Undef));
+        }
         let mut flags = String::new();
         while let Some(&f) = chars.peek() {
             if "-+ 0#".contains(f) {

@@ -232,7 +232,11 @@ pub fn param_bool(r: &Resource, name: &str, default: bool) -> Result<bool, Strin
     }
 }
 
-/// Is the resource in noop mode by its own `noop` metaparameter?
-pub fn resource_noop(r: &Resource) -> bool {
-    param_bool(r, "noop", false).unwrap_or(false)
+/// The resource's own `noop` metaparameter, when it has one: it wins over the global
+/// `--noop` either way, as Puppet's `noop?` has it.
+pub fn resource_noop(r: &Resource) -> Option<bool> {
+    match crate::graph::refs::param(r, "noop") {
+        None | Some(Json::Null) => None,
+        Some(_) => param_bool(r, "noop", false).ok(),
+    }
 }
