@@ -418,7 +418,7 @@ impl<'a> Compiler<'a> {
     }
 
     fn compile_program(&mut self, program: &Program) -> Result<Compiled, EvalError> {
-        self.register_definitions(&program.body, "")?;
+        self.register_definitions(&program.body)?;
         self.init_top_scope();
         let checked = self
             .check_main_definitions(&program.body)
@@ -548,25 +548,23 @@ impl<'a> Compiler<'a> {
         }
     }
 
-    pub(super) fn register_definitions(
-        &mut self,
-        e: &Expr,
-        namespace: &str,
-    ) -> Result<(), EvalError> {
+    /// Records the definitions of a tree (the parser has already given nested classes and
+    /// defines their qualified names, as Puppet's name stack does).
+    pub(super) fn register_definitions(&mut self, e: &Expr) -> Result<(), EvalError> {
         match &e.kind {
             ExprKind::Block(items) => {
                 for item in items {
-                    self.register_definitions(item, namespace)?;
+                    self.register_definitions(item)?;
                 }
             }
             ExprKind::Class(def) => {
-                let name = qualify(namespace, &def.name);
                 if let Some(body) = &def.body {
-                    self.register_definitions(body, &name)?;
+                    self.register_definitions(body)?;
                 }
+                let name = definition_name(&def.name);
                 self.class_spans.entry(name.clone()).or_insert(e.span);
                 self.note_module(&name, e.span.file);
-                // The tree's definition, shared; a copy only to rename a nested one.
+                // The tree's definition, shared; a copy only to rename it.
                 let mut def = def.clone();
                 if def.name != name {
                     std::sync::Arc::make_mut(&mut def).name = name.clone();
@@ -574,7 +572,7 @@ impl<'a> Compiler<'a> {
                 self.classes.entry(name).or_insert(def);
             }
             ExprKind::Define(def) => {
-                let name = qualify(namespace, &def.name);
+                let name = definition_name(&def.name);
                 self.note_module(&name, e.span.file);
                 let mut def = def.clone();
                 if def.name != name {
@@ -646,7 +644,7 @@ impl<'a> Compiler<'a> {
                     return false;
                 }
                 self.queue_param_type_checks(&p.body);
-                self.register_definitions(&p.body, "").is_ok()
+                self.register_definitions(&p.body).is_ok()
             }
             None => false,
         }
@@ -1044,13 +1042,9 @@ pub(super) fn join_loc(msg: String, loc: &str) -> String {
     }
 }
 
-pub(super) fn qualify(namespace: &str, name: &str) -> String {
-    let name = name.trim_colons().to_lowercase();
-    if namespace.is_empty() {
-        name
-    } else {
-        format!("{namespace}::{name}")
-    }
+/// The key a class or define is known by: lower case, without a leading `::`.
+fn definition_name(name: &str) -> String {
+    name.trim_colons().to_lowercase()
 }
 
 /// Puppet's tag syntax.
