@@ -295,17 +295,7 @@ impl Compiler<'_> {
             None => Value::Undef,
         };
         if let Some(rt) = &def.return_type {
-            let t = self.eval_type(rt, sid)?;
-            if !t.is_instance(&v) {
-                return Err(Flow::Err(self.runtime(
-                    format!(
-                        "{}() {}",
-                        def.name,
-                        types::mismatch(&t, &v).replace("expects", "expected to return")
-                    ),
-                    span,
-                )));
-            }
+            self.check_return_type(rt, &v, &def.name, sid, span)?;
         }
         Ok(v)
     }
@@ -380,14 +370,40 @@ impl Compiler<'_> {
         s.source = self.scopes[scope].source.clone();
         let sid = self.new_scope(s);
         self.bind_call_params(&l.params, values, sid, "lambda", span)?;
-        match &l.body {
+        let v = match &l.body {
             Some(b) => match self.eval(b, sid) {
-                Ok(v) => Ok(v),
-                Err(Flow::Next(v)) => Ok(v),
-                Err(e) => Err(e),
+                Ok(v) => v,
+                Err(Flow::Next(v)) => v,
+                Err(e) => return Err(e),
             },
-            None => Ok(Value::Undef),
+            None => Value::Undef,
+        };
+        if let Some(rt) = &l.return_type {
+            self.check_return_type(rt, &v, "lambda", sid, span)?;
         }
+        Ok(v)
+    }
+
+    /// Puppet's check of a function's or lambda's declared return type.
+    fn check_return_type(
+        &mut self,
+        rt: &Expr,
+        v: &Value,
+        name: &str,
+        scope: ScopeId,
+        span: Span,
+    ) -> R<()> {
+        let t = self.eval_type(rt, scope)?;
+        if t.is_instance(v) {
+            return Ok(());
+        }
+        Err(Flow::Err(self.runtime(
+            format!(
+                "value returned from {name} has wrong type, {}",
+                types::mismatch(&t, v)
+            ),
+            span,
+        )))
     }
 
     pub(super) fn render_push(&mut self, s: &str) {
