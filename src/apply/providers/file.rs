@@ -766,11 +766,14 @@ impl Provider for File {
             }
         }
         let is_link = matches!(current, Current::Link(_));
-        // Only a rewrite of the content changes what the file's metadata says.
-        let meta = if changes.is_empty() {
-            meta
-        } else {
+        // A file made by `ensure` has the desired metadata from the start (Puppet reports only
+        // the ensure); a rewrite of the content of an existing file is followed by the other
+        // properties' changes from what the file had before, as Puppet retrieves them all
+        // before syncing.
+        let meta = if changes.iter().any(|c| c.property == "ensure") {
             fs::symlink_metadata(&self.path).unwrap_or(meta)
+        } else {
+            meta
         };
         // owner, group
         for (prop, want, have, lookup, name) in [
