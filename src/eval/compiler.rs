@@ -146,6 +146,8 @@ impl Res {
 #[derive(Clone, Debug)]
 pub struct NodeInfo {
     pub def: Rc<NodeDef>,
+    /// Where the node statement is.
+    pub span: Span,
 }
 
 /// A pending chaining-arrow relationship, evaluated when the catalog is finished.
@@ -580,9 +582,33 @@ impl<'a> Compiler<'a> {
                 }
                 self.defines.entry(name).or_insert(def);
             }
-            ExprKind::Node(def) => self.nodes.push(NodeInfo {
-                def: def.clone().into(),
-            }),
+            ExprKind::Node(def) => {
+                for m in &def.matches {
+                    let Some(key) = node_match_key(m) else {
+                        continue;
+                    };
+                    let earlier = self.nodes.iter().find(|n| {
+                        n.def
+                            .matches
+                            .iter()
+                            .any(|o| node_match_key(o) == Some(key.clone()))
+                    });
+                    if let Some(earlier) = earlier {
+                        return Err(self.plain(
+                            format!(
+                                "Node '{key}' is already defined {}; cannot redefine {}",
+                                self.span_location(earlier.span),
+                                self.span_location(e.span)
+                            ),
+                            Some(e.span),
+                        ));
+                    }
+                }
+                self.nodes.push(NodeInfo {
+                    def: def.clone().into(),
+                    span: e.span,
+                })
+            }
             ExprKind::Function(def) => {
                 self.functions.insert(
                     def.name.trim_colons().to_lowercase(),
@@ -906,17 +932,11 @@ impl<'a> Compiler<'a> {
         'exact: for n in &self.nodes {
             for m in &n.def.matches {
                 let s = match &m.kind {
-                    ExprKind::Str(s) | ExprKind::QualifiedName(s) => s.to_lowercase(),
-                    ExprKind::Integer { value, .. } => value.to_string(),
-                    ExprKind::ConcatString(parts) => parts
-                        .iter()
-                        .map(|p| match &p.kind {
-                            ExprKind::Str(s) => s.clone(),
-                            _ => String::new(),
-                        })
-                        .collect::<String>()
-                        .to_lowercase(),
-                    _ => continue,
+                    ExprKind::Regex(_) | ExprKind::Default => continue,
+                    _ => match node_match_key(m) {
+                        Some(s) => s,
+                        None => continue,
+                    },
                 };
                 if s == name {
                     found = Some((n.def.clone(), s, None));
@@ -1040,6 +1060,26 @@ pub(super) fn join_loc(msg: String, loc: &str) -> String {
     } else {
         format!("{msg} {loc}")
     }
+}
+
+/// The name a node statement's match stands for: the lower-case name, `default`, or the
+/// name Puppet gives a regex node.
+fn node_match_key(m: &Expr) -> Option<String> {
+    Some(match &m.kind {
+        ExprKind::Str(s) | ExprKind::QualifiedName(s) => s.to_lowercase(),
+        ExprKind::Integer { value, .. } => value.to_string(),
+        ExprKind::ConcatString(parts) => parts
+            .iter()
+            .map(|p| match &p.kind {
+                ExprKind::Str(s) => s.clone(),
+                _ => String::new(),
+            })
+            .collect::<String>()
+            .to_lowercase(),
+        ExprKind::Default => "default".into(),
+        ExprKind::Regex(src) => regex_node_name(src),
+        _ => return None,
+    })
 }
 
 /// The key a class or define is known by: lower case, without a leading `::`.

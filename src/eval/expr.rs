@@ -1094,8 +1094,8 @@ impl Compiler<'_> {
             }
             _ => {}
         }
-        let a = self.coerce_number(&l, op, span)?;
-        let b = self.coerce_number(&r, op, span)?;
+        let a = self.coerce_number(&l, span)?;
+        let b = self.coerce_number(&r, span)?;
         match (a, b) {
             (Value::Int(x), Value::Int(y)) => {
                 let v = match op {
@@ -1139,34 +1139,41 @@ impl Compiler<'_> {
                 })
             }
             (x, y) => {
+                let left_is_float = matches!(x, Value::Float(_));
                 let (x, y) = (num_f64(&x), num_f64(&y));
-                Ok(Value::Float(match op {
+                let v = match op {
                     BinaryOp::Add => x + y,
                     BinaryOp::Sub => x - y,
                     BinaryOp::Mul => x * y,
-                    BinaryOp::Div => {
-                        if y == 0.0 {
-                            return Err(Flow::Err(self.issue("Division by 0", span)));
-                        }
-                        x / y
-                    }
-                    BinaryOp::Mod => {
+                    BinaryOp::Div => x / y,
+                    BinaryOp::Mod if left_is_float => {
                         return Err(Flow::Err(
                             self.issue("Operator '%' is not applicable to a Float.", span),
                         ))
                     }
+                    BinaryOp::Mod => return Err(Flow::Err(self.issue(
+                        "Operator '%' is not applicable to an Integer when right side is a Float.",
+                        span,
+                    ))),
                     _ => {
                         return Err(Flow::Err(self.issue(
                             format!("Operator '{}' is not applicable to a Float.", op.as_str()),
                             span,
                         )))
                     }
-                }))
+                };
+                if v.is_infinite() {
+                    return Err(Flow::Err(self.issue(
+                        format!("The result of the {} expression is Infinity", op.as_str()),
+                        span,
+                    )));
+                }
+                Ok(Value::Float(v))
             }
         }
     }
 
-    fn coerce_number(&mut self, v: &Value, op: BinaryOp, span: Span) -> R<Value> {
+    fn coerce_number(&mut self, v: &Value, span: Span) -> R<Value> {
         match v {
             Value::Int(_) | Value::Float(_) => Ok(v.clone()),
             Value::Str(s) => match parse_number(s) {
@@ -1185,13 +1192,10 @@ impl Compiler<'_> {
                     span,
                 ))),
             },
-            Value::Undef => Err(Flow::Err(self.issue(
-                format!(
-                    "Operator '{}' is not applicable to an Undef Value.",
-                    op.as_str()
-                ),
-                span,
-            ))),
+            // Puppet's to_n of undef is its empty-string form.
+            Value::Undef => Err(Flow::Err(
+                self.issue("The value '' cannot be converted to Numeric.", span),
+            )),
             other => Err(Flow::Err(self.issue(
                 format!(
                     "The value '{}' cannot be converted to Numeric.",
@@ -1463,7 +1467,7 @@ impl Compiler<'_> {
                     }
                     other => {
                         return Err(Flow::Err(self.issue(
-                            format!("Illegal title type at index {i}. Expected String, got {}", other.type_name()),
+                            format!("Illegal title type at index {i}. Expected String, got {}", types::infer(other).generalize_deep()),
                             body.title.span,
                         )))
                     }
