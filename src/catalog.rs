@@ -235,16 +235,24 @@ pub(crate) mod pretty {
         w.resize(w.len() + depth * 2, b' ');
     }
 
-    /// A new line and the indent of `depth`: one fixed-size copy (no `memcpy` call) for the
-    /// usual depths, the spaces past the indent cut off again.
-    fn new_line(w: &mut Buf, depth: usize) {
-        const LINE: &[u8; 17] = b"\n                ";
-        if depth * 2 < LINE.len() {
-            let end = w.len() + 1 + depth * 2;
-            w.extend_from_slice(LINE);
+    /// A new line, maybe after a comma (the first `.1` bytes), then spaces.
+    type LineText = (&'static [u8; 18], usize);
+
+    /// A new line and its indent (a member, or the closing bracket).
+    const LINE: LineText = (b"\n                 ", 1);
+    /// A comma, a new line and its indent (a member after the first).
+    const COMMA_LINE: LineText = (b",\n                ", 2);
+
+    /// `text`'s new line and the indent of `depth`: one fixed-size copy (no `memcpy` call)
+    /// for the usual depths, the spaces past the indent cut off again.
+    fn line_with(w: &mut Buf, (text, start): LineText, depth: usize) {
+        let len = start + depth * 2;
+        if len <= text.len() {
+            let end = w.len() + len;
+            w.extend_from_slice(text);
             w.truncate(end);
         } else {
-            w.push(b'\n');
+            w.extend_from_slice(&text[..start]);
             indent(w, depth)
         }
     }
@@ -259,12 +267,11 @@ pub(crate) mod pretty {
         }
 
         /// Starts the next member (array element, or object entry after its key).
+        #[inline(always)]
         pub(crate) fn next(&mut self, w: &mut Buf) {
-            if !self.first {
-                w.push(b',');
-            }
+            let text = if self.first { LINE } else { COMMA_LINE };
             self.first = false;
-            new_line(w, self.depth)
+            line_with(w, text, self.depth)
         }
 
         pub(crate) fn key(&mut self, w: &mut Buf, key: &str) {
@@ -274,6 +281,9 @@ pub(crate) mod pretty {
         }
 
         /// [`Block::key`] for a field name of the format (plain ASCII, nothing to escape).
+        /// Inlined: the name's length is known where it is written, which makes its copy a
+        /// plain store.
+        #[inline(always)]
         fn field(&mut self, w: &mut Buf, name: &'static str) {
             debug_assert!(name.bytes().all(|b| ESCAPE[b as usize] == 0));
             self.next(w);
@@ -284,7 +294,7 @@ pub(crate) mod pretty {
 
         pub(crate) fn close(self, w: &mut Buf, bracket: u8) {
             if !self.first {
-                new_line(w, self.depth - 1);
+                line_with(w, LINE, self.depth - 1);
             }
             w.push(bracket);
         }
@@ -309,25 +319,48 @@ pub(crate) mod pretty {
         t
     };
 
-    /// The index of the first byte at or after `from` that needs an escape (`len` if
-    /// none): eight bytes at a time (a control byte, `"` or `\\` makes a word stop the
-    /// scan, which then goes on byte by byte).
-    fn next_escape(bytes: &[u8], from: usize) -> usize {
-        const ONES: u64 = 0x0101_0101_0101_0101;
+    const ONES: u64 = 0x0101_0101_0101_0101;
+
+    /// Whether one of the eight bytes of `v` needs an escape (a control byte, `"` or `\\`).
+    fn needs_escape(v: u64) -> bool {
         const HIGH: u64 = 0x8080_8080_8080_8080;
         /// Whether a byte of `v` is below `n` (may also say so of a byte after one that is).
         fn has_below(v: u64, n: u8) -> bool {
             v.wrapping_sub(ONES * n as u64) & !v & HIGH != 0
         }
+        has_below(v, 0x20)
+            || has_below(v ^ (ONES * b'"' as u64), 1)
+            || has_below(v ^ (ONES * b'\\' as u64), 1)
+    }
+
+    /// The first eight bytes of `s`, `fill` after its end when it is shorter: a word read
+    /// with fixed-size copies (no `memcpy` call).
+    pub(crate) fn word(s: &[u8], fill: u8) -> [u8; 8] {
+        if let Some(w) = s.first_chunk::<8>() {
+            return *w;
+        }
+        let mut a = [fill; 8];
+        let mut at = 0;
+        if let Some(w) = s.first_chunk::<4>() {
+            a[..4].copy_from_slice(w);
+            at = 4;
+        }
+        if let Some(w) = s[at..].first_chunk::<2>() {
+            a[at..at + 2].copy_from_slice(w);
+            at += 2;
+        }
+        if let Some(&b) = s.get(at) {
+            a[at] = b;
+        }
+        a
+    }
+
+    /// The index of the first byte at or after `from` that needs an escape (`len` if
+    /// none): eight bytes at a time (a word with one makes the scan go on byte by byte).
+    fn next_escape(bytes: &[u8], from: usize) -> usize {
         let mut i = from;
-        while let Some(word) = bytes.get(i..i + 8) {
-            let mut a = [0u8; 8];
-            a.copy_from_slice(word);
-            let v = u64::from_le_bytes(a);
-            if has_below(v, 0x20)
-                || has_below(v ^ (ONES * b'"' as u64), 1)
-                || has_below(v ^ (ONES * b'\\' as u64), 1)
-            {
+        while let Some(word) = bytes[i..].first_chunk::<8>() {
+            if needs_escape(u64::from_le_bytes(*word)) {
                 break;
             }
             i += 8;
@@ -343,7 +376,24 @@ pub(crate) mod pretty {
         const HEX: &[u8; 16] = b"0123456789abcdef";
         let bytes = s.as_bytes();
         w.reserve(bytes.len());
+        // Most strings need no escape: copied a word at a time as they are checked, the
+        // last word padded with spaces (which need none) that are cut off again.
         let mut start = 0;
+        loop {
+            let rest = &bytes[start..];
+            let a = word(rest, b' ');
+            if needs_escape(u64::from_le_bytes(a)) {
+                break;
+            }
+            if rest.len() <= 8 {
+                let end = w.len() + rest.len();
+                w.extend_from_slice(&a);
+                w.truncate(end);
+                return;
+            }
+            w.extend_from_slice(&a);
+            start += 8;
+        }
         loop {
             let i = next_escape(bytes, start);
             if i == bytes.len() {
@@ -768,6 +818,29 @@ mod tests {
         let mut out = vec![];
         c.write_pretty(&mut out).unwrap();
         assert_eq!(String::from_utf8(out).unwrap(), c.to_json_pretty());
+    }
+
+    #[test]
+    fn strings_of_any_length_are_escaped_as_serde_does() {
+        for len in 0..26 {
+            let plain: String = "abcdefghijklmnopqrstuvwxyz"[..len].into();
+            let mut cases = vec![plain.clone(), format!("{plain}é"), format!("é{plain}")];
+            for at in 0..len {
+                for c in ['"', '\\', '\n', '\u{0}', '\u{1f}', ' ', '\u{7f}', 'é'] {
+                    let mut s = plain.clone();
+                    s.replace_range(at..at + 1, &c.to_string());
+                    cases.push(s);
+                }
+            }
+            for s in cases {
+                let mut out = vec![];
+                pretty::string(&mut out, &s);
+                assert_eq!(
+                    String::from_utf8(out).unwrap(),
+                    serde_json::to_string(&s).unwrap()
+                );
+            }
+        }
     }
 
     #[test]
