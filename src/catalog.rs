@@ -321,20 +321,22 @@ pub(crate) mod pretty {
 
     const ONES: u64 = 0x0101_0101_0101_0101;
 
-    /// Whether one of the eight bytes of `v` needs an escape (a control byte, `"` or `\\`).
+    /// Whether one of the eight bytes of `v` needs an escape (a control byte, `"` or `\\`):
+    /// the three tests' bits are gathered and tested once.
+    #[inline(always)]
     fn needs_escape(v: u64) -> bool {
         const HIGH: u64 = 0x8080_8080_8080_8080;
-        /// Whether a byte of `v` is below `n` (may also say so of a byte after one that is).
-        fn has_below(v: u64, n: u8) -> bool {
-            v.wrapping_sub(ONES * n as u64) & !v & HIGH != 0
+        /// The high bit of each byte of `v` below `n` (maybe also of a byte after one).
+        fn below(v: u64, n: u8) -> u64 {
+            v.wrapping_sub(ONES * n as u64) & !v
         }
-        has_below(v, 0x20)
-            || has_below(v ^ (ONES * b'"' as u64), 1)
-            || has_below(v ^ (ONES * b'\\' as u64), 1)
+        let (quote, backslash) = (v ^ (ONES * b'"' as u64), v ^ (ONES * b'\\' as u64));
+        (below(v, 0x20) | below(quote, 1) | below(backslash, 1)) & HIGH != 0
     }
 
     /// The first eight bytes of `s`, `fill` after its end when it is shorter: a word read
     /// with fixed-size copies (no `memcpy` call).
+    #[inline(always)]
     pub(crate) fn word(s: &[u8], fill: u8) -> [u8; 8] {
         if let Some(w) = s.first_chunk::<8>() {
             return *w;
@@ -413,8 +415,29 @@ pub(crate) mod pretty {
         w.extend_from_slice(&bytes[start..]);
     }
 
-    /// A JSON string with serde_json's escapes.
+    /// A JSON string with serde_json's escapes. Inlined for the most common strings
+    /// (eight bytes or fewer, nothing to escape: names, tags, short values), which are
+    /// written with two fixed-size copies.
+    #[inline(always)]
     pub(crate) fn string(w: &mut Buf, s: &str) {
+        let bytes = s.as_bytes();
+        if bytes.len() <= 8 {
+            let a = word(bytes, b' ');
+            if !needs_escape(u64::from_le_bytes(a)) {
+                let end = w.len() + 1 + bytes.len();
+                let mut text = [b'"'; 9];
+                text[1..].copy_from_slice(&a);
+                w.extend_from_slice(&text);
+                w.truncate(end);
+                w.push(b'"');
+                return;
+            }
+        }
+        quoted(w, s)
+    }
+
+    /// [`string`] out of line.
+    fn quoted(w: &mut Buf, s: &str) {
         w.reserve(s.len() + 2);
         w.push(b'"');
         escaped(w, s);

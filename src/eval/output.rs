@@ -140,6 +140,7 @@ impl CatalogSource {
             next: 0,
             edges: EdgeCursor::default(),
             tags: Vec::new(),
+            namevar: None,
             last_source: None,
         };
         pretty::catalog(w, &self.header, &mut members)
@@ -154,6 +155,8 @@ struct ResMembers<'a> {
     edges: EdgeCursor,
     /// The tags of the resource being written, sorted (kept for its buffer).
     tags: Vec<(u64, &'a str)>,
+    /// The last resource type written and its namevar.
+    namevar: Option<(&'a str, Option<&'a str>)>,
     /// The last edge source written and its JSON text (containers have many edges).
     last_source: Option<(usize, Vec<u8>)>,
 }
@@ -172,7 +175,19 @@ impl pretty::Members for ResMembers<'_> {
             .file
             .and_then(|f| src.files.get(&f))
             .and_then(Option::as_deref);
-        write_resource(w, depth, r, namevar(&src.namevars, r), file, &mut self.tags);
+        // Resources of a type mostly come together (Stage[main] has no namevar, other
+        // stages have one: not kept).
+        let namevar = match self.namevar {
+            Some((t, n)) if t == r.type_name => n,
+            _ => {
+                let n = namevar(&src.namevars, r);
+                if r.type_name != "Stage" {
+                    self.namevar = Some((&r.type_name, n));
+                }
+                n
+            }
+        };
+        write_resource(w, depth, r, namevar, file, &mut self.tags);
         true
     }
 
