@@ -208,19 +208,26 @@ impl Catalog {
 /// from the data: no `Serializer` machinery, strings copied in runs between escapes. The
 /// text is built in a byte buffer (plain appends, no I/O error paths) that goes to the
 /// writer whenever it holds [`pretty::CHUNK`] bytes, so memory stays bounded.
-mod pretty {
+///
+/// The pieces are open to the crate so that a writer holding the catalog in another form
+/// (the compiler's resources, see `eval::CatalogSource`) writes the same text without
+/// converting it first: [`pretty::catalog`] writes the catalog's own fields and asks a
+/// [`pretty::Members`] for the resources and edges, which it writes with
+/// [`pretty::ResourceOut`] and [`pretty::edge_with`].
+pub(crate) mod pretty {
     use super::{Catalog, Edge, Resource, ResourceKind};
     use serde_json::Value as Json;
     use std::io::{self, Write};
 
     /// The buffer is handed to the writer once it is this full.
-    pub(super) const CHUNK: usize = 1 << 16;
+    pub(crate) const CHUNK: usize = 1 << 16;
 
-    type Buf = Vec<u8>;
+    pub(crate) type Buf = Vec<u8>;
 
     /// Writes a JSON object or array member by member, as serde_json's `PrettyFormatter`.
-    struct Block {
-        depth: usize,
+    pub(crate) struct Block {
+        /// The depth of the members.
+        pub(crate) depth: usize,
         first: bool,
     }
 
@@ -228,20 +235,30 @@ mod pretty {
         w.resize(w.len() + depth * 2, b' ');
     }
 
-    /// A new line and the indent of `depth`: one copy for the usual depths.
-    fn new_line(w: &mut Buf, depth: usize) {
-        const LINE: &[u8; 33] = b"\n                                ";
-        match LINE.get(..1 + depth * 2) {
-            Some(text) => w.extend_from_slice(text),
-            None => {
-                w.push(b'\n');
-                indent(w, depth)
-            }
+    /// A new line, maybe after a comma (the first `.1` bytes), then spaces.
+    type LineText = (&'static [u8; 18], usize);
+
+    /// A new line and its indent (a member, or the closing bracket).
+    const LINE: LineText = (b"\n                 ", 1);
+    /// A comma, a new line and its indent (a member after the first).
+    const COMMA_LINE: LineText = (b",\n                ", 2);
+
+    /// `text`'s new line and the indent of `depth`: one fixed-size copy (no `memcpy` call)
+    /// for the usual depths, the spaces past the indent cut off again.
+    fn line_with(w: &mut Buf, (text, start): LineText, depth: usize) {
+        let len = start + depth * 2;
+        if len <= text.len() {
+            let end = w.len() + len;
+            w.extend_from_slice(text);
+            w.truncate(end);
+        } else {
+            w.extend_from_slice(&text[..start]);
+            indent(w, depth)
         }
     }
 
     impl Block {
-        fn open(w: &mut Buf, depth: usize, bracket: u8) -> Block {
+        pub(crate) fn open(w: &mut Buf, depth: usize, bracket: u8) -> Block {
             w.push(bracket);
             Block {
                 depth: depth + 1,
@@ -250,21 +267,23 @@ mod pretty {
         }
 
         /// Starts the next member (array element, or object entry after its key).
-        fn next(&mut self, w: &mut Buf) {
-            if !self.first {
-                w.push(b',');
-            }
+        #[inline(always)]
+        pub(crate) fn next(&mut self, w: &mut Buf) {
+            let text = if self.first { LINE } else { COMMA_LINE };
             self.first = false;
-            new_line(w, self.depth)
+            line_with(w, text, self.depth)
         }
 
-        fn key(&mut self, w: &mut Buf, key: &str) {
+        pub(crate) fn key(&mut self, w: &mut Buf, key: &str) {
             self.next(w);
             string(w, key);
             w.extend_from_slice(b": ");
         }
 
         /// [`Block::key`] for a field name of the format (plain ASCII, nothing to escape).
+        /// Inlined: the name's length is known where it is written, which makes its copy a
+        /// plain store.
+        #[inline(always)]
         fn field(&mut self, w: &mut Buf, name: &'static str) {
             debug_assert!(name.bytes().all(|b| ESCAPE[b as usize] == 0));
             self.next(w);
@@ -273,9 +292,9 @@ mod pretty {
             w.extend_from_slice(b"\": ");
         }
 
-        fn close(self, w: &mut Buf, bracket: u8) {
+        pub(crate) fn close(self, w: &mut Buf, bracket: u8) {
             if !self.first {
-                new_line(w, self.depth - 1);
+                line_with(w, LINE, self.depth - 1);
             }
             w.push(bracket);
         }
@@ -300,25 +319,50 @@ mod pretty {
         t
     };
 
-    /// The index of the first byte at or after `from` that needs an escape (`len` if
-    /// none): eight bytes at a time (a control byte, `"` or `\\` makes a word stop the
-    /// scan, which then goes on byte by byte).
-    fn next_escape(bytes: &[u8], from: usize) -> usize {
-        const ONES: u64 = 0x0101_0101_0101_0101;
+    const ONES: u64 = 0x0101_0101_0101_0101;
+
+    /// Whether one of the eight bytes of `v` needs an escape (a control byte, `"` or `\\`):
+    /// the three tests' bits are gathered and tested once.
+    #[inline(always)]
+    fn needs_escape(v: u64) -> bool {
         const HIGH: u64 = 0x8080_8080_8080_8080;
-        /// Whether a byte of `v` is below `n` (may also say so of a byte after one that is).
-        fn has_below(v: u64, n: u8) -> bool {
-            v.wrapping_sub(ONES * n as u64) & !v & HIGH != 0
+        /// The high bit of each byte of `v` below `n` (maybe also of a byte after one).
+        fn below(v: u64, n: u8) -> u64 {
+            v.wrapping_sub(ONES * n as u64) & !v
         }
+        let (quote, backslash) = (v ^ (ONES * b'"' as u64), v ^ (ONES * b'\\' as u64));
+        (below(v, 0x20) | below(quote, 1) | below(backslash, 1)) & HIGH != 0
+    }
+
+    /// The first eight bytes of `s`, `fill` after its end when it is shorter: a word read
+    /// with fixed-size copies (no `memcpy` call).
+    #[inline(always)]
+    pub(crate) fn word(s: &[u8], fill: u8) -> [u8; 8] {
+        if let Some(w) = s.first_chunk::<8>() {
+            return *w;
+        }
+        let mut a = [fill; 8];
+        let mut at = 0;
+        if let Some(w) = s.first_chunk::<4>() {
+            a[..4].copy_from_slice(w);
+            at = 4;
+        }
+        if let Some(w) = s[at..].first_chunk::<2>() {
+            a[at..at + 2].copy_from_slice(w);
+            at += 2;
+        }
+        if let Some(&b) = s.get(at) {
+            a[at] = b;
+        }
+        a
+    }
+
+    /// The index of the first byte at or after `from` that needs an escape (`len` if
+    /// none): eight bytes at a time (a word with one makes the scan go on byte by byte).
+    fn next_escape(bytes: &[u8], from: usize) -> usize {
         let mut i = from;
-        while let Some(word) = bytes.get(i..i + 8) {
-            let mut a = [0u8; 8];
-            a.copy_from_slice(word);
-            let v = u64::from_le_bytes(a);
-            if has_below(v, 0x20)
-                || has_below(v ^ (ONES * b'"' as u64), 1)
-                || has_below(v ^ (ONES * b'\\' as u64), 1)
-            {
+        while let Some(word) = bytes[i..].first_chunk::<8>() {
+            if needs_escape(u64::from_le_bytes(*word)) {
                 break;
             }
             i += 8;
@@ -329,13 +373,29 @@ mod pretty {
         i
     }
 
-    /// A JSON string with serde_json's escapes.
-    pub(super) fn string(w: &mut Buf, s: &str) {
+    /// The text of a JSON string without its quotes, with serde_json's escapes.
+    pub(crate) fn escaped(w: &mut Buf, s: &str) {
         const HEX: &[u8; 16] = b"0123456789abcdef";
         let bytes = s.as_bytes();
-        w.reserve(bytes.len() + 2);
-        w.push(b'"');
+        w.reserve(bytes.len());
+        // Most strings need no escape: copied a word at a time as they are checked, the
+        // last word padded with spaces (which need none) that are cut off again.
         let mut start = 0;
+        loop {
+            let rest = &bytes[start..];
+            let a = word(rest, b' ');
+            if needs_escape(u64::from_le_bytes(a)) {
+                break;
+            }
+            if rest.len() <= 8 {
+                let end = w.len() + rest.len();
+                w.extend_from_slice(&a);
+                w.truncate(end);
+                return;
+            }
+            w.extend_from_slice(&a);
+            start += 8;
+        }
         loop {
             let i = next_escape(bytes, start);
             if i == bytes.len() {
@@ -353,21 +413,54 @@ mod pretty {
             start = i + 1;
         }
         w.extend_from_slice(&bytes[start..]);
+    }
+
+    /// A JSON string with serde_json's escapes. Inlined for the most common strings
+    /// (eight bytes or fewer, nothing to escape: names, tags, short values), which are
+    /// written with two fixed-size copies.
+    #[inline(always)]
+    pub(crate) fn string(w: &mut Buf, s: &str) {
+        let bytes = s.as_bytes();
+        if bytes.len() <= 8 {
+            let a = word(bytes, b' ');
+            if !needs_escape(u64::from_le_bytes(a)) {
+                let end = w.len() + 1 + bytes.len();
+                let mut text = [b'"'; 9];
+                text[1..].copy_from_slice(&a);
+                w.extend_from_slice(&text);
+                w.truncate(end);
+                w.push(b'"');
+                return;
+            }
+        }
+        quoted(w, s)
+    }
+
+    /// [`string`] out of line.
+    fn quoted(w: &mut Buf, s: &str) {
+        w.reserve(s.len() + 2);
+        w.push(b'"');
+        escaped(w, s);
         w.push(b'"');
     }
 
-    fn strings(w: &mut Buf, depth: usize, items: &[impl AsRef<str>]) {
+    fn strings<'s>(w: &mut Buf, depth: usize, items: impl IntoIterator<Item = &'s str>) {
         let mut b = Block::open(w, depth, b'[');
         for s in items {
             b.next(w);
-            string(w, s.as_ref());
+            string(w, s);
         }
         b.close(w, b']')
     }
 
-    /// A decimal number as `write!` prints it (without the formatting machinery).
-    fn number(w: &mut Buf, mut n: u32) {
-        let mut digits = [0u8; 10];
+    /// A decimal number as `write!` (and serde_json) prints it, without the formatting
+    /// machinery.
+    pub(crate) fn integer(w: &mut Buf, n: i64) {
+        if n < 0 {
+            w.push(b'-');
+        }
+        let mut n = n.unsigned_abs();
+        let mut digits = [0u8; 20];
         let mut at = digits.len();
         loop {
             at -= 1;
@@ -380,15 +473,11 @@ mod pretty {
         w.extend_from_slice(&digits[at..])
     }
 
-    pub(super) fn value(w: &mut Buf, depth: usize, v: &Json) {
+    pub(crate) fn value(w: &mut Buf, depth: usize, v: &Json) {
         match v {
             Json::Null => w.extend_from_slice(b"null"),
-            Json::Bool(true) => w.extend_from_slice(b"true"),
-            Json::Bool(false) => w.extend_from_slice(b"false"),
-            Json::Number(n) => {
-                // Writing to a Vec cannot fail.
-                let _ = serde_json::to_writer(&mut *w, n);
-            }
+            Json::Bool(b) => boolean(w, *b),
+            Json::Number(n) => number(w, n),
             Json::String(s) => string(w, s),
             Json::Array(items) => {
                 let mut b = Block::open(w, depth, b'[');
@@ -409,60 +498,178 @@ mod pretty {
         }
     }
 
-    fn kind_name(k: ResourceKind) -> &'static str {
+    pub(crate) fn boolean(w: &mut Buf, b: bool) {
+        w.extend_from_slice(if b { b"true" } else { b"false" });
+    }
+
+    /// A JSON number as serde_json writes it.
+    pub(crate) fn number(w: &mut Buf, n: &serde_json::Number) {
+        // Writing to a Vec cannot fail.
+        let _ = serde_json::to_writer(&mut *w, n);
+    }
+
+    fn kind_name(k: ResourceKind) -> &'static [u8] {
         match k {
-            ResourceKind::CompilableType => "compilable_type",
-            ResourceKind::DefinedType => "defined_type",
-            ResourceKind::Class => "class",
-            ResourceKind::Unknown => "unknown",
+            ResourceKind::CompilableType => b"\"compilable_type\"",
+            ResourceKind::DefinedType => b"\"defined_type\"",
+            ResourceKind::Class => b"\"class\"",
+            ResourceKind::Unknown => b"\"unknown\"",
+        }
+    }
+
+    /// The fields of a resource before its tags.
+    pub(crate) struct ResourceHead<'a> {
+        pub(crate) type_name: &'a str,
+        pub(crate) title: &'a str,
+    }
+
+    /// The fields of a resource between its tags and its parameters.
+    pub(crate) struct ResourceMid<'a> {
+        pub(crate) file: Option<&'a str>,
+        pub(crate) line: Option<u32>,
+        pub(crate) exported: bool,
+        pub(crate) kind: Option<ResourceKind>,
+    }
+
+    /// Writes a resource object field by field, as [`Resource`] serialises: [`open`] writes
+    /// the fields up to `kind`, [`param`] starts each parameter (the caller writes its
+    /// value), [`close`] writes the sensitive parameters' names and ends it.
+    ///
+    /// [`open`]: ResourceOut::open
+    /// [`param`]: ResourceOut::param
+    /// [`close`]: ResourceOut::close
+    pub(crate) struct ResourceOut {
+        fields: Block,
+        params: Option<Block>,
+    }
+
+    impl ResourceOut {
+        pub(crate) fn open<'t>(
+            w: &mut Buf,
+            depth: usize,
+            head: ResourceHead,
+            tags: impl IntoIterator<Item = &'t str>,
+            mid: ResourceMid,
+        ) -> ResourceOut {
+            let mut b = Block::open(w, depth, b'{');
+            b.field(w, "type");
+            string(w, head.type_name);
+            b.field(w, "title");
+            string(w, head.title);
+            b.field(w, "tags");
+            strings(w, b.depth, tags);
+            if let Some(f) = mid.file {
+                b.field(w, "file");
+                string(w, f);
+            }
+            if let Some(l) = mid.line {
+                b.field(w, "line");
+                integer(w, l.into());
+            }
+            b.field(w, "exported");
+            boolean(w, mid.exported);
+            if let Some(k) = mid.kind {
+                b.field(w, "kind");
+                w.extend_from_slice(kind_name(k));
+            }
+            ResourceOut {
+                fields: b,
+                params: None,
+            }
+        }
+
+        /// Starts the parameter `name`: its value, written next, is at the depth returned.
+        pub(crate) fn param(&mut self, w: &mut Buf, name: &str) -> usize {
+            let fields = &mut self.fields;
+            let p = self.params.get_or_insert_with(|| {
+                fields.field(w, "parameters");
+                Block::open(w, fields.depth, b'{')
+            });
+            p.key(w, name);
+            p.depth
+        }
+
+        /// Ends the resource with the names of its sensitive parameters.
+        pub(crate) fn close<'s>(
+            mut self,
+            w: &mut Buf,
+            sensitive: impl IntoIterator<Item = &'s str>,
+        ) {
+            if let Some(p) = self.params.take() {
+                p.close(w, b'}');
+            }
+            let mut names = sensitive.into_iter().peekable();
+            if names.peek().is_some() {
+                self.fields.field(w, "sensitive_parameters");
+                strings(w, self.fields.depth, names);
+            }
+            self.fields.close(w, b'}')
         }
     }
 
     fn resource(w: &mut Buf, depth: usize, r: &Resource) {
+        let head = ResourceHead {
+            type_name: &r.type_name,
+            title: &r.title,
+        };
+        let mid = ResourceMid {
+            file: r.file.as_deref(),
+            line: r.line,
+            exported: r.exported,
+            kind: r.kind,
+        };
+        let mut out = ResourceOut::open(w, depth, head, r.tags.iter().map(|t| &**t), mid);
+        for (k, v) in &r.parameters {
+            let depth = out.param(w, k);
+            value(w, depth, v);
+        }
+        out.close(w, r.sensitive_parameters.iter().map(String::as_str))
+    }
+
+    /// An edge object; `source` and `target` write the two (JSON string) values.
+    pub(crate) fn edge_with(
+        w: &mut Buf,
+        depth: usize,
+        source: impl FnOnce(&mut Buf),
+        target: impl FnOnce(&mut Buf),
+    ) {
         let mut b = Block::open(w, depth, b'{');
-        b.field(w, "type");
-        string(w, &r.type_name);
-        b.field(w, "title");
-        string(w, &r.title);
-        b.field(w, "tags");
-        strings(w, b.depth, &r.tags);
-        if let Some(f) = &r.file {
-            b.field(w, "file");
-            string(w, f);
-        }
-        if let Some(l) = r.line {
-            b.field(w, "line");
-            number(w, l);
-        }
-        b.field(w, "exported");
-        w.extend_from_slice(if r.exported { b"true" } else { b"false" });
-        if let Some(k) = r.kind {
-            b.field(w, "kind");
-            string(w, kind_name(k));
-        }
-        if !r.parameters.is_empty() {
-            b.field(w, "parameters");
-            let mut p = Block::open(w, b.depth, b'{');
-            for (k, v) in &r.parameters {
-                p.key(w, k);
-                value(w, p.depth, v);
-            }
-            p.close(w, b'}');
-        }
-        if !r.sensitive_parameters.is_empty() {
-            b.field(w, "sensitive_parameters");
-            strings(w, b.depth, &r.sensitive_parameters);
-        }
+        b.field(w, "source");
+        source(w);
+        b.field(w, "target");
+        target(w);
         b.close(w, b'}')
     }
 
     fn edge(w: &mut Buf, depth: usize, e: &Edge) {
-        let mut b = Block::open(w, depth, b'{');
-        b.field(w, "source");
-        string(w, &e.source);
-        b.field(w, "target");
-        string(w, &e.target);
-        b.close(w, b'}')
+        edge_with(w, depth, |w| string(w, &e.source), |w| string(w, &e.target))
+    }
+
+    /// The resources and edges of a catalog being written, one at a time.
+    pub(crate) trait Members {
+        /// Writes the next resource (an object at `depth`); false when there is none left.
+        fn resource(&mut self, w: &mut Buf, depth: usize) -> bool;
+        /// Writes the next edge, as [`Members::resource`]; asked for after every resource.
+        fn edge(&mut self, w: &mut Buf, depth: usize) -> bool;
+    }
+
+    /// A catalog's own resources and edges.
+    struct Own<'c> {
+        resources: std::slice::Iter<'c, Resource>,
+        edges: std::slice::Iter<'c, Edge>,
+    }
+
+    impl Members for Own<'_> {
+        fn resource(&mut self, w: &mut Buf, depth: usize) -> bool {
+            self.resources
+                .next()
+                .map(|r| resource(w, depth, r))
+                .is_some()
+        }
+
+        fn edge(&mut self, w: &mut Buf, depth: usize) -> bool {
+            self.edges.next().map(|e| edge(w, depth, e)).is_some()
+        }
     }
 
     /// Hands the buffer to the writer once it is [`CHUNK`] full.
@@ -474,40 +681,41 @@ mod pretty {
         Ok(())
     }
 
-    /// A JSON array of `items`, each written by `one`, handed to `out` as the buffer fills.
-    fn streamed<T>(
+    /// A JSON array of members, each written by `one` until it says there are no more,
+    /// handed to `out` as the buffer fills.
+    fn streamed(
         w: &mut Buf,
         out: &mut impl Write,
         depth: usize,
-        items: impl IntoIterator<Item = T>,
-        one: impl Fn(&mut Buf, usize, T),
+        mut one: impl FnMut(&mut Buf, usize) -> bool,
     ) -> io::Result<()> {
         let mut list = Block::open(w, depth, b'[');
-        for item in items {
+        loop {
+            let (len, first) = (w.len(), list.first);
             list.next(w);
-            one(w, list.depth, item);
+            if !one(w, list.depth) {
+                // Nothing written: take back the separator and new line.
+                w.truncate(len);
+                list.first = first;
+                break;
+            }
             spill(w, out)?;
         }
         list.close(w, b']');
         Ok(())
     }
 
-    /// The catalog `c`, with `resources` and `edges` in place of its own.
-    pub(super) fn catalog<R, E>(
+    /// The catalog `c`, with the resources and edges of `members` in place of its own.
+    pub(crate) fn catalog(
         out: &mut impl Write,
         c: &Catalog,
-        resources: impl IntoIterator<Item = R>,
-        edges: impl IntoIterator<Item = E>,
-    ) -> io::Result<()>
-    where
-        R: std::borrow::Borrow<Resource>,
-        E: std::borrow::Borrow<Edge>,
-    {
+        members: &mut impl Members,
+    ) -> io::Result<()> {
         let mut buf = Vec::with_capacity(CHUNK + (CHUNK >> 2));
         let w = &mut buf;
         let mut b = Block::open(w, 0, b'{');
         b.field(w, "tags");
-        strings(w, b.depth, &c.tags);
+        strings(w, b.depth, c.tags.iter().map(String::as_str));
         b.field(w, "name");
         string(w, &c.name);
         b.field(w, "version");
@@ -521,19 +729,26 @@ mod pretty {
             string(w, u);
         }
         b.field(w, "catalog_format");
-        number(w, c.catalog_format);
+        integer(w, c.catalog_format.into());
         b.field(w, "environment");
         string(w, &c.environment);
         b.field(w, "resources");
-        streamed(w, out, b.depth, resources, |w, d, r| {
-            resource(w, d, r.borrow())
-        })?;
+        streamed(w, out, b.depth, |w, d| members.resource(w, d))?;
         b.field(w, "edges");
-        streamed(w, out, b.depth, edges, |w, d, e| edge(w, d, e.borrow()))?;
+        streamed(w, out, b.depth, |w, d| members.edge(w, d))?;
         b.field(w, "classes");
-        strings(w, b.depth, &c.classes);
+        strings(w, b.depth, c.classes.iter().map(String::as_str));
         b.close(w, b'}');
         out.write_all(w)
+    }
+
+    /// [`catalog`] with the catalog's own resources and edges.
+    pub(super) fn own_catalog(out: &mut impl Write, c: &Catalog) -> io::Result<()> {
+        let mut own = Own {
+            resources: c.resources.iter(),
+            edges: c.edges.iter(),
+        };
+        catalog(out, c, &mut own)
     }
 }
 
@@ -541,22 +756,7 @@ impl Catalog {
     /// Writes the catalog as [`Catalog::to_json_pretty`] renders it (byte for byte), without
     /// building the text in memory first. Use a buffered writer.
     pub fn write_pretty(&self, w: &mut impl std::io::Write) -> std::io::Result<()> {
-        pretty::catalog(w, self, &self.resources, &self.edges)
-    }
-
-    /// [`Catalog::write_pretty`] with `resources` and `edges` written in place of the
-    /// catalog's own (which are not written): for a caller that makes them one at a time.
-    pub fn write_pretty_with<R, E>(
-        &self,
-        w: &mut impl std::io::Write,
-        resources: impl IntoIterator<Item = R>,
-        edges: impl IntoIterator<Item = E>,
-    ) -> std::io::Result<()>
-    where
-        R: std::borrow::Borrow<Resource>,
-        E: std::borrow::Borrow<Edge>,
-    {
-        pretty::catalog(w, self, resources, edges)
+        pretty::own_catalog(w, self)
     }
 }
 
@@ -641,6 +841,29 @@ mod tests {
         let mut out = vec![];
         c.write_pretty(&mut out).unwrap();
         assert_eq!(String::from_utf8(out).unwrap(), c.to_json_pretty());
+    }
+
+    #[test]
+    fn strings_of_any_length_are_escaped_as_serde_does() {
+        for len in 0..26 {
+            let plain: String = "abcdefghijklmnopqrstuvwxyz"[..len].into();
+            let mut cases = vec![plain.clone(), format!("{plain}é"), format!("é{plain}")];
+            for at in 0..len {
+                for c in ['"', '\\', '\n', '\u{0}', '\u{1f}', ' ', '\u{7f}', 'é'] {
+                    let mut s = plain.clone();
+                    s.replace_range(at..at + 1, &c.to_string());
+                    cases.push(s);
+                }
+            }
+            for s in cases {
+                let mut out = vec![];
+                pretty::string(&mut out, &s);
+                assert_eq!(
+                    String::from_utf8(out).unwrap(),
+                    serde_json::to_string(&s).unwrap()
+                );
+            }
+        }
     }
 
     #[test]

@@ -259,7 +259,7 @@ pub fn run(args: &CompileArgs) -> i32 {
     } else {
         Mode::Write
     };
-    let mut result = match checked_result(&manifest, &inputs, mode) {
+    let result = match checked_result(&manifest, &inputs, mode) {
         Ok(r) => r,
         Err(code) => return code,
     };
@@ -273,7 +273,7 @@ pub fn run(args: &CompileArgs) -> i32 {
         Some(p) => {
             let written = std::fs::File::create(p).and_then(|f| {
                 let mut w = std::io::BufWriter::with_capacity(1 << 16, f);
-                write_result(&mut w, &mut result)?;
+                write_result(&mut w, &result)?;
                 w.into_inner().map_err(|e| e.into_error())?;
                 Ok(())
             });
@@ -288,7 +288,7 @@ pub fn run(args: &CompileArgs) -> i32 {
         None => {
             let mut w = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
             // A closed stdout is not an error (as `outln!`).
-            let _ = write_result(&mut w, &mut result).and_then(|_| w.flush());
+            let _ = write_result(&mut w, &result).and_then(|_| w.flush());
             0
         }
     };
@@ -299,8 +299,8 @@ pub fn run(args: &CompileArgs) -> i32 {
 }
 
 /// Writes the catalog of a successful compile as [`write_catalog`] does.
-fn write_result(w: &mut impl Write, result: &mut eval::CompileResult) -> std::io::Result<()> {
-    match (&result.catalog, &mut result.catalog_source) {
+fn write_result(w: &mut impl Write, result: &eval::CompileResult) -> std::io::Result<()> {
+    match (&result.catalog, &result.catalog_source) {
         (Some(catalog), _) => write_catalog(w, catalog),
         (None, Some(source)) => {
             source.write_pretty(w)?;

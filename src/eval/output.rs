@@ -3,7 +3,7 @@
 use super::catalog_ops::{flatten_values, RELATIONSHIP_PARAMS};
 use super::compiler::{Compiler, Res};
 use super::value::Value;
-use crate::catalog::{capitalize_type, Catalog, Edge, Resource};
+use crate::catalog::{capitalize_type, pretty, Catalog, Edge, Resource};
 use crate::fxhash::FxHashMap;
 use indexmap::IndexMap;
 use serde_json::Value as Json;
@@ -132,28 +132,254 @@ pub struct CatalogSource {
 
 impl CatalogSource {
     /// Writes the catalog exactly as [`Catalog::write_pretty`] writes the one
-    /// `build_catalog` builds. The resources are spent: call it once.
-    pub fn write_pretty(&mut self, w: &mut impl std::io::Write) -> std::io::Result<()> {
-        // Converting a resource takes its parameters; an edge reads types and titles, which
-        // stay. The writer asks for every resource before the first edge.
-        let resources = std::cell::RefCell::new(&mut self.resources);
-        let (namevars, files) = (&self.namevars, &self.files);
-        let mut next = 0;
-        let converted = std::iter::from_fn(|| {
-            let mut res = resources.borrow_mut();
-            while next < res.len() && !included(&res[next]) {
-                next += 1;
+    /// `build_catalog` builds, straight from the compiler's resources (nothing converted,
+    /// nothing copied but into the text).
+    pub fn write_pretty(&self, w: &mut impl std::io::Write) -> std::io::Result<()> {
+        let mut members = ResMembers {
+            source: self,
+            next: 0,
+            edges: EdgeCursor::default(),
+            tags: Vec::new(),
+            namevar: None,
+            last_source: None,
+        };
+        pretty::catalog(w, &self.header, &mut members)
+    }
+}
+
+/// The resources and edges of a [`CatalogSource`], written as the catalog's.
+struct ResMembers<'a> {
+    source: &'a CatalogSource,
+    /// The next resource to look at.
+    next: usize,
+    edges: EdgeCursor,
+    /// The tags of the resource being written, sorted (kept for its buffer).
+    tags: Vec<(u64, &'a str)>,
+    /// The last resource type written and its namevar.
+    namevar: Option<(&'a str, Option<&'a str>)>,
+    /// The last edge source written and its JSON text (containers have many edges).
+    last_source: Option<(usize, Vec<u8>)>,
+}
+
+impl pretty::Members for ResMembers<'_> {
+    fn resource(&mut self, w: &mut pretty::Buf, depth: usize) -> bool {
+        let src = self.source;
+        while src.resources.get(self.next).is_some_and(|r| !included(r)) {
+            self.next += 1;
+        }
+        let Some(r) = src.resources.get(self.next) else {
+            return false;
+        };
+        self.next += 1;
+        let file = r
+            .file
+            .and_then(|f| src.files.get(&f))
+            .and_then(Option::as_deref);
+        // Resources of a type mostly come together (Stage[main] has no namevar, other
+        // stages have one: not kept).
+        let namevar = match self.namevar {
+            Some((t, n)) if t == r.type_name => n,
+            _ => {
+                let n = namevar(&src.namevars, r);
+                if r.type_name != "Stage" {
+                    self.namevar = Some((&r.type_name, n));
+                }
+                n
             }
-            let r = res.get_mut(next)?;
-            next += 1;
-            let file = r.file.and_then(|f| files.get(&f).cloned().flatten());
-            let namevar = namevar(namevars, r);
-            Some(catalog_resource(r, namevar, file))
-        });
-        let mut edges = EdgeCursor::default();
-        let containment = &self.containment;
-        let edges = std::iter::from_fn(|| edges.next(&resources.borrow(), containment));
-        self.header.write_pretty_with(w, converted, edges)
+        };
+        write_resource(w, depth, r, namevar, file, &mut self.tags);
+        true
+    }
+
+    fn edge(&mut self, w: &mut pretty::Buf, depth: usize) -> bool {
+        let resources = &self.source.resources;
+        let Some((s, t)) = self.edges.next(resources, &self.source.containment) else {
+            return false;
+        };
+        let last = &mut self.last_source;
+        pretty::edge_with(
+            w,
+            depth,
+            |w| match last {
+                Some((i, text)) if *i == s => w.extend_from_slice(text),
+                _ => {
+                    let from = w.len();
+                    write_reference(w, &resources[s]);
+                    *last = Some((s, w[from..].to_vec()));
+                }
+            },
+            |w| write_reference(w, &resources[t]),
+        );
+        true
+    }
+}
+
+/// A resource's reference as a JSON string: `"Type[title]"` as [`Res::reference`] makes it.
+fn write_reference(w: &mut pretty::Buf, r: &Res) {
+    w.push(b'"');
+    if r.type_name == "Class" {
+        w.extend_from_slice(b"Class[");
+        pretty::escaped(w, &capitalize_type(&r.title));
+    } else {
+        pretty::escaped(w, &r.type_name);
+        w.push(b'[');
+        pretty::escaped(w, &r.title);
+    }
+    w.extend_from_slice(b"]\"");
+}
+
+/// Writes a compiled resource as [`catalog_resource`] converts it and the catalog writes
+/// it; `tags` is a buffer for its sorted tags.
+fn write_resource<'a>(
+    w: &mut pretty::Buf,
+    depth: usize,
+    r: &'a Res,
+    namevar: Option<&str>,
+    file: Option<&str>,
+    tags: &mut Vec<(u64, &'a str)>,
+) {
+    tags.clear();
+    tags.extend(r.tags.iter().map(|t| tag_key(&**t)));
+    sort_tags(tags);
+    let class_title;
+    let title = if r.type_name == "Class" {
+        class_title = capitalize_type(&r.title);
+        &class_title
+    } else {
+        &r.title
+    };
+    let head = pretty::ResourceHead {
+        type_name: &r.type_name,
+        title,
+    };
+    let mid = pretty::ResourceMid {
+        file,
+        line: r.line,
+        exported: r.exported,
+        kind: Some(r.kind),
+    };
+    let mut out = pretty::ResourceOut::open(w, depth, head, tags.iter().map(|(_, t)| *t), mid);
+    for (k, v) in &r.params {
+        let v = match v {
+            Value::Sensitive(inner) => &**inner,
+            other => other,
+        };
+        if RELATIONSHIP_PARAMS.contains(&k.as_str()) {
+            match v {
+                // Flattened, without undef.
+                Value::Array(_) => {
+                    let depth = out.param(w, k);
+                    let mut b = pretty::Block::open(w, depth, b'[');
+                    for_each_leaf(v, &mut |x| {
+                        b.next(w);
+                        write_value(w, b.depth, x);
+                    });
+                    b.close(w, b']');
+                    continue;
+                }
+                Value::Undef => {
+                    out.param(w, k);
+                    w.extend_from_slice(b"[]");
+                    continue;
+                }
+                // One value, as any parameter's.
+                _ => {}
+            }
+        }
+        if json_is_null(v) {
+            continue;
+        }
+        // Puppet does not repeat the title as the namevar.
+        if namevar == Some(k.as_str()) && json_string(v).as_deref() == Some(r.title.as_str()) {
+            continue;
+        }
+        let depth = out.param(w, k);
+        write_value(w, depth, v);
+    }
+    let sensitive = r.params.iter().filter_map(|(k, v)| match v {
+        Value::Sensitive(_) => Some(k.as_str()),
+        _ => None,
+    });
+    out.close(w, sensitive)
+}
+
+/// Sorts tags in byte order, as `sort_unstable`, each given with its [`tag_key`]: most
+/// pairs differ in their first eight bytes, which spares comparing the rest.
+fn sort_tags<T: std::ops::Deref<Target = str>>(tags: &mut [(u64, T)]) {
+    tags.sort_unstable_by(|(ka, a), (kb, b)| ka.cmp(kb).then_with(|| (**a).cmp(&**b)));
+}
+
+/// A tag with its first eight bytes as a number that sorts as they do.
+fn tag_key<T: std::ops::Deref<Target = str>>(tag: T) -> (u64, T) {
+    (u64::from_be_bytes(pretty::word(tag.as_bytes(), 0)), tag)
+}
+
+/// Calls `f` on the values of an array and its nested arrays, in order, but undef
+/// (`flatten_values`, without copying).
+fn for_each_leaf<'v>(v: &'v Value, f: &mut impl FnMut(&'v Value)) {
+    match v {
+        Value::Array(items) => items.iter().for_each(|x| for_each_leaf(x, f)),
+        Value::Undef => {}
+        other => f(other),
+    }
+}
+
+/// Whether [`Value::to_json`] makes `null` of a value.
+fn json_is_null(v: &Value) -> bool {
+    match v {
+        Value::Undef => true,
+        Value::Float(f) => !f.is_finite(),
+        _ => false,
+    }
+}
+
+/// The string [`Value::to_json`] makes of a value, if it makes one.
+fn json_string(v: &Value) -> Option<std::borrow::Cow<'_, str>> {
+    match v {
+        Value::Str(s) => Some(s.into()),
+        Value::Default | Value::Regex(_) | Value::Type(_) => match v.to_json() {
+            Json::String(s) => Some(s.into()),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Writes a value as [`Value::to_json`] converts it and the catalog writes that.
+fn write_value(w: &mut pretty::Buf, depth: usize, v: &Value) {
+    match v {
+        Value::Undef => w.extend_from_slice(b"null"),
+        Value::Bool(b) => pretty::boolean(w, *b),
+        Value::Int(i) => pretty::integer(w, *i),
+        Value::Str(s) => pretty::string(w, s),
+        Value::Array(items) => {
+            let mut b = pretty::Block::open(w, depth, b'[');
+            for x in items {
+                b.next(w);
+                write_value(w, b.depth, x);
+            }
+            b.close(w, b']')
+        }
+        // Other keys are shown as strings, which may then coincide: JSON keeps one.
+        Value::Hash(h) if h.keys().all(|k| matches!(k, Value::Str(_))) => {
+            let mut b = pretty::Block::open(w, depth, b'{');
+            for (k, x) in h.iter() {
+                if let Value::Str(k) = k {
+                    b.key(w, k);
+                    write_value(w, b.depth, x);
+                }
+            }
+            b.close(w, b'}')
+        }
+        Value::Sensitive(inner) => {
+            let mut b = pretty::Block::open(w, depth, b'{');
+            b.key(w, "__ptype");
+            pretty::string(w, "Sensitive");
+            b.key(w, "__pvalue");
+            write_value(w, b.depth, inner);
+            b.close(w, b'}')
+        }
+        other => pretty::value(w, depth, &other.to_json()),
     }
 }
 
@@ -165,16 +391,18 @@ struct EdgeCursor {
 }
 
 impl EdgeCursor {
-    fn next(&mut self, resources: &[Res], containment: &[(usize, usize)]) -> Option<Edge> {
+    /// The next edge, as the indexes of its source and target.
+    fn next(
+        &mut self,
+        resources: &[Res],
+        containment: &[(usize, usize)],
+    ) -> Option<(usize, usize)> {
         while let Some(&(s, t)) = containment.get(self.next) {
             self.next += 1;
             if !included(&resources[s]) || !included(&resources[t]) || !self.seen.insert((s, t)) {
                 continue;
             }
-            return Some(Edge {
-                source: resources[s].reference(),
-                target: resources[t].reference(),
-            });
+            return Some((s, t));
         }
         None
     }
@@ -186,7 +414,13 @@ fn catalog_edges<'r>(
     containment: &'r [(usize, usize)],
 ) -> impl Iterator<Item = Edge> + 'r {
     let mut cursor = EdgeCursor::default();
-    std::iter::from_fn(move || cursor.next(resources, containment))
+    std::iter::from_fn(move || {
+        let (s, t) = cursor.next(resources, containment)?;
+        Some(Edge {
+            source: resources[s].reference(),
+            target: resources[t].reference(),
+        })
+    })
 }
 
 /// Puppet's warnings about parameter values JSON cannot carry, for one resource, in the
@@ -197,7 +431,8 @@ fn rich_data_warnings_of(r: &Res, out: &mut Vec<String>) {
             Value::Sensitive(inner) => &**inner,
             other => other,
         };
-        if !RELATIONSHIP_PARAMS.contains(&k.as_str()) && has_rich_data(v) {
+        // The cheap test first: most values are plain.
+        if has_rich_data(v) && !RELATIONSHIP_PARAMS.contains(&k.as_str()) {
             rich_data_warnings(v, &format!("{}['{k}']", r.reference_shown()), out);
         }
     }
@@ -239,21 +474,17 @@ fn catalog_resource(r: &mut Res, namevar: Option<&str>, file: Option<String>) ->
     } else {
         r.title.clone()
     };
-    let mut tags: Vec<std::sync::Arc<str>> = std::mem::take(&mut r.tags).iter().cloned().collect();
-    // In byte order, as `sort_unstable`; most pairs differ in their first byte, which
-    // spares comparing the rest.
-    tags.sort_unstable_by(
-        |a, b| match a.as_bytes().first().cmp(&b.as_bytes().first()) {
-            std::cmp::Ordering::Equal => a.cmp(b),
-            other => other,
-        },
-    );
+    let mut tags: Vec<_> = std::mem::take(&mut r.tags)
+        .iter()
+        .map(|t| tag_key(t.clone()))
+        .collect();
+    sort_tags(&mut tags);
     // Not read after this: free them now, for the catalog's strings to reuse.
     r.setters = Default::default();
     Resource {
         type_name: r.type_name.clone(),
         title,
-        tags,
+        tags: tags.into_iter().map(|(_, t)| t).collect(),
         file,
         line: r.line,
         exported: r.exported,
@@ -301,5 +532,93 @@ fn rich_data_warnings(v: &Value, path: &str, out: &mut Vec<String>) {
             ));
         }
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::eval::{compile_catalog, compile_to_write, CompileOptions, NoModules};
+
+    /// Values of every kind, sensitive ones, relationship parameters of every shape, a
+    /// namevar repeating the title, hashes whose keys show alike, escapes.
+    const MANIFEST: &str = r#"
+define d($x = undef) { notify { "in ${title}": message => $x } }
+class c($p = 1) { notify { 'in c': } }
+class { 'c': p => [1, { 'k' => undef }] }
+$h = { 1 => 'a', '1' => 'b', 'k' => [1, 2.5, -7, undef, true, default, /re/, Integer[1, 2], File['/x'], Class['c']] }
+file { '/x': ensure => file, path => '/x', mode => '0644',
+  content => Sensitive("s\n\"q\"\\ \u0001 \u007f é\t"),
+  before => [[Notify['a'], undef], [Notify['b']]], notify => Notify['a'] }
+notify { 'a': message => $h, subscribe => [] }
+notify { 'b': message => Sensitive([1, { 'x' => Sensitive('y') }]), name => 'b' }
+notify { 'default': message => default, name => default }
+notify { '/re/': name => /re/, withpath => false }
+notify { 'Integer[1, 2]': name => Integer[1, 2] }
+exec { 'e': command => '/bin/true', timeout => 1e300, tries => 5, path => ['/bin', [undef, '/usr/bin']] }
+d { 'd1': x => { 2 => 3, 2.0 => 4, 'z' => { 'deep' => [[[[[[[[[[1]]]]]]]]]] } } }
+@notify { 'virtual': }
+"#;
+
+    #[test]
+    fn tags_sort_in_byte_order() {
+        let tags = [
+            "bench::site",
+            "bench",
+            "bench::s",
+            "benchmark",
+            "a",
+            "",
+            "b",
+            "bench::sitf",
+            "z\u{0}",
+            "z",
+            "zz",
+            "abcdefgh",
+            "abcdefg",
+            "abcdefghi",
+            "é",
+            "e",
+            "bench::site2",
+        ];
+        let mut keyed: Vec<_> = tags.iter().map(|t| super::tag_key(*t)).collect();
+        super::sort_tags(&mut keyed);
+        let mut want = tags.to_vec();
+        want.sort_unstable();
+        assert_eq!(keyed.into_iter().map(|(_, t)| t).collect::<Vec<_>>(), want);
+    }
+
+    #[test]
+    fn written_source_is_the_built_catalog() {
+        let opts = CompileOptions {
+            node: "n.example.com".into(),
+            ..Default::default()
+        };
+        let built = compile_catalog("site.pp", MANIFEST, &NoModules, &opts);
+        let errors: Vec<_> = built.diagnostics.iter().filter(|d| d.is_error()).collect();
+        assert!(errors.is_empty(), "{errors:?}");
+        let mut want = vec![];
+        built.catalog.unwrap().write_pretty(&mut want).unwrap();
+        let source = compile_to_write("site.pp", MANIFEST, &NoModules, &opts);
+        let mut got = vec![];
+        source
+            .catalog_source
+            .unwrap()
+            .write_pretty(&mut got)
+            .unwrap();
+        let (want, got) = (
+            String::from_utf8(want).unwrap(),
+            String::from_utf8(got).unwrap(),
+        );
+        assert_eq!(got, want);
+        for seen in [
+            "sensitive_parameters",
+            "__ptype",
+            "\\u0001",
+            "1e+300",
+            "\"before\": [",
+            "\"Class[C]\"",
+        ] {
+            assert!(got.contains(seen), "{seen} not in {got}");
+        }
     }
 }
