@@ -464,31 +464,48 @@ pub struct Program {
     pub body: Expr,
 }
 
-/// Set by a command that ends the process once its work is done: see
-/// [`keep_large_trees_until_exit`].
-static KEEP_LARGE_TREES: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
-/// Programs of at least this many source bytes are the ones kept.
+/// Trees of at least this many source bytes are freed on a thread of their own.
 const LARGE_TREE: u32 = 256 * 1024;
 
-/// From now on, the tree of a large file is not freed when its [`Program`] is dropped: the
-/// process is about to end and the OS takes the memory back at once, while freeing the tree
-/// node by node costs about 3 ms per MB of source (a 15 MB manifest's tree was 3% of
-/// `ordo check`). Small trees (templates parsed again and again, say) are still freed, so
-/// memory cannot pile up.
-pub fn keep_large_trees_until_exit() {
-    KEEP_LARGE_TREES.store(true, std::sync::atomic::Ordering::Relaxed);
+/// Takes a large tree away to be freed on another thread: freeing one node at a time costs
+/// about 3 ms per MB of source, and the tree of a big manifest is dropped (at the end of its
+/// compile) just before `ordo check` builds its graph, which the main thread does meanwhile.
+/// Small trees are left to be freed where they are.
+fn drop_elsewhere(slot: &mut Option<Expr>) {
+    let large = slot
+        .as_ref()
+        .is_some_and(|e| e.span.end.saturating_sub(e.span.start) >= LARGE_TREE);
+    if let (true, Some(tree)) = (large, slot.take()) {
+        // If no thread can be had, the closure (and the tree) is dropped right here. The
+        // stack is the main thread's: dropping recurses once per level of the tree.
+        let _ = std::thread::Builder::new()
+            .stack_size(8 << 20)
+            .spawn(move || drop(tree));
+    }
 }
 
 impl Drop for Program {
     fn drop(&mut self) {
         let span = self.body.span;
-        if span.end.saturating_sub(span.start) >= LARGE_TREE
-            && KEEP_LARGE_TREES.load(std::sync::atomic::Ordering::Relaxed)
-        {
-            let body = std::mem::replace(&mut self.body, Expr::new(ExprKind::Nop, span));
-            std::mem::forget(body);
-        }
+        let mut body = Some(std::mem::replace(
+            &mut self.body,
+            Expr::new(ExprKind::Nop, span),
+        ));
+        drop_elsewhere(&mut body);
+    }
+}
+
+/// (Classes and defines are shared with the evaluator's tables: whichever drops the last
+/// reference frees the body.)
+impl Drop for ClassDef {
+    fn drop(&mut self) {
+        drop_elsewhere(&mut self.body);
+    }
+}
+
+impl Drop for DefineDef {
+    fn drop(&mut self) {
+        drop_elsewhere(&mut self.body);
     }
 }
 

@@ -89,8 +89,6 @@ fn check_report(args: &CheckArgs) -> Result<(Report, Option<Catalog>), i32> {
 }
 
 pub fn check(args: &CheckArgs) -> i32 {
-    // The process ends after the report (see the end of this function).
-    crate::ast::keep_large_trees_until_exit();
     let (mut report, catalog) = match check_report(args) {
         Ok(r) => r,
         Err(code) => return code,
