@@ -464,6 +464,51 @@ pub struct Program {
     pub body: Expr,
 }
 
+/// Trees of at least this many source bytes are freed on a thread of their own.
+const LARGE_TREE: u32 = 256 * 1024;
+
+/// Takes a large tree away to be freed on another thread: freeing one node at a time costs
+/// about 3 ms per MB of source, and the tree of a big manifest is dropped (at the end of its
+/// compile) just before `ordo check` builds its graph, which the main thread does meanwhile.
+/// Small trees are left to be freed where they are.
+fn drop_elsewhere(slot: &mut Option<Expr>) {
+    let large = slot
+        .as_ref()
+        .is_some_and(|e| e.span.end.saturating_sub(e.span.start) >= LARGE_TREE);
+    if let (true, Some(tree)) = (large, slot.take()) {
+        // If no thread can be had, the closure (and the tree) is dropped right here. The
+        // stack is the main thread's: dropping recurses once per level of the tree.
+        let _ = std::thread::Builder::new()
+            .stack_size(8 << 20)
+            .spawn(move || drop(tree));
+    }
+}
+
+impl Drop for Program {
+    fn drop(&mut self) {
+        let span = self.body.span;
+        let mut body = Some(std::mem::replace(
+            &mut self.body,
+            Expr::new(ExprKind::Nop, span),
+        ));
+        drop_elsewhere(&mut body);
+    }
+}
+
+/// (Classes and defines are shared with the evaluator's tables: whichever drops the last
+/// reference frees the body.)
+impl Drop for ClassDef {
+    fn drop(&mut self) {
+        drop_elsewhere(&mut self.body);
+    }
+}
+
+impl Drop for DefineDef {
+    fn drop(&mut self) {
+        drop_elsewhere(&mut self.body);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     /// The parser moves `Expr`s on every reduction and the tree holds one per node: large

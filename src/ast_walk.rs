@@ -10,10 +10,10 @@ fn param_children<'a>(ps: &'a [Parameter], f: &mut dyn FnMut(&'a Expr)) {
     }
 }
 
-fn param_children_mut<'a>(ps: &'a mut [Parameter], out: &mut Vec<&'a mut Expr>) {
+fn param_children_mut<'a>(ps: &'a mut [Parameter], f: &mut dyn FnMut(&'a mut Expr)) {
     for p in ps {
-        out.extend(p.type_expr.iter_mut());
-        out.extend(p.value.iter_mut());
+        p.type_expr.iter_mut().for_each(&mut *f);
+        p.value.iter_mut().for_each(&mut *f);
     }
 }
 
@@ -26,11 +26,11 @@ fn op_children<'a>(ops: &'a [AttributeOp], f: &mut dyn FnMut(&'a Expr)) {
     }
 }
 
-fn op_children_mut<'a>(ops: &'a mut [AttributeOp], out: &mut Vec<&'a mut Expr>) {
+fn op_children_mut<'a>(ops: &'a mut [AttributeOp], f: &mut dyn FnMut(&'a mut Expr)) {
     for op in ops {
         match op {
-            AttributeOp::Set { value, .. } => out.push(value),
-            AttributeOp::Splat { expr, .. } => out.push(expr),
+            AttributeOp::Set { value, .. } => f(value),
+            AttributeOp::Splat { expr, .. } => f(expr),
         }
     }
 }
@@ -172,9 +172,8 @@ pub fn for_each_child<'a>(e: &'a Expr, f: &mut dyn FnMut(&'a Expr)) {
     }
 }
 
-/// Mutable access to the direct sub-expressions of `e`.
-pub fn children_mut(e: &mut Expr) -> Vec<&mut Expr> {
-    let mut out: Vec<&mut Expr> = Vec::new();
+/// Calls `f` on each direct sub-expression of `e`, mutably, in source order.
+pub fn for_each_child_mut<'a>(e: &'a mut Expr, f: &mut dyn FnMut(&'a mut Expr)) {
     match &mut e.kind {
         ExprKind::Undef
         | ExprKind::Default
@@ -189,34 +188,36 @@ pub fn children_mut(e: &mut Expr) -> Vec<&mut Expr> {
         | ExprKind::Variable(_)
         | ExprKind::Nop
         | ExprKind::RenderString(_) => {}
-        ExprKind::ConcatString(v) | ExprKind::Array(v) | ExprKind::Block(v) => out.extend(v),
+        ExprKind::ConcatString(v) | ExprKind::Array(v) | ExprKind::Block(v) => {
+            v.iter_mut().for_each(&mut *f)
+        }
         ExprKind::Text(x)
         | ExprKind::Paren(x)
         | ExprKind::Render(x)
-        | ExprKind::Unary { expr: x, .. } => out.push(x),
-        ExprKind::Heredoc { text, .. } => out.push(text),
+        | ExprKind::Unary { expr: x, .. } => f(x),
+        ExprKind::Heredoc { text, .. } => f(text),
         ExprKind::Hash(entries) => {
             for k in entries {
-                out.push(&mut k.key);
-                out.push(&mut k.value);
+                f(&mut k.key);
+                f(&mut k.value);
             }
         }
         ExprKind::Access { left, keys } => {
-            out.push(left);
-            out.extend(keys);
+            f(left);
+            keys.iter_mut().for_each(&mut *f);
         }
         ExprKind::NamedAccess { left, right }
         | ExprKind::Binary { left, right, .. }
         | ExprKind::Relationship { left, right, .. }
         | ExprKind::Assignment { left, right, .. } => {
-            out.push(left);
-            out.push(right);
+            f(left);
+            f(right);
         }
         ExprKind::Selector { left, entries } => {
-            out.push(left);
+            f(left);
             for en in entries {
-                out.push(&mut en.matching);
-                out.push(&mut en.value);
+                f(&mut en.matching);
+                f(&mut en.value);
             }
         }
         ExprKind::If {
@@ -229,32 +230,32 @@ pub fn children_mut(e: &mut Expr) -> Vec<&mut Expr> {
             then_expr,
             else_expr,
         } => {
-            out.push(test);
-            out.push(then_expr);
-            out.push(else_expr);
+            f(test);
+            f(then_expr);
+            f(else_expr);
         }
         ExprKind::Case { test, options } => {
-            out.push(test);
+            f(test);
             for o in options {
-                out.extend(&mut o.values);
-                out.push(&mut o.then_expr);
+                o.values.iter_mut().for_each(&mut *f);
+                f(&mut o.then_expr);
             }
         }
         ExprKind::Call(c) => {
-            out.push(&mut c.functor);
-            out.extend(&mut c.args);
-            out.extend(c.lambda.iter_mut());
+            f(&mut c.functor);
+            c.args.iter_mut().for_each(&mut *f);
+            c.lambda.iter_mut().for_each(&mut *f);
         }
         ExprKind::Lambda(l) => {
-            param_children_mut(&mut l.params, &mut out);
-            out.extend(l.return_type.iter_mut());
-            out.extend(l.body.iter_mut());
+            param_children_mut(&mut l.params, f);
+            l.return_type.iter_mut().for_each(&mut *f);
+            l.body.iter_mut().for_each(&mut *f);
         }
         ExprKind::Resource(r) => {
-            out.push(&mut r.type_name);
+            f(&mut r.type_name);
             for b in &mut r.bodies {
-                out.push(&mut b.title);
-                op_children_mut(&mut b.ops, &mut out);
+                f(&mut b.title);
+                op_children_mut(&mut b.ops, f);
             }
         }
         ExprKind::ResourceDefaults {
@@ -263,53 +264,59 @@ pub fn children_mut(e: &mut Expr) -> Vec<&mut Expr> {
         | ExprKind::ResourceOverride {
             resources: x, ops, ..
         } => {
-            out.push(x);
-            op_children_mut(ops, &mut out);
+            f(x);
+            op_children_mut(ops, f);
         }
         ExprKind::Collect(c) => {
             let c = &mut **c;
-            out.push(&mut c.type_expr);
+            f(&mut c.type_expr);
             if let Some(q) = &mut c.query.expr {
-                out.push(q);
+                f(q);
             }
-            op_children_mut(&mut c.ops, &mut out);
+            op_children_mut(&mut c.ops, f);
         }
         // (Unshared while the parser builds the tree: `make_mut` copies nothing then.)
         ExprKind::Class(c) => {
             let c = std::sync::Arc::make_mut(c);
-            param_children_mut(&mut c.params, &mut out);
-            out.extend(c.body.iter_mut());
+            param_children_mut(&mut c.params, f);
+            c.body.iter_mut().for_each(&mut *f);
         }
         ExprKind::Define(d) => {
             let d = std::sync::Arc::make_mut(d);
-            param_children_mut(&mut d.params, &mut out);
-            out.extend(d.body.iter_mut());
+            param_children_mut(&mut d.params, f);
+            d.body.iter_mut().for_each(&mut *f);
         }
         ExprKind::Node(n) => {
-            out.extend(&mut n.matches);
-            out.extend(n.parent.iter_mut());
-            out.extend(n.body.iter_mut());
+            n.matches.iter_mut().for_each(&mut *f);
+            n.parent.iter_mut().for_each(&mut *f);
+            n.body.iter_mut().for_each(&mut *f);
         }
-        ExprKind::Function(f) => {
-            param_children_mut(&mut f.params, &mut out);
-            out.extend(f.return_type.iter_mut());
-            out.extend(f.body.iter_mut());
+        ExprKind::Function(func) => {
+            param_children_mut(&mut func.params, f);
+            func.return_type.iter_mut().for_each(&mut *f);
+            func.body.iter_mut().for_each(&mut *f);
         }
-        ExprKind::TypeAlias { type_expr, .. } => out.push(type_expr),
-        ExprKind::TypeDefinition(t) => out.push(&mut t.body),
+        ExprKind::TypeAlias { type_expr, .. } => f(type_expr),
+        ExprKind::TypeDefinition(t) => f(&mut t.body),
         ExprKind::TypeMapping {
             type_expr,
             mapping_expr,
         } => {
-            out.push(type_expr);
-            out.push(mapping_expr);
+            f(type_expr);
+            f(mapping_expr);
         }
         ExprKind::Epp { params, body } => {
             if let Some(ps) = params {
-                param_children_mut(ps, &mut out);
+                param_children_mut(ps, f);
             }
-            out.push(body);
+            f(body);
         }
     }
+}
+
+/// Mutable access to the direct sub-expressions of `e`.
+pub fn children_mut(e: &mut Expr) -> Vec<&mut Expr> {
+    let mut out: Vec<&mut Expr> = Vec::new();
+    for_each_child_mut(e, &mut |c| out.push(c));
     out
 }

@@ -17,6 +17,7 @@ pub fn check(catalog: &Catalog) -> Vec<String> {
     let mut out = Vec::new();
     // Keys borrow from the catalog unless a name must be rewritten to compare.
     let mut titles: FastMap<(Cow<str>, Cow<str>), usize> = FastMap::default();
+    titles.reserve(catalog.resources.len());
     let mut names: FastMap<(Cow<str>, Cow<str>), usize> = FastMap::default();
     for (i, r) in catalog.resources.iter().enumerate() {
         if r.type_name.trim().is_empty() {
@@ -33,8 +34,13 @@ pub fn check(catalog: &Catalog) -> Vec<String> {
             ));
             continue;
         }
-        for p in RELATIONSHIPS {
-            if let Some(v) = param(r, p) {
+        // (The messages are sorted at the end: parameters in the resource's own order.)
+        for (p, v) in &r.parameters {
+            // By the reference parameters' first bytes first: `ensure`, `content`, `mode`
+            // are out at that test.
+            let relationship = crate::graph::requisites::reference_param(p)
+                .is_some_and(|p| RELATIONSHIPS.contains(&p));
+            if relationship {
                 if let Some(bad) = not_a_reference(v) {
                     out.push(format!(
                         "Invalid relationship at resources[{i}].parameters.{p}: {} {{ {p} => {bad} }} is not a resource reference{}",
@@ -46,20 +52,25 @@ pub fn check(catalog: &Catalog) -> Vec<String> {
         }
         let reference = || canonical_ref(&r.type_name, &r.title);
         let type_key = type_key(&r.type_name);
-        let key = (type_key.clone(), title_key(r, &r.title));
-        if let Some(&first) = titles.get(&key) {
-            out.push(format!(
-                "Duplicate declaration: {} is already declared at resources[{first}]{}; cannot redeclare at resources[{i}]{}",
-                reference(),
-                at(&catalog.resources[first]),
-                at(r)
-            ));
-            continue;
-        }
         // Containers are not managed; exec and tidy are not isomorphic in Puppet (two execs
         // may run the same command), so their namevar is no identity.
-        let no_identity = crate::graph::is_container(r) || key.0 == "exec" || key.0 == "tidy";
-        titles.insert(key, i);
+        let no_identity = crate::graph::is_container(r) || type_key == "exec" || type_key == "tidy";
+        // One hash for the test and the insertion.
+        match titles.entry((type_key.clone(), title_key(r, &r.title))) {
+            std::collections::hash_map::Entry::Occupied(o) => {
+                let first = *o.get();
+                out.push(format!(
+                    "Duplicate declaration: {} is already declared at resources[{first}]{}; cannot redeclare at resources[{i}]{}",
+                    reference(),
+                    at(&catalog.resources[first]),
+                    at(r)
+                ));
+                continue;
+            }
+            std::collections::hash_map::Entry::Vacant(v) => {
+                v.insert(i);
+            }
+        }
         if no_identity {
             continue;
         }

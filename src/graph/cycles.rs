@@ -18,6 +18,10 @@ pub struct Cycle {
 }
 
 pub fn find_cycles(g: &Graph) -> Vec<Cycle> {
+    // Most graphs have no cycle: one pass over the edges shows it, without the components.
+    if is_acyclic(&g.expanded) {
+        return Vec::new();
+    }
     // Kosaraju rather than petgraph's Tarjan: its Tarjan recurses once per vertex of a path
     // and overflowed the stack on a long dependency chain; Kosaraju's depth-first searches
     // keep their own stack. The components are the same, and sorted below anyway.
@@ -39,6 +43,31 @@ pub fn find_cycles(g: &Graph) -> Vec<Cycle> {
             Cycle { members, path }
         })
         .collect()
+}
+
+/// Whether the graph has no cycle (self-loops included), by Kahn's topological sort:
+/// vertices without incoming edges are taken away until none is left. Linear, no recursion.
+fn is_acyclic(g: &petgraph::stable_graph::StableDiGraph<Vertex, super::Label>) -> bool {
+    use petgraph::visit::{EdgeRef, IntoEdgeReferences, NodeIndexable};
+    let mut incoming = vec![0u32; g.node_bound()];
+    for e in g.edge_references() {
+        incoming[e.target().index()] += 1;
+    }
+    let mut ready: Vec<_> = g
+        .node_indices()
+        .filter(|n| incoming[n.index()] == 0)
+        .collect();
+    let mut taken = 0;
+    while let Some(n) = ready.pop() {
+        taken += 1;
+        for m in g.neighbors_directed(n, Direction::Outgoing) {
+            incoming[m.index()] -= 1;
+            if incoming[m.index()] == 0 {
+                ready.push(m);
+            }
+        }
+    }
+    taken == g.node_count()
 }
 
 /// Puppet's `paths_in_cycle`: breadth first from the first member over walks inside the
@@ -305,6 +334,25 @@ mod tests {
             names(&g, &cycles[0]),
             "Notify[n0] => Notify[n1] => Notify[n2] => Notify[n1]"
         );
+    }
+
+    #[test]
+    fn acyclic_test_agrees_with_the_components() {
+        let cases: &[(usize, &[(usize, usize)])] = &[
+            (3, &[(1, 0), (2, 1)]),
+            (3, &[(1, 0), (2, 1), (0, 2)]),
+            (2, &[(1, 1)]),
+            (4, &[(1, 0), (1, 0), (2, 0), (3, 1), (3, 2)]),
+            (1, &[]),
+        ];
+        for (k, edges) in cases {
+            let g = graph(*k, edges);
+            let sccs = petgraph::algo::kosaraju_scc(&g.expanded);
+            let cyclic = sccs
+                .iter()
+                .any(|c| c.len() > 1 || g.expanded.contains_edge(c[0], c[0]));
+            assert_eq!(is_acyclic(&g.expanded), !cyclic, "{edges:?}");
+        }
     }
 
     #[test]

@@ -225,6 +225,18 @@ const RELATIONSHIP_PARAMS: [(&str, bool, bool); 4] = [
     ("notify", false, true),
 ];
 
+/// How many parameters make relationship edges: [`RELATIONSHIP_PARAMS`], then
+/// [`requisites::EDGE_PARAMS`].
+const EDGE_PARAM_COUNT: usize = RELATIONSHIP_PARAMS.len() + requisites::EDGE_PARAMS.len();
+
+/// The position of a parameter among those that make edges (see [`EDGE_PARAM_COUNT`]).
+fn edge_param_position(name: &str) -> Option<usize> {
+    RELATIONSHIP_PARAMS
+        .iter()
+        .chain(requisites::EDGE_PARAMS)
+        .position(|(p, _, _)| *p == name)
+}
+
 /// Catalogs at least this large are worked on with a second thread: the graph's automatic
 /// relationships, and `ordo check`'s view of the runner (below, a thread costs more than it
 /// saves).
@@ -305,8 +317,18 @@ impl Graph {
             .enumerate()
             .flat_map(|(p, kids)| kids.iter().map(move |&k| (p, k)))
             .collect();
+        // Consecutive edges mostly leave the same container: its reference is resolved once.
+        let mut last_source: Option<(&str, Option<usize>)> = None;
         for e in &catalog.edges {
-            match (index.resolve(&e.source), index.resolve(&e.target)) {
+            let source = match last_source {
+                Some((text, found)) if text == e.source => found,
+                _ => {
+                    let found = index.resolve(&e.source);
+                    last_source = Some((&e.source, found));
+                    found
+                }
+            };
+            match (source, index.resolve(&e.target)) {
                 (Some(s), Some(t)) => {
                     let (s, t) = (self.node_of[s], self.node_of[t]);
                     if seen.insert((s, t)) {
@@ -336,10 +358,24 @@ impl Graph {
 
     fn add_manual_relations(&mut self, catalog: &Catalog, index: &RefIndex) {
         for (i, r) in catalog.resources.iter().enumerate() {
+            // One pass over the keys (a handful, most naming no resource) finds the values
+            // of the relationship parameters, then taken in their fixed order.
+            let mut values: [Option<&serde_json::Value>; EDGE_PARAM_COUNT] =
+                [None; EDGE_PARAM_COUNT];
+            let mut any = false;
+            for (k, v) in &r.parameters {
+                if let Some(at) = requisites::reference_param(k).and_then(edge_param_position) {
+                    values[at] = Some(v);
+                    any = true;
+                }
+            }
+            if !any {
+                continue;
+            }
             let me = self.node_of[i];
             let params = RELATIONSHIP_PARAMS.iter().chain(requisites::EDGE_PARAMS);
-            for &(param, inward, refresh) in params {
-                let Some(value) = refs::param(r, param) else {
+            for (&(param, inward, refresh), value) in params.zip(values) {
+                let Some(value) = value else {
                     continue;
                 };
                 refs::for_each_reference(value, &mut |reference| {
@@ -429,6 +465,11 @@ impl Graph {
             .collect();
         // Step 1: every node is a vertex, containers included for now; then the anchors.
         let mut x = Expansion::new(self.nodes.len(), &containers);
+        // Every relation, two edges per containment link and one per empty container, plus
+        // the container edges moved to anchors (at most the relations again).
+        let contained: usize = containers.iter().map(|&c| self.children[c].len()).sum();
+        x.edges
+            .reserve(2 * self.relations.len() + 2 * contained + containers.len());
         for n in 0..self.nodes.len() {
             x.vertex(Vertex::Resource(n));
         }
@@ -787,8 +828,9 @@ fn display_ref(s: &str) -> String {
 }
 
 fn make_nodes(catalog: &Catalog) -> (Vec<Node>, Vec<usize>) {
-    let mut nodes = Vec::new();
-    let mut node_of = Vec::new();
+    // Sized once: growing a vector of 100,000 nodes by doubling copied it a dozen times.
+    let mut nodes = Vec::with_capacity(catalog.resources.len() + 1);
+    let mut node_of = Vec::with_capacity(catalog.resources.len());
     let has_settings = catalog.resources.iter().any(|r| {
         r.type_name.eq_ignore_ascii_case("class") && r.title.eq_ignore_ascii_case("settings")
     });
@@ -814,4 +856,21 @@ fn make_nodes(catalog: &Catalog) -> (Vec<Node>, Vec<usize>) {
         }
     }
     (nodes, node_of)
+}
+
+#[cfg(test)]
+mod tests {
+    /// `add_manual_relations` finds a resource's edge parameters among its reference
+    /// parameters.
+    #[test]
+    fn edge_params_are_reference_params() {
+        for (i, (p, _, _)) in super::RELATIONSHIP_PARAMS
+            .iter()
+            .chain(super::requisites::EDGE_PARAMS)
+            .enumerate()
+        {
+            assert_eq!(super::requisites::reference_param(p), Some(*p));
+            assert_eq!(super::edge_param_position(p), Some(i));
+        }
+    }
 }

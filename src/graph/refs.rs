@@ -156,9 +156,8 @@ impl RefIndex {
         let mut key = String::new();
         let mut add = |t: &str, n: &str, i: usize, key: &mut String| {
             write_key(t, n, key);
-            if !map.contains_key(key.as_str()) {
-                map.insert(key.as_str().into(), i);
-            }
+            // One hash: the key is new for almost every resource (the first one stays).
+            map.entry(key.as_str().into()).or_insert(i);
         };
         // Titles first so that a namevar or alias never hides a title.
         for (i, r) in resources.iter().enumerate() {

@@ -175,7 +175,9 @@ pub fn reference_param(name: &str) -> Option<&'static str> {
 
 /// Could this reference be a glob (its title has a glob character)?
 fn glob_like(reference: &str) -> bool {
-    refs::split_ref(reference.trim()).is_some_and(|(_, title)| title.contains(['*', '?', '[']))
+    // Bytes, not chars: the three are ASCII, and this runs for every reference.
+    refs::split_ref(reference.trim())
+        .is_some_and(|(_, title)| title.bytes().any(|b| matches!(b, b'*' | b'?' | b'[')))
 }
 
 /// Expands globs, `_in` forms and `use` (see the module documentation).

@@ -2,7 +2,7 @@
 //! defines their full names (Puppet does this with a name stack while parsing).
 
 use crate::ast::*;
-use crate::ast_walk::{children_mut, for_each_child};
+use crate::ast_walk::{children_mut, for_each_child, for_each_child_mut};
 use crate::diagnostics::Diagnostic;
 use crate::span::FileId;
 
@@ -66,9 +66,7 @@ fn qualify(e: &mut Expr, stack: &mut Vec<String>) {
             let raw = c.name.clone();
             std::sync::Arc::make_mut(c).name = qualified(stack, &raw);
             stack.push(raw);
-            for ch in children_mut(e) {
-                qualify(ch, stack);
-            }
+            for_each_child_mut(e, &mut |ch| qualify(ch, stack));
             stack.pop();
             return;
         }
@@ -78,7 +76,6 @@ fn qualify(e: &mut Expr, stack: &mut Vec<String>) {
         }
         _ => {}
     }
-    for ch in children_mut(e) {
-        qualify(ch, stack);
-    }
+    // A callback, not a collected list: this runs for every node of the tree.
+    for_each_child_mut(e, &mut |ch| qualify(ch, stack));
 }
