@@ -87,32 +87,30 @@ impl Compiler<'_> {
         None
     }
 
+    /// The resource a key names, by title or by another name.
+    fn indexed(&self, type_name: &str, title: &str) -> Option<usize> {
+        self.index
+            .get(&self.resources, type_name, title)
+            .or_else(|| self.aliases.get(type_name, title))
+    }
+
     /// Registers a resource in the catalog index, with Puppet's duplicate and alias checks.
     pub(super) fn add_to_catalog(&mut self, idx: usize) -> Result<(), EvalError> {
-        let (key, namevar) = {
-            let r = &self.resources[idx];
-            (
-                (r.type_name.clone(), r.title.clone()),
-                self.namevar_value(r),
-            )
-        };
-        if let Some(&existing) = self.index.get(&key).or_else(|| self.aliases.get(&key)) {
+        let r = &self.resources[idx];
+        let builtin = builtin_types::find_any_case(&r.type_name);
+        if let Some(existing) = self.indexed(&r.type_name, &r.title) {
             let first = self.resources[existing].span;
             self.recorder.error_label(first, "first declared here");
             return Err(self.duplicate_error(idx, existing));
         }
-        self.index.insert(key, idx);
-        // The key again (from the resource), when an alias is added or refused.
-        let key = |c: &Self| {
-            let r = &c.resources[idx];
-            (r.type_name.clone(), r.title.clone())
-        };
-        if let Some(nv) = namevar {
-            if nv != self.resources[idx].title {
-                let akey = (self.resources[idx].type_name.clone(), nv.clone());
-                if let Some(&existing) = self.index.get(&akey).or_else(|| self.aliases.get(&akey)) {
+        self.index.insert(&self.resources, idx);
+        let r = &self.resources[idx];
+        if let Some(nv) = namevar_value(r, builtin) {
+            if *nv != r.title {
+                if let Some(existing) = self.indexed(&r.type_name, &nv) {
                     if existing != idx {
-                        self.index.remove(&key(self));
+                        let nv = nv.into_owned();
+                        self.index.remove(&self.resources, idx);
                         let first = self.resources[existing].span;
                         self.recorder.error_label(first, "already declared here");
                         return Err(self.alias_error(
@@ -123,19 +121,21 @@ impl Compiler<'_> {
                         ));
                     }
                 }
-                self.aliases.insert(akey, idx);
+                let nv = nv.into_owned();
+                self.aliases.insert(&self.resources[idx].type_name, nv, idx);
             }
         }
-        if let Some(parts) = self.composite_key(&self.resources[idx]) {
+        let r = &self.resources[idx];
+        if let Some(parts) = composite_key(r, builtin) {
             let joined = parts.join(", ");
-            let akey = (key(self).0, format!("[{joined}]"));
-            if let Some(&existing) = self.aliases.get(&akey) {
+            let name = format!("[{joined}]");
+            if let Some(existing) = self.aliases.get(&r.type_name, &name) {
                 if existing != idx {
-                    self.index.remove(&key(self));
-                    return Err(self.alias_error(idx, existing, &format!("[{joined}]"), &joined));
+                    self.index.remove(&self.resources, idx);
+                    return Err(self.alias_error(idx, existing, &name, &joined));
                 }
             }
-            self.aliases.insert(akey, idx);
+            self.aliases.insert(&r.type_name, name, idx);
         }
         let alias_values: Vec<String> = match self.resources[idx].params.get("alias") {
             Some(Value::Array(a)) => a.iter().map(|v| v.to_display()).collect(),
@@ -143,66 +143,23 @@ impl Compiler<'_> {
             None => vec![],
         };
         for a in alias_values {
-            let akey = (key(self).0, a.clone());
-            if let Some(&existing) = self.index.get(&akey).or_else(|| self.aliases.get(&akey)) {
+            let r = &self.resources[idx];
+            if let Some(existing) = self.indexed(&r.type_name, &a) {
                 if existing != idx {
-                    self.index.remove(&key(self));
+                    self.index.remove(&self.resources, idx);
                     let first = self.resources[existing].span;
                     self.recorder.error_label(first, "already declared here");
                     return Err(self.alias_error(idx, existing, &json_str(&a), &json_str(&a)));
                 }
             }
-            self.aliases.insert(akey, idx);
+            self.aliases.insert(&r.type_name, a, idx);
         }
         Ok(())
     }
 
     /// Inserts without checks (resources the compiler makes itself).
     pub(super) fn insert_resource(&mut self, idx: usize) {
-        let r = &self.resources[idx];
-        self.index
-            .insert((r.type_name.clone(), r.title.clone()), idx);
-    }
-
-    fn namevar_value(&self, r: &Res) -> Option<String> {
-        let b = builtin_types::find_any_case(&r.type_name)?;
-        // Non-isomorphic types never alias their namevar.
-        if b.name == "exec" || b.name == "tidy" {
-            return None;
-        }
-        if b.namevars.len() > 1 {
-            return None;
-        }
-        let nv = *b.namevars.first()?;
-        if let Some(v) = r.params.get(nv) {
-            return Some(v.to_display());
-        }
-        if b.name == "file" {
-            let t = r.title.trim_end_matches('/');
-            return Some(if t.is_empty() { "/".into() } else { t.into() });
-        }
-        None
-    }
-
-    /// The uniqueness key of a type with several key attributes (`package`: command, name,
-    /// provider), rendered as Puppet inspects it: `nil, "x", nil`.
-    fn composite_key(&self, r: &Res) -> Option<Vec<String>> {
-        let b = builtin_types::find_any_case(&r.type_name)?;
-        if b.namevars.len() < 2 {
-            return None;
-        }
-        let mut attrs: Vec<&str> = b.namevars.to_vec();
-        attrs.sort();
-        Some(
-            attrs
-                .iter()
-                .map(|a| match r.params.get(*a) {
-                    Some(v) => json_str(&v.to_display()),
-                    None if *a == b.namevars[0] => json_str(&r.title),
-                    None => "nil".to_string(),
-                })
-                .collect(),
-        )
+        self.index.insert(&self.resources, idx);
     }
 
     fn duplicate_error(&self, new: usize, existing: usize) -> EvalError {
@@ -236,24 +193,17 @@ impl Compiler<'_> {
 
     /// Finds a resource by type and title (or namevar/alias).
     pub(super) fn find_resource(&self, type_name: &str, title: &str) -> Option<usize> {
-        let t = capitalize_type(type_name);
+        let t = capitalized(type_name);
         let title = if t == "Class" {
-            title.trim_colons().to_lowercase()
+            super::compiler::lowercase(title.trim_colons())
         } else {
-            title.to_string()
+            Cow::Borrowed(title)
         };
-        let key = (t, title);
-        if let Some(&i) = self.index.get(&key).or_else(|| self.aliases.get(&key)) {
+        if let Some(i) = self.indexed(&t, &title) {
             return Some(i);
         }
-        let (t, title) = key;
         if t == "File" && title.len() > 1 && title.ends_with('/') {
-            let k2 = (t, title.trim_end_matches('/').to_string());
-            return self
-                .index
-                .get(&k2)
-                .or_else(|| self.aliases.get(&k2))
-                .copied();
+            return self.indexed(&t, title.trim_end_matches('/'));
         }
         None
     }
@@ -368,28 +318,26 @@ impl Compiler<'_> {
 
     fn check_attributes(&self, idx: usize, kind: &TypeKind) -> R<()> {
         let r = &self.resources[idx];
-        let allowed: Box<dyn Fn(&str) -> bool> = match kind {
-            TypeKind::Builtin(b) => {
-                let b = *b;
-                Box::new(move |n: &str| {
-                    b.attributes.contains(&n) || METAPARAMS.contains(&n) || ordo_metaparam(n)
-                })
-            }
-            TypeKind::Define(d) => {
-                let d = d.clone();
-                Box::new(move |n: &str| {
-                    METAPARAMS.contains(&n)
-                        || n == "name"
-                        || ordo_metaparam(n)
-                        || d.params.iter().any(|p| p.name == n)
-                })
-            }
+        let schema;
+        let allowed = |n: &str| -> bool {
+            let own = match kind {
+                TypeKind::Builtin(b) => b.attributes.contains(&n),
+                TypeKind::Define(d) => n == "name" || d.params.iter().any(|p| p.name == n),
+                _ => true,
+            };
+            own || METAPARAMS.contains(&n) || ordo_metaparam(n)
+        };
+        let allowed: &dyn Fn(&str) -> bool = match kind {
+            TypeKind::Builtin(_) | TypeKind::Define(_) => &allowed,
             TypeKind::Ruby => match self.loader.type_schema(&r.type_name.to_lowercase()) {
-                Some(s) => Box::new(move |n: &str| {
-                    s.attributes.iter().any(|a| a == n)
-                        || METAPARAMS.contains(&n)
-                        || ordo_metaparam(n)
-                }),
+                Some(s) => {
+                    schema = s;
+                    &|n: &str| {
+                        schema.attributes.iter().any(|a| a == n)
+                            || METAPARAMS.contains(&n)
+                            || ordo_metaparam(n)
+                    }
+                }
                 None => return Ok(()),
             },
             _ => return Ok(()),
@@ -1268,4 +1216,73 @@ pub(super) fn flatten_values(v: &Value) -> Vec<Value> {
 
 fn json_str(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_else(|_| quote_string(s))
+}
+
+/// The value of a resource's namevar (its title if unset; a file's without trailing
+/// slashes), for the types whose namevar is an alias.
+fn namevar_value<'r>(
+    r: &'r Res,
+    b: Option<&'static builtin_types::BuiltinType>,
+) -> Option<Cow<'r, str>> {
+    let b = b?;
+    // Non-isomorphic types never alias their namevar.
+    if b.name == "exec" || b.name == "tidy" {
+        return None;
+    }
+    if b.namevars.len() > 1 {
+        return None;
+    }
+    let nv = *b.namevars.first()?;
+    if let Some(v) = r.params.get(nv) {
+        return Some(Cow::Owned(v.to_display()));
+    }
+    if b.name == "file" {
+        let t = r.title.trim_end_matches('/');
+        return Some(Cow::Borrowed(if t.is_empty() { "/" } else { t }));
+    }
+    None
+}
+
+/// The uniqueness key of a type with several key attributes (`package`: command, name,
+/// provider), rendered as Puppet inspects it: `nil, "x", nil`.
+fn composite_key(r: &Res, b: Option<&'static builtin_types::BuiltinType>) -> Option<Vec<String>> {
+    let b = b?;
+    if b.namevars.len() < 2 {
+        return None;
+    }
+    let mut attrs: Vec<&str> = b.namevars.to_vec();
+    attrs.sort();
+    Some(
+        attrs
+            .iter()
+            .map(|a| match r.params.get(*a) {
+                Some(v) => json_str(&v.to_display()),
+                None if *a == b.namevars[0] => json_str(&r.title),
+                None => "nil".to_string(),
+            })
+            .collect(),
+    )
+}
+
+/// [`capitalize_type`], borrowed when the name already is (as references mostly are).
+pub(super) fn capitalized(name: &str) -> Cow<'_, str> {
+    let bytes = name.as_bytes();
+    if !name.is_ascii() || name.starts_with("::") {
+        return Cow::Owned(capitalize_type(name));
+    }
+    // `capitalize_type` only upper-cases the first byte of each `::` segment.
+    let (mut i, mut at_segment_start) = (0, true);
+    while i < bytes.len() {
+        if bytes[i] == b':' && bytes.get(i + 1) == Some(&b':') {
+            i += 2;
+            at_segment_start = true;
+            continue;
+        }
+        if at_segment_start && bytes[i].is_ascii_lowercase() {
+            return Cow::Owned(capitalize_type(name));
+        }
+        at_segment_start = false;
+        i += 1;
+    }
+    Cow::Borrowed(name)
 }

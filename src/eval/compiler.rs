@@ -79,20 +79,50 @@ pub struct ParamSetters(Vec<ParamSetter>);
 
 #[derive(Clone, Debug)]
 struct ParamSetter {
-    name: Box<str>,
+    name: SetterName,
     source: Rc<str>,
     /// `None` for parameters set by binding a definition's defaults.
     at: Option<SetAt>,
 }
 
+/// A parameter name as a setter keeps it: in place when short (as attribute names are),
+/// else on the heap. Only compared, never read back.
+#[derive(Clone, Debug)]
+enum SetterName {
+    Short(u8, [u8; SHORT_NAME]),
+    Long(Box<str>),
+}
+
+const SHORT_NAME: usize = 22;
+
+impl SetterName {
+    fn new(name: &str) -> SetterName {
+        let b = name.as_bytes();
+        if b.len() <= SHORT_NAME {
+            let mut bytes = [0; SHORT_NAME];
+            bytes[..b.len()].copy_from_slice(b);
+            SetterName::Short(b.len() as u8, bytes)
+        } else {
+            SetterName::Long(name.into())
+        }
+    }
+
+    fn is(&self, name: &str) -> bool {
+        match self {
+            SetterName::Short(n, bytes) => &bytes[..*n as usize] == name.as_bytes(),
+            SetterName::Long(s) => &**s == name,
+        }
+    }
+}
+
 impl ParamSetters {
     fn find(&self, name: &str) -> Option<&ParamSetter> {
-        self.0.iter().find(|s| &*s.name == name)
+        self.0.iter().find(|s| s.name.is(name))
     }
 
     /// Records that `source` set `name`, at `at` (when given; else the place stays).
     pub fn set(&mut self, name: &str, source: &Rc<str>, at: Option<SetAt>) {
-        match self.0.iter_mut().find(|s| &*s.name == name) {
+        match self.0.iter_mut().find(|s| s.name.is(name)) {
             Some(s) => {
                 s.source = source.clone();
                 if at.is_some() {
@@ -100,7 +130,7 @@ impl ParamSetters {
                 }
             }
             None => self.0.push(ParamSetter {
-                name: name.into(),
+                name: SetterName::new(name),
                 source: source.clone(),
                 at,
             }),
@@ -187,9 +217,9 @@ pub struct Compiler<'a> {
     pub(super) scopes: Vec<Scope>,
     pub(super) resources: Vec<Res>,
     /// (Type, title) -> resource.
-    pub(super) index: HashMap<(String, String), usize>,
+    pub(super) index: super::res_index::ResIndex,
     /// (Type, namevar or alias) -> resource.
-    pub(super) aliases: HashMap<(String, String), usize>,
+    pub(super) aliases: super::res_index::AliasIndex,
     pub(super) containment: Vec<(usize, usize)>,
     pub(super) class_scopes: HashMap<String, ScopeId>,
     pub(super) class_list: Vec<String>,
@@ -258,8 +288,8 @@ impl<'a> Compiler<'a> {
             def_modules: HashMap::default(),
             scopes: Vec::new(),
             resources: Vec::new(),
-            index: HashMap::default(),
-            aliases: HashMap::default(),
+            index: Default::default(),
+            aliases: Default::default(),
             containment: Vec::new(),
             class_scopes: HashMap::default(),
             class_list: Vec::new(),

@@ -276,11 +276,8 @@ impl Compiler<'_> {
                 return Err(self.invalid_priority(v, &what, at));
             }
         }
-        let key = {
-            let r = &self.resources[idx];
-            (r.type_name.clone(), r.title.clone())
-        };
-        let Some(&existing) = self.index.get(&key) else {
+        let r = &self.resources[idx];
+        let Some(existing) = self.index.get(&self.resources, &r.type_name, &r.title) else {
             return Ok(None);
         };
         let has = |c: &Self, i: usize| c.resources[i].params.contains_key(PRIORITY);
@@ -342,8 +339,8 @@ impl Compiler<'_> {
             }
         }
         // Namevar and aliases are the winner's.
-        self.aliases.retain(|_, v| *v != existing);
-        self.index.retain(|_, v| *v != existing);
+        self.aliases.remove_resource(existing);
+        self.index.remove(&self.resources, existing);
         self.add_to_catalog(existing)
     }
 

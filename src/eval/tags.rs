@@ -63,9 +63,12 @@ impl Tags {
 
     /// Adds every tag of `other` that is not present, in `other`'s order.
     pub fn extend_from(&mut self, other: &Tags) {
-        self.items.reserve(other.items.len());
-        for t in &other.items {
+        for (i, t) in other.items.iter().enumerate() {
             if !self.contains_rc(t) {
+                if self.items.len() == self.items.capacity() {
+                    // Room for the rest at once (most of them are new too).
+                    self.items.reserve(other.items.len() - i);
+                }
                 self.push_new(t.clone());
             }
         }
