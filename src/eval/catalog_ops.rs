@@ -259,12 +259,11 @@ impl Compiler<'_> {
         virtual_: bool,
         exported: bool,
     ) -> R<usize> {
-        let tname = capitalize_type(type_name);
         let rkind = match kind {
             TypeKind::Define(_) => ResourceKind::DefinedType,
             _ => ResourceKind::CompilableType,
         };
-        let idx = self.new_res(&tname, title, scope, rkind, span);
+        let idx = self.new_res(capitalize_type(type_name), title, scope, rkind, span);
         {
             let line = self.span_line(span);
             let r = &mut self.resources[idx];
@@ -290,14 +289,16 @@ impl Compiler<'_> {
             compact(&mut value);
             self.set_param(idx, &a.name, value, &source, a.span);
         }
-        for (k, v) in self.lookup_defaults(scope, &tname) {
+        for (k, v) in self.lookup_defaults(scope, &self.resources[idx].type_name) {
             if !self.resources[idx].params.contains_key(&k) {
                 self.set_param(idx, &k, v, &source, span);
             }
         }
         // Attributes that are undef are not set at all.
         self.resources[idx].params.retain(|_, v| !v.is_undef());
-        if self.resources[idx].params.contains_key("stage") && tname != "Class" {
+        if self.resources[idx].params.contains_key("stage")
+            && self.resources[idx].type_name != "Class"
+        {
             let r = self.resources[idx].reference();
             return Err(Flow::Err(self.runtime(
                 format!("Only classes can set 'stage'; normal resources like {r} cannot change run stage"),
@@ -309,7 +310,7 @@ impl Compiler<'_> {
         }
         self.check_attributes(idx, kind)?;
         self.add_to_catalog(idx)?;
-        if tname != "Stage" {
+        if self.resources[idx].type_name != "Stage" {
             let container = self.scope_resource(scope);
             self.containment.push((container, idx));
         }
@@ -321,7 +322,7 @@ impl Compiler<'_> {
         let schema;
         let allowed = |n: &str| -> bool {
             let own = match kind {
-                TypeKind::Builtin(b) => b.attributes.contains(&n),
+                TypeKind::Builtin(b) => builtin_types::has_attribute(b, n),
                 TypeKind::Define(d) => n == "name" || d.params.iter().any(|p| p.name == n),
                 _ => true,
             };
@@ -821,7 +822,14 @@ impl Compiler<'_> {
     pub(super) fn validate_relationship_params(&mut self) -> Result<(), EvalError> {
         for idx in 0..self.resources.len() {
             let r = &self.resources[idx];
-            if r.virtual_ || r.dropped {
+            // One look at the names first (most resources have none of these).
+            if r.virtual_
+                || r.dropped
+                || !r
+                    .params
+                    .keys()
+                    .any(|k| RELATIONSHIP_PARAMS.contains(&k.as_str()))
+            {
                 continue;
             }
             for p in RELATIONSHIP_PARAMS {
@@ -1266,23 +1274,23 @@ fn composite_key(r: &Res, b: Option<&'static builtin_types::BuiltinType>) -> Opt
 
 /// [`capitalize_type`], borrowed when the name already is (as references mostly are).
 pub(super) fn capitalized(name: &str) -> Cow<'_, str> {
-    let bytes = name.as_bytes();
-    if !name.is_ascii() || name.starts_with("::") {
-        return Cow::Owned(capitalize_type(name));
-    }
-    // `capitalize_type` only upper-cases the first byte of each `::` segment.
-    let (mut i, mut at_segment_start) = (0, true);
-    while i < bytes.len() {
-        if bytes[i] == b':' && bytes.get(i + 1) == Some(&b':') {
+    // `capitalize_type` trims leading `::` and upper-cases the first byte of each `::`
+    // segment (pairs of colons taken from the left).
+    let b = name.as_bytes();
+    let lower_at = |i: usize| b.get(i).is_some_and(u8::is_ascii_lowercase);
+    let mut changes = !name.is_ascii() || name.starts_with("::") || lower_at(0);
+    let mut i = 0;
+    while !changes && i + 1 < b.len() {
+        if b[i] == b':' && b[i + 1] == b':' {
+            changes = lower_at(i + 2);
             i += 2;
-            at_segment_start = true;
-            continue;
+        } else {
+            i += 1;
         }
-        if at_segment_start && bytes[i].is_ascii_lowercase() {
-            return Cow::Owned(capitalize_type(name));
-        }
-        at_segment_start = false;
-        i += 1;
     }
-    Cow::Borrowed(name)
+    if changes {
+        Cow::Owned(capitalize_type(name))
+    } else {
+        Cow::Borrowed(name)
+    }
 }

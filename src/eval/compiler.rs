@@ -248,6 +248,9 @@ pub struct Compiler<'a> {
     pub(super) load_error: Option<EvalError>,
     /// Resource type names already resolved (see `type_refs`).
     pub(super) known_resource_types: HashSet<String>,
+    /// Resource type references already resolved, as written capitalised (`File`): looked
+    /// up without lowering the name.
+    pub(super) known_resource_refs: HashSet<String>,
     /// Resources collected from other nodes' exports: (Type, title) -> exporting node.
     pub(super) imported_exports: HashMap<(String, String), String>,
     /// Parameter types of definitions loaded from module files, still to evaluate.
@@ -310,6 +313,7 @@ impl<'a> Compiler<'a> {
             type_alias_depth: 0,
             load_error: None,
             known_resource_types: HashSet::default(),
+            known_resource_refs: HashSet::default(),
             imported_exports: HashMap::default(),
             queued_param_types: Vec::new(),
             keep_provenance: true,
@@ -869,33 +873,34 @@ impl<'a> Compiler<'a> {
 
     pub(super) fn new_res(
         &mut self,
-        type_name: &str,
+        type_name: impl AsRef<str> + Into<String>,
         title: &str,
         scope: ScopeId,
         kind: ResourceKind,
         span: Span,
     ) -> usize {
         let source = self.scopes[scope].source.clone();
-        let mut tags = match self.type_tags.get(type_name) {
+        let idx = self.resources.len();
+        let tn = type_name.as_ref();
+        let mut tags = match self.type_tags.get(tn) {
             Some(t) => t.clone(),
             None => {
                 let mut t = Tags::default();
-                add_tag(&mut t, type_name);
-                self.type_tags.insert(type_name.to_string(), t.clone());
+                add_tag(&mut t, tn);
+                self.type_tags.insert(tn.to_string(), t.clone());
                 t
             }
         };
         // (`add_tag` skips a title that is not tag-shaped.)
         add_tag(&mut tags, title);
-        let idx = self.resources.len();
-        match self.by_type.get_mut(type_name) {
+        match self.by_type.get_mut(tn) {
             Some(list) => list.push(idx),
             None => {
-                self.by_type.insert(type_name.to_string(), vec![idx]);
+                self.by_type.insert(tn.to_string(), vec![idx]);
             }
         }
         self.resources.push(Res {
-            type_name: type_name.to_string(),
+            type_name: type_name.into(),
             title: title.to_string(),
             params: Default::default(),
             setters: ParamSetters::default(),
@@ -912,7 +917,7 @@ impl<'a> Compiler<'a> {
             dropped: false,
             span,
         });
-        self.resources.len() - 1
+        idx
     }
 
     /// The node's scope if a node block was evaluated, else the top scope.

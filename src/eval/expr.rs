@@ -75,6 +75,22 @@ impl Compiler<'_> {
             ExprKind::ConcatString(parts) => {
                 let mut out = String::new();
                 for p in parts {
+                    // Literal text and plain variables are written from where they are.
+                    match &p.kind {
+                        ExprKind::Str(s) => {
+                            out.push_str(s);
+                            continue;
+                        }
+                        ExprKind::Text(inner) => {
+                            if let ExprKind::Variable(name) = &inner.kind {
+                                if let Some(v) = self.local_var(name, scope) {
+                                    v.push_display(&mut out);
+                                    continue;
+                                }
+                            }
+                        }
+                        _ => {}
+                    }
                     match self.eval(p, scope)? {
                         // The first part's string becomes the result (not copied).
                         Value::Str(s) if out.is_empty() => out = s,
@@ -311,11 +327,16 @@ impl Compiler<'_> {
         if let Some(t) = types::builtin(name) {
             return Ok(t);
         }
-        let mut key = capitalize_type(name);
-        if let Some(t) = self.resolved_aliases.get(&key) {
+        let key = super::catalog_ops::capitalized(name);
+        if let Some(t) = self.resolved_aliases.get(&*key) {
             return Ok(t.clone());
         }
+        if self.known_resource_refs.contains(&*key) {
+            return Ok(PType::Resource(Some(key.into_owned()), None));
+        }
+        let mut key = key.into_owned();
         if self.known_resource_types.contains(&key.to_lowercase()) {
+            self.known_resource_refs.insert(key.clone());
             return Ok(PType::Resource(Some(key), None));
         }
         if !self.type_aliases.contains_key(&key) && key.contains("::") {
@@ -389,6 +410,23 @@ impl Compiler<'_> {
             s = self.scopes[id].lookup_next;
         }
         self.unknown_var(name, span)
+    }
+
+    /// A variable of the scope chain by a plain name (no namespace, not a match group),
+    /// borrowed; `None` for any other name and when it is not set (then [`Self::lookup_var`]
+    /// says what happens).
+    fn local_var(&self, name: &str, scope: ScopeId) -> Option<&Value> {
+        if name.as_bytes().first().is_none_or(u8::is_ascii_digit) || name.contains(':') {
+            return None;
+        }
+        let mut s = Some(scope);
+        while let Some(id) = s {
+            if let Some(v) = self.scopes[id].vars.get(name) {
+                return Some(v);
+            }
+            s = self.scopes[id].lookup_next;
+        }
+        None
     }
 
     fn lookup_qualified(&mut self, name: &str, span: Span) -> R<Value> {

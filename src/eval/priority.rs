@@ -162,7 +162,7 @@ impl PriorityState {
 /// Whether `priority` on this kind of resource is Ordo's metaparameter (not the type's own).
 pub(super) fn is_ordo_priority(kind: &TypeKind) -> bool {
     match kind {
-        TypeKind::Builtin(b) => !b.attributes.contains(&PRIORITY),
+        TypeKind::Builtin(b) => !super::builtin_types::has_attribute(b, PRIORITY),
         TypeKind::Define(d) => !d.params.iter().any(|p| p.name == PRIORITY),
         TypeKind::Class => true,
         TypeKind::Ruby => false,
