@@ -886,20 +886,28 @@ impl Compiler<'_> {
             let targets = self.operand_refs(&rel.target, false);
             let param = if rel.notify { "notify" } else { "before" };
             for s in &sources {
+                // Found once the first target is (a missing source with no targets is no
+                // error).
+                let mut found_source = None;
                 for t in &targets {
-                    let (st, stitle) = ref_parts(s).unwrap_or_default();
-                    let (tt, ttitle) = ref_parts(t).unwrap_or_default();
-                    let Some(sidx) = self.find_resource(&st, &stitle) else {
-                        let (sshown, tshown) = (ref_shown(s), ref_shown(t));
-                        return Err(self.plain(
-                            format!(
-                                "Could not find resource '{sshown}' for relationship on '{tshown}'"
-                            ),
-                            Some(rel.source_span),
-                        ));
+                    let sidx = match found_source {
+                        Some(i) => i,
+                        None => {
+                            let Some(i) = self.find_resource(&s.ty, &s.title) else {
+                                let (sshown, tshown) = (s.shown(), t.shown());
+                                return Err(self.plain(
+                                    format!(
+                                        "Could not find resource '{sshown}' for relationship on '{tshown}'"
+                                    ),
+                                    Some(rel.source_span),
+                                ));
+                            };
+                            found_source = Some(i);
+                            i
+                        }
                     };
-                    let Some(tidx) = self.find_resource(&tt, &ttitle) else {
-                        let (sshown, tshown) = (ref_shown(s), ref_shown(t));
+                    let Some(tidx) = self.find_resource(&t.ty, &t.title) else {
+                        let (sshown, tshown) = (s.shown(), t.shown());
                         return Err(self.plain(
                             format!("Could not find resource '{tshown}' for relationship from '{sshown}'"),
                             Some(rel.target_span),
@@ -908,8 +916,8 @@ impl Compiler<'_> {
                     let span = rel.source_span.to(rel.target_span);
                     self.recorder.arrow(sidx, tidx, rel.notify, span);
                     let r = &mut self.resources[sidx];
-                    let mut target = String::with_capacity(tt.len() + ttitle.len() + 2);
-                    for part in [&*tt, "[", &*ttitle, "]"] {
+                    let mut target = String::with_capacity(t.ty.len() + t.title.len() + 2);
+                    for part in [&*t.ty, "[", &*t.title, "]"] {
                         target.push_str(part);
                     }
                     let target = Value::str(target);
@@ -932,27 +940,41 @@ impl Compiler<'_> {
 
     /// The references an operand stands for; an empty collector on the left falls back to
     /// its "empty alternative" (what stood left of it in the chain).
-    fn operand_refs(&self, ops: &[Operand], left: bool) -> Vec<Value> {
+    fn operand_refs<'o>(&self, ops: &'o [Operand], left: bool) -> Vec<ArrowEnd<'o>> {
         let mut out = vec![];
         for op in ops {
             match op {
-                Operand::Ref(t) => out.push(Value::Type(Box::new(t.clone()))),
+                Operand::Ref(t) => out.push(ArrowEnd::of_type(t)),
                 Operand::Collector(ci) => {
                     let c = &self.collectors[*ci];
                     if c.collected.is_empty() && left {
                         if let Some(alt) = &c.empty_alternative {
-                            out.extend(self.operand_refs(alt, true));
+                            out.extend(self.alternative_refs(alt));
                         }
                     } else {
                         for &i in &c.collected {
                             let r = &self.resources[i];
-                            out.push(Value::Type(Box::new(res_type(r))));
+                            out.push(ArrowEnd {
+                                ty: Cow::Owned(r.type_name.clone()),
+                                title: Cow::Owned(r.title.clone()),
+                                kind: if r.type_name == "Class" {
+                                    EndKind::Class
+                                } else {
+                                    EndKind::Resource
+                                },
+                            });
                         }
                     }
                 }
             }
         }
         out
+    }
+
+    /// [`Self::operand_refs`] of a collector's empty alternative (kept by the collector).
+    fn alternative_refs(&self, alt: &[Operand]) -> Vec<ArrowEnd<'static>> {
+        let refs = self.operand_refs(alt, true);
+        refs.into_iter().map(ArrowEnd::into_owned).collect()
     }
 
     /// Adds the tags of resource `from` to resource `to` (a no-op when they are the same).
@@ -1170,6 +1192,55 @@ pub(super) fn res_type(r: &Res) -> PType {
         PType::Class(Some(r.title.clone()))
     } else {
         PType::Resource(Some(r.type_name.clone()), Some(r.title.clone()))
+    }
+}
+
+/// One end of a chaining arrow: the type and title of a reference (what [`ref_parts`] gives
+/// for its value), borrowed from the operand when it is a written reference.
+struct ArrowEnd<'a> {
+    ty: Cow<'a, str>,
+    title: Cow<'a, str>,
+    kind: EndKind,
+}
+
+enum EndKind {
+    Class,
+    Resource,
+    /// Not a reference to a resource (never found; shown as nothing).
+    Other,
+}
+
+impl<'a> ArrowEnd<'a> {
+    fn of_type(t: &'a PType) -> ArrowEnd<'a> {
+        let (ty, title, kind) = match t {
+            PType::Resource(Some(ty), Some(title)) => {
+                (ty.as_str(), title.as_str(), EndKind::Resource)
+            }
+            PType::Class(Some(n)) => ("Class", n.as_str(), EndKind::Class),
+            _ => ("", "", EndKind::Other),
+        };
+        ArrowEnd {
+            ty: Cow::Borrowed(ty),
+            title: Cow::Borrowed(title),
+            kind,
+        }
+    }
+
+    fn into_owned(self) -> ArrowEnd<'static> {
+        ArrowEnd {
+            ty: Cow::Owned(self.ty.into_owned()),
+            title: Cow::Owned(self.title.into_owned()),
+            kind: self.kind,
+        }
+    }
+
+    /// As [`ref_shown`] shows the reference's value.
+    fn shown(&self) -> String {
+        match self.kind {
+            EndKind::Class => format!("Class[{}]", capitalize_type(&self.title)),
+            EndKind::Resource => format!("{}[{}]", self.ty, self.title),
+            EndKind::Other => String::new(),
+        }
     }
 }
 

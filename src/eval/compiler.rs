@@ -882,8 +882,13 @@ impl<'a> Compiler<'a> {
         let source = self.scopes[scope].source.clone();
         let idx = self.resources.len();
         let tn = type_name.as_ref();
+        // Room for the title's tags and the container's (most resources get those).
+        let room = 4 + self
+            .resources
+            .get(self.scopes[scope].resource.unwrap_or(usize::MAX))
+            .map_or(0, |r| r.tags.len());
         let mut tags = match self.type_tags.get(tn) {
-            Some(t) => t.clone(),
+            Some(t) => t.with_room(room),
             None => {
                 let mut t = Tags::default();
                 add_tag(&mut t, tn);

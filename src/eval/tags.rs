@@ -67,6 +67,17 @@ impl Tags {
         self.items.push(t);
     }
 
+    /// A copy with room for `extra` more tags.
+    pub fn with_room(&self, extra: usize) -> Tags {
+        let mut items = Vec::with_capacity(self.items.len() + extra);
+        items.extend(self.items.iter().cloned());
+        Tags {
+            items,
+            sketch: self.sketch,
+            index: self.index.clone(),
+        }
+    }
+
     /// Adds a tag unless present; returns whether it was added.
     pub fn insert(&mut self, t: Arc<str>) -> bool {
         if self.contains_rc(&t) {

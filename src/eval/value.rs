@@ -267,7 +267,10 @@ impl Value {
             }
             Value::Default => out.push_str("default"),
             Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-            Value::Int(i) => out.push_str(&i.to_string()),
+            Value::Int(i) => {
+                use std::fmt::Write;
+                let _ = write!(out, "{i}");
+            }
             Value::Float(f) => out.push_str(&format_float(*f)),
             Value::Str(s) => {
                 if quote {
