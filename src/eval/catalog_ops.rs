@@ -98,12 +98,21 @@ impl Compiler<'_> {
     pub(super) fn add_to_catalog(&mut self, idx: usize) -> Result<(), EvalError> {
         let r = &self.resources[idx];
         let builtin = builtin_types::find_any_case(&r.type_name);
-        if let Some(existing) = self.indexed(&r.type_name, &r.title) {
+        let duplicate = match self.index.insert_new(&self.resources, idx) {
+            Err(existing) => Some(existing),
+            Ok(()) => {
+                let existing = self.aliases.get(&r.type_name, &r.title);
+                if existing.is_some() {
+                    self.index.remove(&self.resources, idx);
+                }
+                existing
+            }
+        };
+        if let Some(existing) = duplicate {
             let first = self.resources[existing].span;
             self.recorder.error_label(first, "first declared here");
             return Err(self.duplicate_error(idx, existing));
         }
-        self.index.insert(&self.resources, idx);
         let r = &self.resources[idx];
         if let Some(nv) = namevar_value(r, builtin) {
             if *nv != r.title {
@@ -520,9 +529,14 @@ impl Compiler<'_> {
         self.copy_tags(declaring_res, idx);
         let dyn_parent = parent_scope.unwrap_or(scope);
         let lookup_next = parent_scope.unwrap_or_else(|| self.global_scope_for(scope));
-        let mut s = Scope::new(ScopeKind::Class, Some(dyn_parent), Some(lookup_next));
+        let source = Rc::from(format!("class {name}"));
+        let mut s = Scope::with_source(
+            ScopeKind::Class,
+            Some(dyn_parent),
+            Some(lookup_next),
+            source,
+        );
         s.resource = Some(idx);
-        s.source = Rc::from(format!("class {name}"));
         s.class_name = Some(name.clone());
         let sid = self.new_scope(s);
         self.class_scopes.insert(name.clone(), sid);
@@ -688,9 +702,22 @@ impl Compiler<'_> {
             self.copy_tags(declaring_res, idx);
         }
         let lookup_next = self.global_scope_for(declaring);
-        let mut s = Scope::new(ScopeKind::Define, Some(declaring), Some(lookup_next));
+        // The definition's name as scopes show it, made once per defined type.
+        let source = match self.define_sources.get(&def.name) {
+            Some(s) => s.clone(),
+            None => {
+                let s: Rc<str> = Rc::from(format!("define {}", def.name));
+                self.define_sources.insert(def.name.clone(), s.clone());
+                s
+            }
+        };
+        let mut s = Scope::with_source(
+            ScopeKind::Define,
+            Some(declaring),
+            Some(lookup_next),
+            source,
+        );
         s.resource = Some(idx);
-        s.source = Rc::from(format!("define {}", def.name));
         let sid = self.new_scope(s);
         let title = self.resources[idx].title.clone();
         let name = self.resources[idx]
@@ -1104,6 +1131,11 @@ impl Compiler<'_> {
 
     fn metaparams_of(&self, idx: usize, names: &[&str]) -> IndexMap<String, Value> {
         let mut out = IndexMap::new();
+        // One look at the names first (most resources have none of these).
+        let params = &self.resources[idx].params;
+        if !params.keys().any(|k| names.contains(&k.as_str())) {
+            return out;
+        }
         for n in names {
             if let Some(v) = self.resources[idx].params.get(*n) {
                 out.insert(n.to_string(), v.clone());

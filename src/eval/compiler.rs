@@ -265,6 +265,10 @@ pub struct Compiler<'a> {
     /// Resource type name -> its resources in declaration order (for the collectors,
     /// which would otherwise scan every resource on every pass).
     pub(super) by_type: HashMap<String, Vec<usize>>,
+    /// `define NAME`, the source of a defined type's scopes, by name.
+    pub(super) define_sources: HashMap<String, Rc<str>>,
+    /// The line [`Compiler::span_line`] found last: file, its byte range, its number.
+    last_line: std::cell::Cell<(FileId, u32, u32, u32)>,
 }
 
 /// What a successful compile made: the catalog, or what it is made of.
@@ -320,6 +324,8 @@ impl<'a> Compiler<'a> {
             defer_catalog: false,
             type_tags: HashMap::default(),
             by_type: HashMap::default(),
+            define_sources: HashMap::default(),
+            last_line: std::cell::Cell::new((FileId::SYNTHETIC, 0, 0, 0)),
         }
     }
 
@@ -524,7 +530,20 @@ impl<'a> Compiler<'a> {
     }
 
     pub(super) fn span_line(&self, span: Span) -> Option<u32> {
-        self.sources.line(span).map(|l| l as u32)
+        // Spans come in source order, many on one line: the last line found is kept.
+        let (file, start, end, line) = self.last_line.get();
+        if file == span.file && start <= span.start && span.start < end {
+            return Some(line);
+        }
+        let f = self.sources.get(span.file)?;
+        let line = f.line_of(span.start as usize);
+        if let Some(start) = f.line_start(line) {
+            let end = f.line_start(line + 1).unwrap_or(usize::MAX);
+            let clamp = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+            self.last_line
+                .set((span.file, clamp(start), clamp(end), line as u32));
+        }
+        Some(line as u32)
     }
 
     pub(super) fn span_location(&self, span: Span) -> String {

@@ -263,6 +263,13 @@ impl Compiler<'_> {
         params: &[AttrValue],
         span: Span,
     ) -> R<Option<usize>> {
+        let r = &self.resources[idx];
+        let existing = self.index.get(&self.resources, &r.type_name, &r.title);
+        // No priority to check and no earlier declaration (most resources): nothing to do,
+        // whatever the type.
+        if existing.is_none() && !r.params.contains_key(PRIORITY) {
+            return Ok(None);
+        }
         if !is_ordo_priority(kind) {
             return Ok(None);
         }
@@ -276,8 +283,7 @@ impl Compiler<'_> {
                 return Err(self.invalid_priority(v, &what, at));
             }
         }
-        let r = &self.resources[idx];
-        let Some(existing) = self.index.get(&self.resources, &r.type_name, &r.title) else {
+        let Some(existing) = existing else {
             return Ok(None);
         };
         let has = |c: &Self, i: usize| c.resources[i].params.contains_key(PRIORITY);

@@ -45,24 +45,44 @@ impl ResIndex {
     /// Indexes resource `idx` under its type and title, in place of any resource indexed
     /// under them.
     pub fn insert(&mut self, resources: &[Res], idx: usize) {
+        let _ = self.place(resources, idx, true);
+    }
+
+    /// Indexes resource `idx` under its type and title unless a resource is indexed under
+    /// them: that one is the error.
+    pub fn insert_new(&mut self, resources: &[Res], idx: usize) -> Result<(), usize> {
+        self.place(resources, idx, false)
+    }
+
+    fn place(&mut self, resources: &[Res], idx: usize, replace: bool) -> Result<(), usize> {
         let r = &resources[idx];
         let same = |i: usize| has_key(&resources[i], &r.type_name, &r.title);
-        match self.slots.entry(key_hash(&r.type_name, &r.title)) {
+        let slot = match self.slots.entry(key_hash(&r.type_name, &r.title)) {
             Entry::Vacant(e) => {
                 e.insert(Slot::One(idx));
+                return Ok(());
             }
-            Entry::Occupied(mut e) => {
-                let slot = e.get_mut();
-                match slot {
-                    Slot::One(i) if same(*i) => *i = idx,
-                    Slot::One(i) => *slot = Slot::Many(vec![*i, idx]),
-                    Slot::Many(v) => match v.iter_mut().find(|i| same(**i)) {
-                        Some(i) => *i = idx,
-                        None => v.push(idx),
-                    },
+            Entry::Occupied(e) => e.into_mut(),
+        };
+        let found = match slot {
+            Slot::One(i) if same(*i) => i,
+            Slot::One(i) => {
+                *slot = Slot::Many(vec![*i, idx]);
+                return Ok(());
+            }
+            Slot::Many(v) => match v.iter_mut().find(|i| same(**i)) {
+                Some(i) => i,
+                None => {
+                    v.push(idx);
+                    return Ok(());
                 }
-            }
+            },
+        };
+        if !replace {
+            return Err(*found);
         }
+        *found = idx;
+        Ok(())
     }
 
     /// Takes resource `idx` out of the index (if it is what its key finds).
@@ -135,6 +155,9 @@ impl Eq for dyn KeyPair + '_ {}
 
 impl AliasIndex {
     pub fn get(&self, type_name: &str, name: &str) -> Option<usize> {
+        if self.map.is_empty() {
+            return None;
+        }
         self.map.get(&(type_name, name) as &dyn KeyPair).copied()
     }
 
@@ -145,5 +168,74 @@ impl AliasIndex {
     /// Drops every name of resource `idx`.
     pub fn remove_resource(&mut self, idx: usize) {
         self.map.retain(|_, v| *v != idx);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::ResourceKind;
+
+    fn res(type_name: &str, title: &str) -> Res {
+        Res {
+            type_name: type_name.into(),
+            title: title.into(),
+            params: Default::default(),
+            setters: Default::default(),
+            tags: Default::default(),
+            file: None,
+            line: None,
+            exported: false,
+            virtual_: false,
+            kind: ResourceKind::CompilableType,
+            scope: 0,
+            source: std::rc::Rc::from(""),
+            evaluated: false,
+            is_define: false,
+            dropped: false,
+            span: Default::default(),
+        }
+    }
+
+    #[test]
+    fn finds_by_type_and_title_and_refuses_duplicates() {
+        let rs = vec![
+            res("File", "/a"),
+            res("Notify", "/a"),
+            res("File", "/b"),
+            res("File", "/a"),
+        ];
+        let mut ix = ResIndex::default();
+        for i in 0..3 {
+            assert_eq!(ix.insert_new(&rs, i), Ok(()));
+        }
+        assert_eq!(ix.insert_new(&rs, 3), Err(0));
+        assert_eq!(ix.get(&rs, "File", "/a"), Some(0));
+        assert_eq!(ix.get(&rs, "Notify", "/a"), Some(1));
+        assert_eq!(ix.get(&rs, "File", "/c"), None);
+        ix.insert(&rs, 3);
+        assert_eq!(ix.get(&rs, "File", "/a"), Some(3));
+        ix.remove(&rs, 0);
+        assert_eq!(ix.get(&rs, "File", "/a"), Some(3));
+        ix.remove(&rs, 3);
+        assert_eq!(ix.get(&rs, "File", "/a"), None);
+        assert_eq!(ix.get(&rs, "File", "/b"), Some(2));
+    }
+
+    #[test]
+    fn a_slot_of_several_resources_is_searched() {
+        let rs = vec![res("File", "/a"), res("File", "/b")];
+        let mut ix = ResIndex::default();
+        // As if `File[/b]` had the hash of `File[/a]`: a slot holding both.
+        let h = key_hash("File", "/a");
+        ix.slots.insert(h, Slot::Many(vec![1, 0]));
+        assert_eq!(ix.get(&rs, "File", "/a"), Some(0));
+        assert_eq!(ix.insert_new(&rs, 0), Err(0));
+        ix.remove(&rs, 0);
+        assert_eq!(ix.get(&rs, "File", "/a"), None);
+        assert!(matches!(ix.slots.get(&h), Some(Slot::Many(v)) if v == &[1]));
+        assert_eq!(ix.insert_new(&rs, 0), Ok(()));
+        assert_eq!(ix.get(&rs, "File", "/a"), Some(0));
+        assert!(matches!(ix.slots.get(&h), Some(Slot::Many(v)) if v == &[1, 0]));
     }
 }
