@@ -902,7 +902,7 @@ impl<'a> Compiler<'a> {
         let idx = self.resources.len();
         let tn = type_name.as_ref();
         // Room for the title's tags and the container's (most resources get those).
-        let room = 4 + self
+        let room = 1 + self
             .resources
             .get(self.scopes[scope].resource.unwrap_or(usize::MAX))
             .map_or(0, |r| r.tags.len());
