@@ -251,6 +251,15 @@ pub fn find(name: &str) -> Option<&'static BuiltinType> {
     BUILTIN_TYPES.iter().find(|t| t.name == name)
 }
 
+/// Whether built-in type `b` has attribute `name` (every parameter of every resource is
+/// checked: the first bytes are compared before the names).
+pub fn has_attribute(b: &BuiltinType, name: &str) -> bool {
+    let first = name.as_bytes().first();
+    b.attributes
+        .iter()
+        .any(|a| a.as_bytes().first() == first && *a == name)
+}
+
 /// [`find`] of the name in lower case, without lowering an ASCII name first.
 pub fn find_any_case(name: &str) -> Option<&'static BuiltinType> {
     if name.is_ascii() {

@@ -87,32 +87,39 @@ impl Compiler<'_> {
         None
     }
 
+    /// The resource a key names, by title or by another name.
+    fn indexed(&self, type_name: &str, title: &str) -> Option<usize> {
+        self.index
+            .get(&self.resources, type_name, title)
+            .or_else(|| self.aliases.get(type_name, title))
+    }
+
     /// Registers a resource in the catalog index, with Puppet's duplicate and alias checks.
     pub(super) fn add_to_catalog(&mut self, idx: usize) -> Result<(), EvalError> {
-        let (key, namevar) = {
-            let r = &self.resources[idx];
-            (
-                (r.type_name.clone(), r.title.clone()),
-                self.namevar_value(r),
-            )
+        let r = &self.resources[idx];
+        let builtin = builtin_types::find_any_case(&r.type_name);
+        let duplicate = match self.index.insert_new(&self.resources, idx) {
+            Err(existing) => Some(existing),
+            Ok(()) => {
+                let existing = self.aliases.get(&r.type_name, &r.title);
+                if existing.is_some() {
+                    self.index.remove(&self.resources, idx);
+                }
+                existing
+            }
         };
-        if let Some(&existing) = self.index.get(&key).or_else(|| self.aliases.get(&key)) {
+        if let Some(existing) = duplicate {
             let first = self.resources[existing].span;
             self.recorder.error_label(first, "first declared here");
             return Err(self.duplicate_error(idx, existing));
         }
-        self.index.insert(key, idx);
-        // The key again (from the resource), when an alias is added or refused.
-        let key = |c: &Self| {
-            let r = &c.resources[idx];
-            (r.type_name.clone(), r.title.clone())
-        };
-        if let Some(nv) = namevar {
-            if nv != self.resources[idx].title {
-                let akey = (self.resources[idx].type_name.clone(), nv.clone());
-                if let Some(&existing) = self.index.get(&akey).or_else(|| self.aliases.get(&akey)) {
+        let r = &self.resources[idx];
+        if let Some(nv) = namevar_value(r, builtin) {
+            if *nv != r.title {
+                if let Some(existing) = self.indexed(&r.type_name, &nv) {
                     if existing != idx {
-                        self.index.remove(&key(self));
+                        let nv = nv.into_owned();
+                        self.index.remove(&self.resources, idx);
                         let first = self.resources[existing].span;
                         self.recorder.error_label(first, "already declared here");
                         return Err(self.alias_error(
@@ -123,19 +130,21 @@ impl Compiler<'_> {
                         ));
                     }
                 }
-                self.aliases.insert(akey, idx);
+                let nv = nv.into_owned();
+                self.aliases.insert(&self.resources[idx].type_name, nv, idx);
             }
         }
-        if let Some(parts) = self.composite_key(&self.resources[idx]) {
+        let r = &self.resources[idx];
+        if let Some(parts) = composite_key(r, builtin) {
             let joined = parts.join(", ");
-            let akey = (key(self).0, format!("[{joined}]"));
-            if let Some(&existing) = self.aliases.get(&akey) {
+            let name = format!("[{joined}]");
+            if let Some(existing) = self.aliases.get(&r.type_name, &name) {
                 if existing != idx {
-                    self.index.remove(&key(self));
-                    return Err(self.alias_error(idx, existing, &format!("[{joined}]"), &joined));
+                    self.index.remove(&self.resources, idx);
+                    return Err(self.alias_error(idx, existing, &name, &joined));
                 }
             }
-            self.aliases.insert(akey, idx);
+            self.aliases.insert(&r.type_name, name, idx);
         }
         let alias_values: Vec<String> = match self.resources[idx].params.get("alias") {
             Some(Value::Array(a)) => a.iter().map(|v| v.to_display()).collect(),
@@ -143,66 +152,23 @@ impl Compiler<'_> {
             None => vec![],
         };
         for a in alias_values {
-            let akey = (key(self).0, a.clone());
-            if let Some(&existing) = self.index.get(&akey).or_else(|| self.aliases.get(&akey)) {
+            let r = &self.resources[idx];
+            if let Some(existing) = self.indexed(&r.type_name, &a) {
                 if existing != idx {
-                    self.index.remove(&key(self));
+                    self.index.remove(&self.resources, idx);
                     let first = self.resources[existing].span;
                     self.recorder.error_label(first, "already declared here");
                     return Err(self.alias_error(idx, existing, &json_str(&a), &json_str(&a)));
                 }
             }
-            self.aliases.insert(akey, idx);
+            self.aliases.insert(&r.type_name, a, idx);
         }
         Ok(())
     }
 
     /// Inserts without checks (resources the compiler makes itself).
     pub(super) fn insert_resource(&mut self, idx: usize) {
-        let r = &self.resources[idx];
-        self.index
-            .insert((r.type_name.clone(), r.title.clone()), idx);
-    }
-
-    fn namevar_value(&self, r: &Res) -> Option<String> {
-        let b = builtin_types::find_any_case(&r.type_name)?;
-        // Non-isomorphic types never alias their namevar.
-        if b.name == "exec" || b.name == "tidy" {
-            return None;
-        }
-        if b.namevars.len() > 1 {
-            return None;
-        }
-        let nv = *b.namevars.first()?;
-        if let Some(v) = r.params.get(nv) {
-            return Some(v.to_display());
-        }
-        if b.name == "file" {
-            let t = r.title.trim_end_matches('/');
-            return Some(if t.is_empty() { "/".into() } else { t.into() });
-        }
-        None
-    }
-
-    /// The uniqueness key of a type with several key attributes (`package`: command, name,
-    /// provider), rendered as Puppet inspects it: `nil, "x", nil`.
-    fn composite_key(&self, r: &Res) -> Option<Vec<String>> {
-        let b = builtin_types::find_any_case(&r.type_name)?;
-        if b.namevars.len() < 2 {
-            return None;
-        }
-        let mut attrs: Vec<&str> = b.namevars.to_vec();
-        attrs.sort();
-        Some(
-            attrs
-                .iter()
-                .map(|a| match r.params.get(*a) {
-                    Some(v) => json_str(&v.to_display()),
-                    None if *a == b.namevars[0] => json_str(&r.title),
-                    None => "nil".to_string(),
-                })
-                .collect(),
-        )
+        self.index.insert(&self.resources, idx);
     }
 
     fn duplicate_error(&self, new: usize, existing: usize) -> EvalError {
@@ -236,24 +202,17 @@ impl Compiler<'_> {
 
     /// Finds a resource by type and title (or namevar/alias).
     pub(super) fn find_resource(&self, type_name: &str, title: &str) -> Option<usize> {
-        let t = capitalize_type(type_name);
+        let t = capitalized(type_name);
         let title = if t == "Class" {
-            title.trim_colons().to_lowercase()
+            super::compiler::lowercase(title.trim_colons())
         } else {
-            title.to_string()
+            Cow::Borrowed(title)
         };
-        let key = (t, title);
-        if let Some(&i) = self.index.get(&key).or_else(|| self.aliases.get(&key)) {
+        if let Some(i) = self.indexed(&t, &title) {
             return Some(i);
         }
-        let (t, title) = key;
         if t == "File" && title.len() > 1 && title.ends_with('/') {
-            let k2 = (t, title.trim_end_matches('/').to_string());
-            return self
-                .index
-                .get(&k2)
-                .or_else(|| self.aliases.get(&k2))
-                .copied();
+            return self.indexed(&t, title.trim_end_matches('/'));
         }
         None
     }
@@ -309,12 +268,11 @@ impl Compiler<'_> {
         virtual_: bool,
         exported: bool,
     ) -> R<usize> {
-        let tname = capitalize_type(type_name);
         let rkind = match kind {
             TypeKind::Define(_) => ResourceKind::DefinedType,
             _ => ResourceKind::CompilableType,
         };
-        let idx = self.new_res(&tname, title, scope, rkind, span);
+        let idx = self.new_res(capitalize_type(type_name), title, scope, rkind, span);
         {
             let line = self.span_line(span);
             let r = &mut self.resources[idx];
@@ -340,14 +298,16 @@ impl Compiler<'_> {
             compact(&mut value);
             self.set_param(idx, &a.name, value, &source, a.span);
         }
-        for (k, v) in self.lookup_defaults(scope, &tname) {
+        for (k, v) in self.lookup_defaults(scope, &self.resources[idx].type_name) {
             if !self.resources[idx].params.contains_key(&k) {
                 self.set_param(idx, &k, v, &source, span);
             }
         }
         // Attributes that are undef are not set at all.
         self.resources[idx].params.retain(|_, v| !v.is_undef());
-        if self.resources[idx].params.contains_key("stage") && tname != "Class" {
+        if self.resources[idx].params.contains_key("stage")
+            && self.resources[idx].type_name != "Class"
+        {
             let r = self.resources[idx].reference();
             return Err(Flow::Err(self.runtime(
                 format!("Only classes can set 'stage'; normal resources like {r} cannot change run stage"),
@@ -359,7 +319,7 @@ impl Compiler<'_> {
         }
         self.check_attributes(idx, kind)?;
         self.add_to_catalog(idx)?;
-        if tname != "Stage" {
+        if self.resources[idx].type_name != "Stage" {
             let container = self.scope_resource(scope);
             self.containment.push((container, idx));
         }
@@ -368,28 +328,26 @@ impl Compiler<'_> {
 
     fn check_attributes(&self, idx: usize, kind: &TypeKind) -> R<()> {
         let r = &self.resources[idx];
-        let allowed: Box<dyn Fn(&str) -> bool> = match kind {
-            TypeKind::Builtin(b) => {
-                let b = *b;
-                Box::new(move |n: &str| {
-                    b.attributes.contains(&n) || METAPARAMS.contains(&n) || ordo_metaparam(n)
-                })
-            }
-            TypeKind::Define(d) => {
-                let d = d.clone();
-                Box::new(move |n: &str| {
-                    METAPARAMS.contains(&n)
-                        || n == "name"
-                        || ordo_metaparam(n)
-                        || d.params.iter().any(|p| p.name == n)
-                })
-            }
+        let schema;
+        let allowed = |n: &str| -> bool {
+            let own = match kind {
+                TypeKind::Builtin(b) => builtin_types::has_attribute(b, n),
+                TypeKind::Define(d) => n == "name" || d.params.iter().any(|p| p.name == n),
+                _ => true,
+            };
+            own || METAPARAMS.contains(&n) || ordo_metaparam(n)
+        };
+        let allowed: &dyn Fn(&str) -> bool = match kind {
+            TypeKind::Builtin(_) | TypeKind::Define(_) => &allowed,
             TypeKind::Ruby => match self.loader.type_schema(&r.type_name.to_lowercase()) {
-                Some(s) => Box::new(move |n: &str| {
-                    s.attributes.iter().any(|a| a == n)
-                        || METAPARAMS.contains(&n)
-                        || ordo_metaparam(n)
-                }),
+                Some(s) => {
+                    schema = s;
+                    &|n: &str| {
+                        schema.attributes.iter().any(|a| a == n)
+                            || METAPARAMS.contains(&n)
+                            || ordo_metaparam(n)
+                    }
+                }
                 None => return Ok(()),
             },
             _ => return Ok(()),
@@ -571,9 +529,14 @@ impl Compiler<'_> {
         self.copy_tags(declaring_res, idx);
         let dyn_parent = parent_scope.unwrap_or(scope);
         let lookup_next = parent_scope.unwrap_or_else(|| self.global_scope_for(scope));
-        let mut s = Scope::new(ScopeKind::Class, Some(dyn_parent), Some(lookup_next));
+        let source = Rc::from(format!("class {name}"));
+        let mut s = Scope::with_source(
+            ScopeKind::Class,
+            Some(dyn_parent),
+            Some(lookup_next),
+            source,
+        );
         s.resource = Some(idx);
-        s.source = Rc::from(format!("class {name}"));
         s.class_name = Some(name.clone());
         let sid = self.new_scope(s);
         self.class_scopes.insert(name.clone(), sid);
@@ -739,9 +702,22 @@ impl Compiler<'_> {
             self.copy_tags(declaring_res, idx);
         }
         let lookup_next = self.global_scope_for(declaring);
-        let mut s = Scope::new(ScopeKind::Define, Some(declaring), Some(lookup_next));
+        // The definition's name as scopes show it, made once per defined type.
+        let source = match self.define_sources.get(&def.name) {
+            Some(s) => s.clone(),
+            None => {
+                let s: Rc<str> = Rc::from(format!("define {}", def.name));
+                self.define_sources.insert(def.name.clone(), s.clone());
+                s
+            }
+        };
+        let mut s = Scope::with_source(
+            ScopeKind::Define,
+            Some(declaring),
+            Some(lookup_next),
+            source,
+        );
         s.resource = Some(idx);
-        s.source = Rc::from(format!("define {}", def.name));
         let sid = self.new_scope(s);
         let title = self.resources[idx].title.clone();
         let name = self.resources[idx]
@@ -873,7 +849,14 @@ impl Compiler<'_> {
     pub(super) fn validate_relationship_params(&mut self) -> Result<(), EvalError> {
         for idx in 0..self.resources.len() {
             let r = &self.resources[idx];
-            if r.virtual_ || r.dropped {
+            // One look at the names first (most resources have none of these).
+            if r.virtual_
+                || r.dropped
+                || !r
+                    .params
+                    .keys()
+                    .any(|k| RELATIONSHIP_PARAMS.contains(&k.as_str()))
+            {
                 continue;
             }
             for p in RELATIONSHIP_PARAMS {
@@ -930,20 +913,28 @@ impl Compiler<'_> {
             let targets = self.operand_refs(&rel.target, false);
             let param = if rel.notify { "notify" } else { "before" };
             for s in &sources {
+                // Found once the first target is (a missing source with no targets is no
+                // error).
+                let mut found_source = None;
                 for t in &targets {
-                    let (st, stitle) = ref_parts(s).unwrap_or_default();
-                    let (tt, ttitle) = ref_parts(t).unwrap_or_default();
-                    let Some(sidx) = self.find_resource(&st, &stitle) else {
-                        let (sshown, tshown) = (ref_shown(s), ref_shown(t));
-                        return Err(self.plain(
-                            format!(
-                                "Could not find resource '{sshown}' for relationship on '{tshown}'"
-                            ),
-                            Some(rel.source_span),
-                        ));
+                    let sidx = match found_source {
+                        Some(i) => i,
+                        None => {
+                            let Some(i) = self.find_resource(&s.ty, &s.title) else {
+                                let (sshown, tshown) = (s.shown(), t.shown());
+                                return Err(self.plain(
+                                    format!(
+                                        "Could not find resource '{sshown}' for relationship on '{tshown}'"
+                                    ),
+                                    Some(rel.source_span),
+                                ));
+                            };
+                            found_source = Some(i);
+                            i
+                        }
                     };
-                    let Some(tidx) = self.find_resource(&tt, &ttitle) else {
-                        let (sshown, tshown) = (ref_shown(s), ref_shown(t));
+                    let Some(tidx) = self.find_resource(&t.ty, &t.title) else {
+                        let (sshown, tshown) = (s.shown(), t.shown());
                         return Err(self.plain(
                             format!("Could not find resource '{tshown}' for relationship from '{sshown}'"),
                             Some(rel.target_span),
@@ -952,8 +943,8 @@ impl Compiler<'_> {
                     let span = rel.source_span.to(rel.target_span);
                     self.recorder.arrow(sidx, tidx, rel.notify, span);
                     let r = &mut self.resources[sidx];
-                    let mut target = String::with_capacity(tt.len() + ttitle.len() + 2);
-                    for part in [&*tt, "[", &*ttitle, "]"] {
+                    let mut target = String::with_capacity(t.ty.len() + t.title.len() + 2);
+                    for part in [&*t.ty, "[", &*t.title, "]"] {
                         target.push_str(part);
                     }
                     let target = Value::str(target);
@@ -976,27 +967,41 @@ impl Compiler<'_> {
 
     /// The references an operand stands for; an empty collector on the left falls back to
     /// its "empty alternative" (what stood left of it in the chain).
-    fn operand_refs(&self, ops: &[Operand], left: bool) -> Vec<Value> {
+    fn operand_refs<'o>(&self, ops: &'o [Operand], left: bool) -> Vec<ArrowEnd<'o>> {
         let mut out = vec![];
         for op in ops {
             match op {
-                Operand::Ref(t) => out.push(Value::Type(Box::new(t.clone()))),
+                Operand::Ref(t) => out.push(ArrowEnd::of_type(t)),
                 Operand::Collector(ci) => {
                     let c = &self.collectors[*ci];
                     if c.collected.is_empty() && left {
                         if let Some(alt) = &c.empty_alternative {
-                            out.extend(self.operand_refs(alt, true));
+                            out.extend(self.alternative_refs(alt));
                         }
                     } else {
                         for &i in &c.collected {
                             let r = &self.resources[i];
-                            out.push(Value::Type(Box::new(res_type(r))));
+                            out.push(ArrowEnd {
+                                ty: Cow::Owned(r.type_name.clone()),
+                                title: Cow::Owned(r.title.clone()),
+                                kind: if r.type_name == "Class" {
+                                    EndKind::Class
+                                } else {
+                                    EndKind::Resource
+                                },
+                            });
                         }
                     }
                 }
             }
         }
         out
+    }
+
+    /// [`Self::operand_refs`] of a collector's empty alternative (kept by the collector).
+    fn alternative_refs(&self, alt: &[Operand]) -> Vec<ArrowEnd<'static>> {
+        let refs = self.operand_refs(alt, true);
+        refs.into_iter().map(ArrowEnd::into_owned).collect()
     }
 
     /// Adds the tags of resource `from` to resource `to` (a no-op when they are the same).
@@ -1126,6 +1131,11 @@ impl Compiler<'_> {
 
     fn metaparams_of(&self, idx: usize, names: &[&str]) -> IndexMap<String, Value> {
         let mut out = IndexMap::new();
+        // One look at the names first (most resources have none of these).
+        let params = &self.resources[idx].params;
+        if !params.keys().any(|k| names.contains(&k.as_str())) {
+            return out;
+        }
         for n in names {
             if let Some(v) = self.resources[idx].params.get(*n) {
                 out.insert(n.to_string(), v.clone());
@@ -1217,6 +1227,55 @@ pub(super) fn res_type(r: &Res) -> PType {
     }
 }
 
+/// One end of a chaining arrow: the type and title of a reference (what [`ref_parts`] gives
+/// for its value), borrowed from the operand when it is a written reference.
+struct ArrowEnd<'a> {
+    ty: Cow<'a, str>,
+    title: Cow<'a, str>,
+    kind: EndKind,
+}
+
+enum EndKind {
+    Class,
+    Resource,
+    /// Not a reference to a resource (never found; shown as nothing).
+    Other,
+}
+
+impl<'a> ArrowEnd<'a> {
+    fn of_type(t: &'a PType) -> ArrowEnd<'a> {
+        let (ty, title, kind) = match t {
+            PType::Resource(Some(ty), Some(title)) => {
+                (ty.as_str(), title.as_str(), EndKind::Resource)
+            }
+            PType::Class(Some(n)) => ("Class", n.as_str(), EndKind::Class),
+            _ => ("", "", EndKind::Other),
+        };
+        ArrowEnd {
+            ty: Cow::Borrowed(ty),
+            title: Cow::Borrowed(title),
+            kind,
+        }
+    }
+
+    fn into_owned(self) -> ArrowEnd<'static> {
+        ArrowEnd {
+            ty: Cow::Owned(self.ty.into_owned()),
+            title: Cow::Owned(self.title.into_owned()),
+            kind: self.kind,
+        }
+    }
+
+    /// As [`ref_shown`] shows the reference's value.
+    fn shown(&self) -> String {
+        match self.kind {
+            EndKind::Class => format!("Class[{}]", capitalize_type(&self.title)),
+            EndKind::Resource => format!("{}[{}]", self.ty, self.title),
+            EndKind::Other => String::new(),
+        }
+    }
+}
+
 /// (type, title, as shown in messages) of a reference value.
 pub(super) fn ref_parts(v: &Value) -> Option<(Cow<'_, str>, Cow<'_, str>)> {
     match v {
@@ -1268,4 +1327,73 @@ pub(super) fn flatten_values(v: &Value) -> Vec<Value> {
 
 fn json_str(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_else(|_| quote_string(s))
+}
+
+/// The value of a resource's namevar (its title if unset; a file's without trailing
+/// slashes), for the types whose namevar is an alias.
+fn namevar_value<'r>(
+    r: &'r Res,
+    b: Option<&'static builtin_types::BuiltinType>,
+) -> Option<Cow<'r, str>> {
+    let b = b?;
+    // Non-isomorphic types never alias their namevar.
+    if b.name == "exec" || b.name == "tidy" {
+        return None;
+    }
+    if b.namevars.len() > 1 {
+        return None;
+    }
+    let nv = *b.namevars.first()?;
+    if let Some(v) = r.params.get(nv) {
+        return Some(Cow::Owned(v.to_display()));
+    }
+    if b.name == "file" {
+        let t = r.title.trim_end_matches('/');
+        return Some(Cow::Borrowed(if t.is_empty() { "/" } else { t }));
+    }
+    None
+}
+
+/// The uniqueness key of a type with several key attributes (`package`: command, name,
+/// provider), rendered as Puppet inspects it: `nil, "x", nil`.
+fn composite_key(r: &Res, b: Option<&'static builtin_types::BuiltinType>) -> Option<Vec<String>> {
+    let b = b?;
+    if b.namevars.len() < 2 {
+        return None;
+    }
+    let mut attrs: Vec<&str> = b.namevars.to_vec();
+    attrs.sort();
+    Some(
+        attrs
+            .iter()
+            .map(|a| match r.params.get(*a) {
+                Some(v) => json_str(&v.to_display()),
+                None if *a == b.namevars[0] => json_str(&r.title),
+                None => "nil".to_string(),
+            })
+            .collect(),
+    )
+}
+
+/// [`capitalize_type`], borrowed when the name already is (as references mostly are).
+pub(super) fn capitalized(name: &str) -> Cow<'_, str> {
+    // `capitalize_type` trims leading `::` and upper-cases the first byte of each `::`
+    // segment (pairs of colons taken from the left).
+    let b = name.as_bytes();
+    let lower_at = |i: usize| b.get(i).is_some_and(u8::is_ascii_lowercase);
+    let mut changes = !name.is_ascii() || name.starts_with("::") || lower_at(0);
+    let mut i = 0;
+    while !changes && i + 1 < b.len() {
+        if b[i] == b':' && b[i + 1] == b':' {
+            changes = lower_at(i + 2);
+            i += 2;
+        } else {
+            i += 1;
+        }
+    }
+    if changes {
+        Cow::Owned(capitalize_type(name))
+    } else {
+        Cow::Borrowed(name)
+    }
 }

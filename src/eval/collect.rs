@@ -260,12 +260,33 @@ impl Compiler<'_> {
                         .collect();
                     return wanted.iter().any(|t| self.resource_tagged(idx, t));
                 }
+                if let Some(eq) = self.title_eq(idx, attr, v) {
+                    return eq;
+                }
                 match &*self.attr_value(idx, attr) {
                     Value::Array(items) => items.iter().any(|x| puppet_eq(x, v)),
                     other => puppet_eq(other, v),
                 }
             }
-            Query::Ne(attr, v) => !puppet_eq(&self.attr_value(idx, attr), v),
+            Query::Ne(attr, v) => match self.title_eq(idx, attr, v) {
+                Some(eq) => !eq,
+                None => !puppet_eq(&self.attr_value(idx, attr), v),
+            },
+        }
+    }
+
+    /// `title == 'x'` (or `name`) against a title that is not a parameter, as
+    /// [`Self::attr_value`] and `puppet_eq` compare it but without copying the title; `None`
+    /// for any other comparison.
+    fn title_eq(&self, idx: usize, attr: &str, v: &Value) -> Option<bool> {
+        let r = &self.resources[idx];
+        match v {
+            Value::Str(s)
+                if (attr == "title" || attr == "name") && !r.params.contains_key(attr) =>
+            {
+                Some(super::value::str_eq_ignore_case(&r.title, s))
+            }
+            _ => None,
         }
     }
 

@@ -79,20 +79,50 @@ pub struct ParamSetters(Vec<ParamSetter>);
 
 #[derive(Clone, Debug)]
 struct ParamSetter {
-    name: Box<str>,
+    name: SetterName,
     source: Rc<str>,
     /// `None` for parameters set by binding a definition's defaults.
     at: Option<SetAt>,
 }
 
+/// A parameter name as a setter keeps it: in place when short (as attribute names are),
+/// else on the heap. Only compared, never read back.
+#[derive(Clone, Debug)]
+enum SetterName {
+    Short(u8, [u8; SHORT_NAME]),
+    Long(Box<str>),
+}
+
+const SHORT_NAME: usize = 22;
+
+impl SetterName {
+    fn new(name: &str) -> SetterName {
+        let b = name.as_bytes();
+        if b.len() <= SHORT_NAME {
+            let mut bytes = [0; SHORT_NAME];
+            bytes[..b.len()].copy_from_slice(b);
+            SetterName::Short(b.len() as u8, bytes)
+        } else {
+            SetterName::Long(name.into())
+        }
+    }
+
+    fn is(&self, name: &str) -> bool {
+        match self {
+            SetterName::Short(n, bytes) => &bytes[..*n as usize] == name.as_bytes(),
+            SetterName::Long(s) => &**s == name,
+        }
+    }
+}
+
 impl ParamSetters {
     fn find(&self, name: &str) -> Option<&ParamSetter> {
-        self.0.iter().find(|s| &*s.name == name)
+        self.0.iter().find(|s| s.name.is(name))
     }
 
     /// Records that `source` set `name`, at `at` (when given; else the place stays).
     pub fn set(&mut self, name: &str, source: &Rc<str>, at: Option<SetAt>) {
-        match self.0.iter_mut().find(|s| &*s.name == name) {
+        match self.0.iter_mut().find(|s| s.name.is(name)) {
             Some(s) => {
                 s.source = source.clone();
                 if at.is_some() {
@@ -100,7 +130,7 @@ impl ParamSetters {
                 }
             }
             None => self.0.push(ParamSetter {
-                name: name.into(),
+                name: SetterName::new(name),
                 source: source.clone(),
                 at,
             }),
@@ -189,9 +219,9 @@ pub struct Compiler<'a> {
     pub(super) scopes: Vec<Scope>,
     pub(super) resources: Vec<Res>,
     /// (Type, title) -> resource.
-    pub(super) index: HashMap<(String, String), usize>,
+    pub(super) index: super::res_index::ResIndex,
     /// (Type, namevar or alias) -> resource.
-    pub(super) aliases: HashMap<(String, String), usize>,
+    pub(super) aliases: super::res_index::AliasIndex,
     pub(super) containment: Vec<(usize, usize)>,
     pub(super) class_scopes: HashMap<String, ScopeId>,
     pub(super) class_list: Vec<String>,
@@ -220,6 +250,9 @@ pub struct Compiler<'a> {
     pub(super) load_error: Option<EvalError>,
     /// Resource type names already resolved (see `type_refs`).
     pub(super) known_resource_types: HashSet<String>,
+    /// Resource type references already resolved, as written capitalised (`File`): looked
+    /// up without lowering the name.
+    pub(super) known_resource_refs: HashSet<String>,
     /// Resources collected from other nodes' exports: (Type, title) -> exporting node.
     pub(super) imported_exports: HashMap<(String, String), String>,
     /// Parameter types of definitions loaded from module files, still to evaluate.
@@ -234,6 +267,10 @@ pub struct Compiler<'a> {
     /// Resource type name -> its resources in declaration order (for the collectors,
     /// which would otherwise scan every resource on every pass).
     pub(super) by_type: HashMap<String, Vec<usize>>,
+    /// `define NAME`, the source of a defined type's scopes, by name.
+    pub(super) define_sources: HashMap<String, Rc<str>>,
+    /// The line [`Compiler::span_line`] found last: file, its byte range, its number.
+    last_line: std::cell::Cell<(FileId, u32, u32, u32)>,
 }
 
 /// What a successful compile made: the catalog, or what it is made of.
@@ -260,8 +297,8 @@ impl<'a> Compiler<'a> {
             def_modules: HashMap::default(),
             scopes: Vec::new(),
             resources: Vec::new(),
-            index: HashMap::default(),
-            aliases: HashMap::default(),
+            index: Default::default(),
+            aliases: Default::default(),
             containment: Vec::new(),
             class_scopes: HashMap::default(),
             class_list: Vec::new(),
@@ -282,12 +319,15 @@ impl<'a> Compiler<'a> {
             type_alias_depth: 0,
             load_error: None,
             known_resource_types: HashSet::default(),
+            known_resource_refs: HashSet::default(),
             imported_exports: HashMap::default(),
             queued_param_types: Vec::new(),
             keep_provenance: true,
             defer_catalog: false,
             type_tags: HashMap::default(),
             by_type: HashMap::default(),
+            define_sources: HashMap::default(),
+            last_line: std::cell::Cell::new((FileId::SYNTHETIC, 0, 0, 0)),
         }
     }
 
@@ -492,7 +532,20 @@ impl<'a> Compiler<'a> {
     }
 
     pub(super) fn span_line(&self, span: Span) -> Option<u32> {
-        self.sources.line(span).map(|l| l as u32)
+        // Spans come in source order, many on one line: the last line found is kept.
+        let (file, start, end, line) = self.last_line.get();
+        if file == span.file && start <= span.start && span.start < end {
+            return Some(line);
+        }
+        let f = self.sources.get(span.file)?;
+        let line = f.line_of(span.start as usize);
+        if let Some(start) = f.line_start(line) {
+            let end = f.line_start(line + 1).unwrap_or(usize::MAX);
+            let clamp = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+            self.last_line
+                .set((span.file, clamp(start), clamp(end), line as u32));
+        }
+        Some(line as u32)
     }
 
     pub(super) fn span_location(&self, span: Span) -> String {
@@ -863,33 +916,39 @@ impl<'a> Compiler<'a> {
 
     pub(super) fn new_res(
         &mut self,
-        type_name: &str,
+        type_name: impl AsRef<str> + Into<String>,
         title: &str,
         scope: ScopeId,
         kind: ResourceKind,
         span: Span,
     ) -> usize {
         let source = self.scopes[scope].source.clone();
-        let mut tags = match self.type_tags.get(type_name) {
-            Some(t) => t.clone(),
+        let idx = self.resources.len();
+        let tn = type_name.as_ref();
+        // Room for the title's tags and the container's (most resources get those).
+        let room = 1 + self
+            .resources
+            .get(self.scopes[scope].resource.unwrap_or(usize::MAX))
+            .map_or(0, |r| r.tags.len());
+        let mut tags = match self.type_tags.get(tn) {
+            Some(t) => t.with_room(room),
             None => {
                 let mut t = Tags::default();
-                add_tag(&mut t, type_name);
-                self.type_tags.insert(type_name.to_string(), t.clone());
+                add_tag(&mut t, tn);
+                self.type_tags.insert(tn.to_string(), t.clone());
                 t
             }
         };
         // (`add_tag` skips a title that is not tag-shaped.)
         add_tag(&mut tags, title);
-        let idx = self.resources.len();
-        match self.by_type.get_mut(type_name) {
+        match self.by_type.get_mut(tn) {
             Some(list) => list.push(idx),
             None => {
-                self.by_type.insert(type_name.to_string(), vec![idx]);
+                self.by_type.insert(tn.to_string(), vec![idx]);
             }
         }
         self.resources.push(Res {
-            type_name: type_name.to_string(),
+            type_name: type_name.into(),
             title: title.to_string(),
             params: Default::default(),
             setters: ParamSetters::default(),
@@ -906,7 +965,7 @@ impl<'a> Compiler<'a> {
             dropped: false,
             span,
         });
-        self.resources.len() - 1
+        idx
     }
 
     /// The node's scope if a node block was evaluated, else the top scope.

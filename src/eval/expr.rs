@@ -73,8 +73,27 @@ impl Compiler<'_> {
                 Value::Type(Box::new(self.resolve_type_name(name, e.span)?))
             }
             ExprKind::ConcatString(parts) => {
+                if let Some(s) = self.concat_plain(parts, scope) {
+                    return Ok(Value::Str(s));
+                }
                 let mut out = String::new();
                 for p in parts {
+                    // Literal text and plain variables are written from where they are.
+                    match &p.kind {
+                        ExprKind::Str(s) => {
+                            out.push_str(s);
+                            continue;
+                        }
+                        ExprKind::Text(inner) => {
+                            if let ExprKind::Variable(name) = &inner.kind {
+                                if let Some(v) = self.local_var(name, scope) {
+                                    v.push_display(&mut out);
+                                    continue;
+                                }
+                            }
+                        }
+                        _ => {}
+                    }
                     match self.eval(p, scope)? {
                         // The first part's string becomes the result (not copied).
                         Value::Str(s) if out.is_empty() => out = s,
@@ -311,11 +330,16 @@ impl Compiler<'_> {
         if let Some(t) = types::builtin(name) {
             return Ok(t);
         }
-        let mut key = capitalize_type(name);
-        if let Some(t) = self.resolved_aliases.get(&key) {
+        let key = super::catalog_ops::capitalized(name);
+        if let Some(t) = self.resolved_aliases.get(&*key) {
             return Ok(t.clone());
         }
+        if self.known_resource_refs.contains(&*key) {
+            return Ok(PType::Resource(Some(key.into_owned()), None));
+        }
+        let mut key = key.into_owned();
         if self.known_resource_types.contains(&key.to_lowercase()) {
+            self.known_resource_refs.insert(key.clone());
             return Ok(PType::Resource(Some(key), None));
         }
         if !self.type_aliases.contains_key(&key) && key.contains("::") {
@@ -389,6 +413,69 @@ impl Compiler<'_> {
             s = self.scopes[id].lookup_next;
         }
         self.unknown_var(name, span)
+    }
+
+    /// An interpolated string made only of literal text and plain variables that are set,
+    /// made at its final size; `None` (evaluate it part by part) for any other.
+    fn concat_plain(&self, parts: &[Expr], scope: ScopeId) -> Option<String> {
+        // (Most strings have a few parts: no list is allocated for them.)
+        let mut values: [Option<&Value>; 8] = [None; 8];
+        if parts.len() > values.len() {
+            return None;
+        }
+        let mut len = 0;
+        for (i, p) in parts.iter().enumerate() {
+            let v = match &p.kind {
+                ExprKind::Str(s) => {
+                    len += s.len();
+                    continue;
+                }
+                ExprKind::Text(inner) => match &inner.kind {
+                    ExprKind::Variable(name) => self.local_var(name, scope)?,
+                    _ => return None,
+                },
+                _ => return None,
+            };
+            len += match v {
+                Value::Str(s) => s.len(),
+                Value::Int(i) => decimal_len(*i),
+                _ => 16,
+            };
+            values[i] = Some(v);
+        }
+        let mut out = String::with_capacity(len);
+        for (p, v) in parts.iter().zip(values) {
+            match (&p.kind, v) {
+                (_, Some(v)) => v.push_display(&mut out),
+                (ExprKind::Str(s), None) => out.push_str(s),
+                _ => {}
+            }
+        }
+        Some(out)
+    }
+
+    /// A variable of the scope chain by a plain name (no namespace, not a match group) or of
+    /// the top scope (`::x`), borrowed; `None` for any other name and when it is not set (then [`Self::lookup_var`]
+    /// says what happens).
+    fn local_var(&self, name: &str, scope: ScopeId) -> Option<&Value> {
+        if let Some(top_name) = name.strip_prefix("::") {
+            // `$::x`: the top scope's.
+            if top_name.contains(':') {
+                return None;
+            }
+            return self.scopes[self.top].vars.get(top_name);
+        }
+        if name.as_bytes().first().is_none_or(u8::is_ascii_digit) || name.contains(':') {
+            return None;
+        }
+        let mut s = Some(scope);
+        while let Some(id) = s {
+            if let Some(v) = self.scopes[id].vars.get(name) {
+                return Some(v);
+            }
+            s = self.scopes[id].lookup_next;
+        }
+        None
     }
 
     fn lookup_qualified(&mut self, name: &str, span: Span) -> R<Value> {
@@ -1555,6 +1642,17 @@ fn merge_attrs(
         .collect();
     out.extend(attrs);
     out
+}
+
+/// How many characters an integer prints as.
+fn decimal_len(i: i64) -> usize {
+    let mut n = i.unsigned_abs();
+    let mut len = usize::from(i < 0) + 1;
+    while n >= 10 {
+        n /= 10;
+        len += 1;
+    }
+    len
 }
 
 fn floor_div(x: i64, y: i64) -> i64 {

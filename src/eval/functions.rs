@@ -365,9 +365,8 @@ impl Compiler<'_> {
                 span,
             )));
         }
-        let mut s = Scope::new(ScopeKind::Local, Some(scope), Some(scope));
-        s.resource = None;
-        s.source = self.scopes[scope].source.clone();
+        let source = self.scopes[scope].source.clone();
+        let s = Scope::with_source(ScopeKind::Local, Some(scope), Some(scope), source);
         let sid = self.new_scope(s);
         self.bind_call_params(&l.params, values, sid, "lambda", span)?;
         let v = match &l.body {

@@ -23,6 +23,7 @@ mod output;
 pub mod parse_cache;
 pub mod priority;
 mod provenance;
+mod res_index;
 mod ruby;
 mod ruby_random;
 mod scope;

@@ -162,7 +162,7 @@ impl PriorityState {
 /// Whether `priority` on this kind of resource is Ordo's metaparameter (not the type's own).
 pub(super) fn is_ordo_priority(kind: &TypeKind) -> bool {
     match kind {
-        TypeKind::Builtin(b) => !b.attributes.contains(&PRIORITY),
+        TypeKind::Builtin(b) => !super::builtin_types::has_attribute(b, PRIORITY),
         TypeKind::Define(d) => !d.params.iter().any(|p| p.name == PRIORITY),
         TypeKind::Class => true,
         TypeKind::Ruby => false,
@@ -263,6 +263,13 @@ impl Compiler<'_> {
         params: &[AttrValue],
         span: Span,
     ) -> R<Option<usize>> {
+        let r = &self.resources[idx];
+        let existing = self.index.get(&self.resources, &r.type_name, &r.title);
+        // No priority to check and no earlier declaration (most resources): nothing to do,
+        // whatever the type.
+        if existing.is_none() && !r.params.contains_key(PRIORITY) {
+            return Ok(None);
+        }
         if !is_ordo_priority(kind) {
             return Ok(None);
         }
@@ -276,11 +283,7 @@ impl Compiler<'_> {
                 return Err(self.invalid_priority(v, &what, at));
             }
         }
-        let key = {
-            let r = &self.resources[idx];
-            (r.type_name.clone(), r.title.clone())
-        };
-        let Some(&existing) = self.index.get(&key) else {
+        let Some(existing) = existing else {
             return Ok(None);
         };
         let has = |c: &Self, i: usize| c.resources[i].params.contains_key(PRIORITY);
@@ -342,8 +345,8 @@ impl Compiler<'_> {
             }
         }
         // Namevar and aliases are the winner's.
-        self.aliases.retain(|_, v| *v != existing);
-        self.index.retain(|_, v| *v != existing);
+        self.aliases.remove_resource(existing);
+        self.index.remove(&self.resources, existing);
         self.add_to_catalog(existing)
     }
 

@@ -44,6 +44,16 @@ pub struct Scope {
 
 impl Scope {
     pub fn new(kind: ScopeKind, parent: Option<ScopeId>, lookup_next: Option<ScopeId>) -> Scope {
+        Scope::with_source(kind, parent, lookup_next, std::rc::Rc::from(""))
+    }
+
+    /// [`Scope::new`] evaluating the definition `source`.
+    pub fn with_source(
+        kind: ScopeKind,
+        parent: Option<ScopeId>,
+        lookup_next: Option<ScopeId>,
+        source: std::rc::Rc<str>,
+    ) -> Scope {
         Scope {
             kind,
             parent,
@@ -52,7 +62,7 @@ impl Scope {
             matches: None,
             defaults: HashMap::default(),
             resource: None,
-            source: std::rc::Rc::from(""),
+            source,
             class_name: None,
             is_function: false,
         }

@@ -14,11 +14,31 @@ const INDEX_FROM: usize = 24;
 #[derive(Clone, Debug, Default)]
 pub struct Tags {
     items: Vec<Arc<str>>,
-    index: Option<FxHashSet<Arc<str>>>,
+    /// A bit per tag from its length and end bytes ([`sketch`]): a tag whose bit is clear is
+    /// not here, without a scan (most tags looked up in a set are new to it).
+    sketch: u64,
+    index: Option<Box<FxHashSet<Arc<str>>>>,
+}
+
+/// The bit of [`Tags::sketch`] that tag `t` sets.
+fn sketch(t: &str) -> u64 {
+    let b = t.as_bytes();
+    let (first, last) = (
+        b.first().copied().unwrap_or(0),
+        b.last().copied().unwrap_or(0),
+    );
+    let mix = (b.len() as u32)
+        .wrapping_mul(31)
+        .wrapping_add(first as u32 * 7)
+        .wrapping_add(last as u32);
+    1 << (mix % 64)
 }
 
 impl Tags {
     pub fn contains(&self, t: &str) -> bool {
+        if self.sketch & sketch(t) == 0 {
+            return false;
+        }
         match &self.index {
             Some(ix) => ix.contains(t),
             None => self.items.iter().any(|x| &**x == t),
@@ -26,6 +46,9 @@ impl Tags {
     }
 
     fn contains_rc(&self, t: &Arc<str>) -> bool {
+        if self.sketch & sketch(t) == 0 {
+            return false;
+        }
         match &self.index {
             Some(ix) => ix.contains(&**t),
             None => self.items.iter().any(|x| Arc::ptr_eq(x, t) || **x == **t),
@@ -33,14 +56,26 @@ impl Tags {
     }
 
     fn push_new(&mut self, t: Arc<str>) {
+        self.sketch |= sketch(&t);
         if let Some(ix) = &mut self.index {
             ix.insert(t.clone());
         } else if self.items.len() >= INDEX_FROM {
             let mut ix: FxHashSet<Arc<str>> = self.items.iter().cloned().collect();
             ix.insert(t.clone());
-            self.index = Some(ix);
+            self.index = Some(Box::new(ix));
         }
         self.items.push(t);
+    }
+
+    /// A copy with room for `extra` more tags.
+    pub fn with_room(&self, extra: usize) -> Tags {
+        let mut items = Vec::with_capacity(self.items.len() + extra);
+        items.extend(self.items.iter().cloned());
+        Tags {
+            items,
+            sketch: self.sketch,
+            index: self.index.clone(),
+        }
     }
 
     /// Adds a tag unless present; returns whether it was added.
@@ -63,9 +98,12 @@ impl Tags {
 
     /// Adds every tag of `other` that is not present, in `other`'s order.
     pub fn extend_from(&mut self, other: &Tags) {
-        self.items.reserve(other.items.len());
-        for t in &other.items {
+        for (i, t) in other.items.iter().enumerate() {
             if !self.contains_rc(t) {
+                if self.items.len() == self.items.capacity() {
+                    // Room for the rest at once (most of them are new too).
+                    self.items.reserve(other.items.len() - i);
+                }
                 self.push_new(t.clone());
             }
         }

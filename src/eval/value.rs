@@ -267,7 +267,10 @@ impl Value {
             }
             Value::Default => out.push_str("default"),
             Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-            Value::Int(i) => out.push_str(&i.to_string()),
+            Value::Int(i) => {
+                use std::fmt::Write;
+                let _ = write!(out, "{i}");
+            }
             Value::Float(f) => out.push_str(&format_float(*f)),
             Value::Str(s) => {
                 if quote {
@@ -451,11 +454,19 @@ pub fn format_float(f: f64) -> String {
 }
 
 /// The `==` operator: case-insensitive strings, numbers across Integer/Float.
+/// Puppet's string equality: case-insensitive.
+pub fn str_eq_ignore_case(x: &str, y: &str) -> bool {
+    if x.is_ascii() && y.is_ascii() {
+        x.eq_ignore_ascii_case(y)
+    } else {
+        x.to_lowercase() == y.to_lowercase()
+    }
+}
+
 pub fn puppet_eq(a: &Value, b: &Value) -> bool {
     use Value::*;
     match (a, b) {
-        (Str(x), Str(y)) if x.is_ascii() && y.is_ascii() => x.eq_ignore_ascii_case(y),
-        (Str(x), Str(y)) => x.to_lowercase() == y.to_lowercase(),
+        (Str(x), Str(y)) => str_eq_ignore_case(x, y),
         (Int(x), Float(y)) | (Float(y), Int(x)) => (*x as f64) == *y,
         (Float(x), Float(y)) => x == y,
         (Array(x), Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| puppet_eq(p, q)),
