@@ -326,6 +326,24 @@ impl Compiler<'_> {
         Ok(idx)
     }
 
+    /// Whether `name` is a parameter of resource `idx` (set, or one its type accepts).
+    pub(super) fn is_parameter_of(&mut self, idx: usize, name: &str) -> bool {
+        let r = &self.resources[idx];
+        if r.params.contains_key(name) || METAPARAMS.contains(&name) || ordo_metaparam(name) {
+            return true;
+        }
+        let type_name = r.type_name.clone();
+        match self.resolve_resource_type(&type_name) {
+            Some(TypeKind::Builtin(b)) => builtin_types::has_attribute(b, name),
+            Some(TypeKind::Define(d)) => name == "name" || d.params.iter().any(|p| p.name == name),
+            Some(TypeKind::Ruby) => match self.loader.type_schema(&type_name.to_lowercase()) {
+                Some(s) => s.attributes.iter().any(|a| a == name),
+                None => true,
+            },
+            Some(TypeKind::Class) | None => false,
+        }
+    }
+
     fn check_attributes(&self, idx: usize, kind: &TypeKind) -> R<()> {
         let r = &self.resources[idx];
         let schema;

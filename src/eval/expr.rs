@@ -737,6 +737,59 @@ impl Compiler<'_> {
         )
     }
 
+    /// `Type[title][param, ...]`: the values of parameters of a declared resource, set
+    /// explicitly or by a resource default in its scope (Puppet's access_PResourceType with a
+    /// title). Several keys, or an array of keys, give an array.
+    fn resource_param_access(
+        &mut self,
+        type_name: &str,
+        title: &str,
+        keys: &[Value],
+        span: Span,
+    ) -> R<Value> {
+        let as_array = keys.len() > 1 || matches!(keys.first(), Some(Value::Array(_)));
+        let names: Vec<Value> = keys
+            .iter()
+            .flat_map(flatten_values)
+            .filter(|k| !matches!(k, Value::Undef))
+            .collect();
+        let shown = capitalize_type(type_name);
+        let Some(idx) = self.find_resource(type_name, title) else {
+            let msg = format!("Resource not found: {shown}['{title}']");
+            return Err(Flow::Err(self.issue(msg, span)));
+        };
+        let mut out = Vec::with_capacity(names.len());
+        for k in &names {
+            let name = match k {
+                Value::Str(s) if self.is_parameter_of(idx, s) => s,
+                _ => {
+                    let msg = format!(
+                        "The resource {shown}['{title}'] does not have a parameter called '{}'",
+                        k.to_display()
+                    );
+                    return Err(Flow::Err(self.issue(msg, span)));
+                }
+            };
+            let r = &self.resources[idx];
+            let value = match r.params.get(name.as_str()) {
+                Some(v) => v.clone(),
+                None => {
+                    let (scope, tn) = (r.scope, r.type_name.clone());
+                    self.lookup_defaults(scope, &tn)
+                        .get(name.as_str())
+                        .cloned()
+                        .unwrap_or(Value::Undef)
+                }
+            };
+            out.push(value);
+        }
+        Ok(if as_array {
+            Value::Array(out)
+        } else {
+            out.pop().unwrap_or(Value::Undef)
+        })
+    }
+
     pub(super) fn access(&mut self, l: Value, keys: &[Value], span: Span) -> R<Value> {
         match l {
             Value::Array(a) => {
@@ -790,6 +843,16 @@ impl Compiler<'_> {
                 }
             }
             Value::Type(t) => {
+                // A reference to one resource: `Notify['a']['message']` reads its parameters.
+                match &*t {
+                    PType::Resource(Some(tn), Some(title)) => {
+                        return self.resource_param_access(tn, title, keys, span);
+                    }
+                    PType::Class(Some(name)) if !keys.is_empty() => {
+                        return self.resource_param_access("Class", name, keys, span);
+                    }
+                    _ => {}
+                }
                 // Resource references with several titles produce several references.
                 match &*t {
                     PType::Resource(Some(_), None) if keys.len() > 1 => {
