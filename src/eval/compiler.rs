@@ -230,6 +230,8 @@ pub struct Compiler<'a> {
     pub(super) relationships: Vec<Relationship>,
     pub(super) pending_overrides: Vec<super::catalog_ops::Override>,
     pub(super) logs: Vec<LogLine>,
+    /// Deprecated functions already warned about (Puppet's `warn_once`).
+    pub(super) warned_deprecations: std::collections::HashSet<String>,
     pub(super) top: ScopeId,
     pub(super) node_scope: Option<ScopeId>,
     pub(super) main_file: FileId,
@@ -307,6 +309,7 @@ impl<'a> Compiler<'a> {
             relationships: Vec::new(),
             pending_overrides: Vec::new(),
             logs: Vec::new(),
+            warned_deprecations: Default::default(),
             top: 0,
             node_scope: None,
             main_file: FileId(0),

@@ -894,6 +894,15 @@ impl Interp<'_, '_> {
                 let re = regex_of(&a0)?;
                 Ok(re.captures(s).map(Array).unwrap_or(Undef))
             }
+            // Regexp#match(str): the match data, nil for no match or a nil string.
+            (Regex(re), "match") => Ok(match &a0 {
+                Undef => Undef,
+                v => re.captures(&ruby_to_s(v)).map(Array).unwrap_or(Undef),
+            }),
+            (Regex(re), "match?") => Ok(Bool(match &a0 {
+                Undef => false,
+                v => re.is_match(&ruby_to_s(v)),
+            })),
             (Str(s), "ljust" | "rjust" | "center") => {
                 let w = match a0 {
                     Int(i) => i.max(0) as usize,

@@ -27,6 +27,19 @@ impl Compiler<'_> {
         scope: ScopeId,
         span: Span,
     ) -> R<Option<Value>> {
+        self.hiera_lookup_in(key, merge, false, scope, span)
+    }
+
+    /// [`Self::hiera_lookup`], as the `hiera_*` functions do it when `hiera_call`: only the
+    /// global layer unless the environment has a `hiera.yaml` of its own.
+    pub(super) fn hiera_lookup_in(
+        &mut self,
+        key: &str,
+        merge: Option<Merge>,
+        hiera_call: bool,
+        scope: ScopeId,
+        span: Span,
+    ) -> R<Option<Value>> {
         let mut cache = std::mem::take(&mut self.hiera_cache);
         let global = self.loader.hiera_config_name();
         let result = {
@@ -45,7 +58,9 @@ impl Compiler<'_> {
                 v
             };
             let src = Source(this.loader);
-            hiera::Lookup::new(&src, &mut cache, &mut vars, global).lookup(key, merge)
+            let mut lookup = hiera::Lookup::new(&src, &mut cache, &mut vars, global);
+            lookup.global_only = hiera_call && !lookup.env_has_config();
+            lookup.lookup(key, merge)
         };
         self.hiera_cache = cache;
         result.map_err(|m| Flow::Err(self.runtime(m, span)))
@@ -191,9 +206,10 @@ pub fn f_lookup(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
                         .join(", ")
                 )
             };
-            return Err(Flow::Err(c.runtime(
+            // Puppet's LookupError is not wrapped by the evaluator: no location.
+            return Err(Flow::Err(c.plain(
                 format!("Function lookup() did not find a value for the {shown}"),
-                a.span,
+                Some(a.span),
             )));
         }
     };
@@ -206,4 +222,78 @@ pub fn f_lookup(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         }
     }
     Ok(v)
+}
+
+/// `hiera(key [, default [, override]])` and the block forms, Puppet's deprecated Hiera 3
+/// functions, kept in Puppet 7 on top of lookup: `hiera` takes the first value found,
+/// `hiera_array` merges `unique`, `hiera_hash` merges `hash`; `hiera_include` includes the
+/// classes `hiera_array` finds.
+pub fn f_hiera(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    hiera_call(c, a, "hiera", None)
+}
+
+pub fn f_hiera_array(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    hiera_call(c, a, "hiera_array", Some(Merge::Unique))
+}
+
+pub fn f_hiera_hash(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    hiera_call(c, a, "hiera_hash", Some(Merge::Hash))
+}
+
+pub fn f_hiera_include(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let classes = hiera_call(c, a, "hiera_include", Some(Merge::Unique))?;
+    let names: Vec<Value> = match classes {
+        Value::Array(x) => x,
+        Value::Undef => vec![],
+        v => vec![v],
+    };
+    for n in names {
+        let name = n.to_display();
+        c.include_class(name.trim_colons(), a.scope, a.span)?;
+    }
+    Ok(Value::Undef)
+}
+
+fn hiera_call(c: &mut Compiler<'_>, a: &mut Args, fname: &str, merge: Option<Merge>) -> R<Value> {
+    if c.warned_deprecations.insert(fname.to_string()) {
+        let msg = format!(
+            "The function '{fname}' is deprecated in favor of using 'lookup'. See https://puppet.com/docs/puppet/7.23/deprecated_language.html\n   (file & line not available)"
+        );
+        c.log(super::LogLevel::Warning, msg);
+    }
+    // hiera([key, default, override]): the arguments as one array.
+    let values = match a.values.as_slice() {
+        [Value::Array(x)] if !x.is_empty() && x.len() <= 3 => x.clone(),
+        v => v.to_vec(),
+    };
+    let key = match values.first() {
+        Some(Value::Str(s)) => s.clone(),
+        other => {
+            let got = other
+                .map(|v| v.type_name())
+                .unwrap_or_else(|| "Undef".into());
+            return Err(fail_plain(
+                c,
+                a,
+                format!("'{fname}' parameter 'key' expects a String value, got {got}"),
+            ));
+        }
+    };
+    // With a block the second argument is the override, not a default.
+    let default = if a.lambda.is_none() {
+        values.get(1).cloned()
+    } else {
+        None
+    };
+    if let Some(v) = c.hiera_lookup_in(&key, merge, true, a.scope, a.span)? {
+        return Ok(v);
+    }
+    match (a.lambda, default) {
+        (Some(l), _) => c.call_lambda(l, vec![Value::Str(key)], a.scope, a.span),
+        (None, Some(d)) => Ok(d),
+        (None, None) => Err(Flow::Err(c.plain(
+            format!("Function lookup() did not find a value for the name '{key}'"),
+            Some(a.span),
+        ))),
+    }
 }

@@ -14,6 +14,8 @@ pub fn builtin(name: &str) -> Option<Builtin> {
         "normalize_ip_for_uri" => f_normalize_ip_for_uri,
         "os_transport_url" => f_os_transport_url,
         "inet6_prefix" => f_inet6_prefix,
+        "apache::bool2httpd" => f_bool2httpd,
+        "memcached::max_memory" => f_memcached_max_memory,
         _ => return None,
     })
 }
@@ -66,6 +68,90 @@ fn f_inet6_prefix(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         Value::Array(x) => Value::Array(x.iter().map(wrap).collect()),
         v => wrap(&v),
     })
+}
+
+/// puppetlabs-apache: a boolean (or a string containing true/false, any case) as httpd's
+/// `On`/`Off`; anything else as its string.
+fn f_bool2httpd(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let v = arg(a, 0);
+    let has = |s: &str, w: &str| s.to_ascii_lowercase().contains(w);
+    Ok(Value::str(match &v {
+        Value::Undef | Value::Bool(false) => "Off",
+        Value::Str(s) if has(s, "false") => "Off",
+        Value::Bool(true) => "On",
+        Value::Str(s) if has(s, "true") => "On",
+        other => return Ok(Value::Str(other.to_display())),
+    }))
+}
+
+/// Ruby's `String#to_f`: the longest leading decimal number, else 0.
+fn ruby_to_f(s: &str) -> f64 {
+    let s = s.trim_start();
+    let b = s.as_bytes();
+    let mut end = 0;
+    if end < b.len() && (b[end] == b'+' || b[end] == b'-') {
+        end += 1;
+    }
+    while end < b.len() && b[end].is_ascii_digit() {
+        end += 1;
+    }
+    if end + 1 < b.len() && b[end] == b'.' && b[end + 1].is_ascii_digit() {
+        end += 1;
+        while end < b.len() && b[end].is_ascii_digit() {
+            end += 1;
+        }
+    }
+    s[..end].parse().unwrap_or(0.0)
+}
+
+/// saz-memcached: the cache size in MB, `arg` as a number of MB or as a percentage (default
+/// 95%) of the `memorysize` fact (`15.61 GiB`).
+fn f_memcached_max_memory(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let given = arg(a, 0);
+    let given = match given {
+        Value::Undef | Value::Bool(false) => None,
+        v => Some(v.to_display()),
+    };
+    if let Some(g) = given.as_deref().filter(|g| !g.ends_with('%')) {
+        return Ok(Value::Int(ruby_to_f(g).trunc() as i64));
+    }
+    let percent = ruby_to_f(given.as_deref().unwrap_or("95%"));
+    let memsize = match c.opts.facts.get("memorysize") {
+        Some(serde_json::Value::String(s)) => s.clone(),
+        _ => {
+            return Err(fail_plain(
+                c,
+                a,
+                "memcached::max_memory(): the memorysize fact is not set".to_string(),
+            ))
+        }
+    };
+    // %r{([0-9.e+-]*)\s*([^bB]?)}
+    let digits = memsize
+        .find(|ch: char| !(ch.is_ascii_digit() || ".e+-".contains(ch)))
+        .unwrap_or(memsize.len());
+    let value = ruby_to_f(&memsize[..digits]);
+    let rest = memsize[digits..].trim_start();
+    let prefix = rest.chars().next().filter(|ch| *ch != 'b' && *ch != 'B');
+    let shift = match prefix {
+        None => 0,
+        Some('k') => 10,
+        Some('M') => 20,
+        Some('G') => 30,
+        Some('T') => 40,
+        Some('E') => 50,
+        Some(p) => {
+            return Err(fail_plain(
+                c,
+                a,
+                format!("memcached_max_memory(): Unknown prefix {p}"),
+            ))
+        }
+    };
+    let bytes = (value * (1u64 << shift) as f64) as i64;
+    Ok(Value::Int(
+        ((bytes / (1 << 20)) as f64 * (percent / 100.0)).floor() as i64,
+    ))
 }
 
 /// `ERB::Util.url_encode`.

@@ -238,6 +238,30 @@ pub const SIGNATURES: &[Signature] = &[
         block: Block::Required,
     },
     Signature {
+        name: "hiera",
+        min: 1,
+        max: Some(3),
+        block: Block::Optional,
+    },
+    Signature {
+        name: "hiera_array",
+        min: 1,
+        max: Some(3),
+        block: Block::Optional,
+    },
+    Signature {
+        name: "hiera_hash",
+        min: 1,
+        max: Some(3),
+        block: Block::Optional,
+    },
+    Signature {
+        name: "hiera_include",
+        min: 1,
+        max: Some(3),
+        block: Block::Optional,
+    },
+    Signature {
         name: "hocon_data",
         min: 2,
         max: Some(2),

@@ -167,6 +167,9 @@ pub struct Lookup<'a, 'v> {
     pub vars: &'a mut Vars<'v>,
     /// The global layer's config file name, when `--hiera-config` was given.
     pub global: Option<String>,
+    /// Only the global layer (the `hiera_*` functions when the environment has no
+    /// `hiera.yaml`).
+    pub global_only: bool,
     depth: usize,
 }
 
@@ -182,8 +185,15 @@ impl<'a, 'v> Lookup<'a, 'v> {
             cache,
             vars,
             global,
+            global_only: false,
             depth: 0,
         }
+    }
+
+    /// Whether the environment has a `hiera.yaml` of its own (Puppet's environment data
+    /// provider), rather than the default hierarchy.
+    pub fn env_has_config(&self) -> bool {
+        self.src.read("env/hiera.yaml").is_some()
     }
 
     fn layers(&mut self, key: &str) -> Result<Vec<Config>, String> {
@@ -192,6 +202,9 @@ impl<'a, 'v> Lookup<'a, 'v> {
             if let Some(c) = self.cache.config(self.src, "global", &g)? {
                 out.push(c);
             }
+        }
+        if self.global_only {
+            return Ok(out);
         }
         if let Some(c) = self.cache.config(self.src, "env", "hiera.yaml")? {
             out.push(c);
