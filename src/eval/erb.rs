@@ -782,6 +782,8 @@ impl Interp<'_, '_> {
             }
             "to_s" => return Ok(Str(ruby_to_s(&recv))),
             "inspect" => return Ok(Str(ruby_inspect(&recv))),
+            // Psych's dump, as stdlib's to_yaml() gives it.
+            "to_yaml" => return Ok(Str(crate::hiera::yaml::to_yaml(&recv.to_json()))),
             "class" => return Ok(Str(class_name(&recv).into())),
             "respond_to?" => return Ok(Bool(true)),
             "==" => return Ok(Bool(ruby_eq(&recv, &a0))),

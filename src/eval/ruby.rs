@@ -248,6 +248,29 @@ pub fn lex(src: &str, out: &mut Vec<Tok>) -> Result<(), String> {
             i = n;
             continue;
         }
+        // %(..), %Q(..) and %q(..) strings (not `a % b`).
+        if c == '%' && !value_end(out.last()) {
+            let (interp, at) = match b.get(i + 1) {
+                Some('Q') => (true, i + 2),
+                Some('q') => (false, i + 2),
+                Some(o) if "([{<|!/^".contains(*o) => (true, i + 1),
+                _ => (true, usize::MAX),
+            };
+            if let Some(&o) = b.get(at) {
+                let close = match o {
+                    '(' => ')',
+                    '[' => ']',
+                    '{' => '}',
+                    '<' => '>',
+                    o => o,
+                };
+                let open = (close != o).then_some(o);
+                let (parts, n) = lex_delimited(&b, at + 1, open, close, interp)?;
+                out.push(Tok::Str(parts));
+                i = n;
+                continue;
+            }
+        }
         if c == '%' && matches!(b.get(i + 1), Some('w') | Some('W')) {
             let open = b.get(i + 2).copied().unwrap_or(' ');
             let close = match open {
@@ -310,15 +333,33 @@ pub fn lex(src: &str, out: &mut Vec<Tok>) -> Result<(), String> {
     Ok(())
 }
 
-fn lex_string(b: &[char], mut i: usize, q: char) -> Result<(Vec<StrPart>, usize), String> {
+fn lex_string(b: &[char], i: usize, q: char) -> Result<(Vec<StrPart>, usize), String> {
+    lex_delimited(b, i, None, q, q != '\'')
+}
+
+/// A string up to `close` (nested `open`/`close` pairs kept, as in `%(a (b) c)`), with
+/// `#{}` interpolation and double-quote escapes when `interp`.
+fn lex_delimited(
+    b: &[char],
+    mut i: usize,
+    open: Option<char>,
+    close: char,
+    interp: bool,
+) -> Result<(Vec<StrPart>, usize), String> {
     let mut parts = vec![];
     let mut cur = String::new();
-    while i < b.len() && b[i] != q {
+    let mut depth = 0usize;
+    while i < b.len() && (b[i] != close || depth > 0) {
         let c = b[i];
+        if Some(c) == open {
+            depth += 1;
+        } else if c == close {
+            depth -= 1;
+        }
         if c == '\\' && i + 1 < b.len() {
             let n = b[i + 1];
-            if q == '\'' {
-                if n == '\'' || n == '\\' {
+            if !interp {
+                if n == close || n == '\\' {
                     cur.push(n);
                 } else {
                     cur.push('\\');
@@ -338,7 +379,7 @@ fn lex_string(b: &[char], mut i: usize, q: char) -> Result<(Vec<StrPart>, usize)
             i += 2;
             continue;
         }
-        if q == '"' && c == '#' && b.get(i + 1) == Some(&'{') {
+        if interp && c == '#' && b.get(i + 1) == Some(&'{') {
             let mut depth = 1;
             let mut j = i + 2;
             while j < b.len() && depth > 0 {

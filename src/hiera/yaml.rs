@@ -68,6 +68,14 @@ fn scalar(s: &str) -> String {
     if s.contains('\n') || s.chars().any(|c| c.is_control() && c != '\n') {
         return serde_json::to_string(s).unwrap_or_default();
     }
+    // Psych's visit_String: `y`/`n` and strings that start with a non-word character and
+    // hold no `"` are double-quoted; then what would read back as another type is
+    // single-quoted (libyaml also single-quotes what cannot be plain).
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    if matches!(s, "y" | "Y" | "n" | "N") || (s.starts_with(|c: char| !word(c)) && !s.contains('"'))
+    {
+        return format!("\"{}\"", s.replace('\\', "\\\\"));
+    }
     if needs_quotes(s) {
         format!("'{}'", s.replace('\'', "''"))
     } else {
