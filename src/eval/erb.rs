@@ -117,6 +117,8 @@ struct Interp<'c, 'a> {
     out: String,
     locals: Vec<HashMap<String, Value>>,
     ivars: HashMap<String, Value>,
+    /// Methods the template defines (`def`).
+    methods: HashMap<String, std::rc::Rc<Block>>,
     span: crate::span::Span,
 }
 
@@ -407,6 +409,33 @@ impl Interp<'_, '_> {
                 for a in args {
                     vals.push(self.eval(a)?);
                 }
+                // Hash#delete / Array#delete change the variable they are called on.
+                if let (Some(r), "delete", [key]) = (recv, name.as_str(), vals.as_slice()) {
+                    if matches!(&**r, Node::Name(_) | Node::IVar(_)) {
+                        let (updated, removed) = match rv {
+                            Some(Value::Hash(mut h)) => {
+                                let removed = h.shift_remove(key).unwrap_or(Value::Undef);
+                                (Value::Hash(h), removed)
+                            }
+                            Some(Value::Array(mut a)) => {
+                                let before = a.len();
+                                a.retain(|x| !ruby_eq(x, key));
+                                let removed = if a.len() < before {
+                                    key.clone()
+                                } else {
+                                    Value::Undef
+                                };
+                                (Value::Array(a), removed)
+                            }
+                            other => {
+                                let shown = other.as_ref().map(class_name).unwrap_or("NilClass");
+                                return err(format!("undefined method `delete' for {shown}"));
+                            }
+                        };
+                        self.write_back(r, &updated);
+                        return Ok(removed);
+                    }
+                }
                 return self.call(rv, name, vals, block.as_ref());
             }
             Node::Index(r, args) => {
@@ -554,6 +583,10 @@ impl Interp<'_, '_> {
                     None => Value::Undef,
                 };
                 return Err(Ctl::Next(v));
+            }
+            Node::Def(name, m) => {
+                self.methods.insert(name.clone(), m.clone());
+                Value::Str(name.clone())
             }
         })
     }
@@ -730,6 +763,26 @@ impl Interp<'_, '_> {
         block: Option<&Block>,
     ) -> E<Value> {
         let a0 = args.first().cloned().unwrap_or(Value::Undef);
+        if recv.is_none() {
+            if let Some(m) = self.methods.get(name).cloned() {
+                if args.len() != m.params.len() {
+                    return err(format!(
+                        "wrong number of arguments (given {}, expected {})",
+                        args.len(),
+                        m.params.len()
+                    ));
+                }
+                // The method's own scope: its parameters only.
+                let frame = m.params.iter().cloned().zip(args).collect();
+                let outer = std::mem::replace(&mut self.locals, vec![frame]);
+                let r = self.run(&m.body);
+                self.locals = outer;
+                return match r {
+                    Err(Ctl::Next(v)) => Ok(v),
+                    other => other,
+                };
+            }
+        }
         let Some(recv) = recv else {
             return match name {
                 "Array" => Ok(Value::Array(to_array(a0))),
@@ -1498,6 +1551,7 @@ impl Compiler<'_> {
             out: String::new(),
             locals: vec![HashMap::new()],
             ivars: HashMap::new(),
+            methods: HashMap::new(),
             span,
         };
         match it.run(&body) {

@@ -75,6 +75,8 @@ pub enum Node {
     Text(usize),
     Out(Box<Node>),
     Next(Option<Box<Node>>),
+    /// `def name(params) body end`: a method of the template.
+    Def(String, std::rc::Rc<Block>),
 }
 
 #[derive(Clone, Debug)]
@@ -1063,8 +1065,46 @@ impl Parser {
                     Node::Next(Some(Box::new(self.expr()?)))
                 }
             }
-            "begin" | "while" | "until" | "for" | "def" | "class" | "module" | "yield"
-            | "rescue" | "return" | "break" | "redo" | "retry" | "lambda" | "proc" => {
+            "def" => {
+                let name = match self.next() {
+                    Some(Tok::Ident(n)) => n,
+                    t => return Err(format!("a method name {}", describe(t.as_ref()))),
+                };
+                let mut params = vec![];
+                let parens = self.eat_op("(");
+                loop {
+                    match self.peek() {
+                        Some(Tok::Ident(n)) => {
+                            params.push(n.clone());
+                            self.pos += 1;
+                        }
+                        Some(Tok::Op(",")) => self.pos += 1,
+                        Some(Tok::Op(")")) if parens => {
+                            self.pos += 1;
+                            break;
+                        }
+                        Some(Tok::Newline) | Some(Tok::Op(";")) if !parens => break,
+                        t => return Err(format!("method parameter {}", describe(t))),
+                    }
+                }
+                // A method sees only its parameters, not the template's locals.
+                let outer =
+                    std::mem::replace(&mut self.locals, vec![params.iter().cloned().collect()]);
+                let body = self.stmts(&["end"]);
+                self.locals = outer;
+                let body = body?;
+                self.expect_kw("end")?;
+                Node::Def(
+                    name,
+                    std::rc::Rc::new(Block {
+                        params,
+                        body,
+                        sym: None,
+                    }),
+                )
+            }
+            "begin" | "while" | "until" | "for" | "class" | "module" | "yield" | "rescue"
+            | "return" | "break" | "redo" | "retry" | "lambda" | "proc" => {
                 return Err(format!("`{k}`"))
             }
             _ => {
