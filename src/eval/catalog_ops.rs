@@ -317,7 +317,13 @@ impl Compiler<'_> {
         if let Some(kept) = self.priority_on_declare(idx, kind, &params, span)? {
             return Ok(kept);
         }
-        self.check_attributes(idx, kind)?;
+        // A virtual defined-type instance is checked only if realized (when evaluated), as
+        // Puppet does: an exported one that nothing collects is never checked.
+        if self.resources[idx].virtual_ && self.resources[idx].is_define {
+            self.unchecked_virtual.push(idx);
+        } else {
+            self.check_attributes(idx, kind)?;
+        }
         self.add_to_catalog(idx)?;
         if self.resources[idx].type_name != "Stage" {
             let container = self.scope_resource(scope);
@@ -370,12 +376,24 @@ impl Compiler<'_> {
             },
             _ => return Ok(()),
         };
+        if let TypeKind::Define(_) = kind {
+            // Every unknown name, as Puppet's validate_parameters lists them.
+            let unknown: Vec<&String> = r.params.keys().filter(|k| !allowed(k)).collect();
+            let msg = match unknown.as_slice() {
+                [] => return Ok(()),
+                [k] => format!("{}: has no parameter named '{k}'", r.reference()),
+                many => {
+                    let lines: Vec<String> = many
+                        .iter()
+                        .map(|k| format!("  has no parameter named '{k}'"))
+                        .collect();
+                    format!("{}:\n{}", r.reference(), lines.join("\n"))
+                }
+            };
+            return Err(Flow::Err(self.runtime(msg, r.span)));
+        }
         for k in r.params.keys() {
             if !allowed(k) {
-                if let TypeKind::Define(_) = kind {
-                    let msg = format!("{}: has no parameter named '{k}'", r.reference());
-                    return Err(Flow::Err(self.runtime(msg, r.span)));
-                }
                 let loc = self.line_location(r.file, r.line);
                 let msg = format!("no parameter named '{k}' {loc} on {} {loc}", r.reference());
                 return Err(Flow::Err(self.plain(msg, Some(r.span))));
@@ -714,6 +732,10 @@ impl Compiler<'_> {
         let Some(def) = self.find_define(&type_name) else {
             return Ok(());
         };
+        if let Some(pos) = self.unchecked_virtual.iter().position(|&i| i == idx) {
+            self.unchecked_virtual.swap_remove(pos);
+            self.check_attributes(idx, &TypeKind::Define(def.clone()))?;
+        }
         let declaring = self.resources[idx].scope;
         let declaring_res = self.scope_resource(declaring);
         if declaring_res != idx {
@@ -1064,7 +1086,23 @@ impl Compiler<'_> {
                 self.copy_tags(scope_res, idx);
             }
         }
+        self.check_unrealized_defines()?;
         self.add_resource_metaparams();
+        Ok(())
+    }
+
+    /// Virtual defined-type instances never realized are still validated at the end, as
+    /// Puppet's `Resource#finish` does (an error without location), exported ones too.
+    fn check_unrealized_defines(&mut self) -> Result<(), EvalError> {
+        for idx in std::mem::take(&mut self.unchecked_virtual) {
+            let type_name = self.resources[idx].type_name.to_lowercase();
+            let Some(def) = self.find_define(&type_name) else {
+                continue;
+            };
+            if let Err(Flow::Err(e)) = self.check_attributes(idx, &TypeKind::Define(def)) {
+                return Err(self.plain(e.msg, e.span));
+            }
+        }
         Ok(())
     }
 

@@ -232,6 +232,8 @@ pub struct Compiler<'a> {
     pub(super) logs: Vec<LogLine>,
     /// Deprecated functions already warned about (Puppet's `warn_once`).
     pub(super) warned_deprecations: std::collections::HashSet<String>,
+    /// Virtual defined-type instances whose parameters are checked when they are evaluated.
+    pub(super) unchecked_virtual: Vec<usize>,
     pub(super) top: ScopeId,
     pub(super) node_scope: Option<ScopeId>,
     pub(super) main_file: FileId,
@@ -310,6 +312,7 @@ impl<'a> Compiler<'a> {
             pending_overrides: Vec::new(),
             logs: Vec::new(),
             warned_deprecations: Default::default(),
+            unchecked_virtual: Vec::new(),
             top: 0,
             node_scope: None,
             main_file: FileId(0),

@@ -401,6 +401,15 @@ impl Interp<'_, '_> {
                         return self.scope_call(name, vals);
                     }
                 }
+                if let (Some(r), "new") = (recv, name.as_str()) {
+                    if matches!(&**r, Node::Const(c) if c == "IPAddr") {
+                        let a = match args.first() {
+                            Some(a) => ruby_to_s(&self.eval(a)?),
+                            None => String::new(),
+                        };
+                        return ip_addr(&a);
+                    }
+                }
                 let rv = match recv {
                     Some(r) => Some(self.eval(r)?),
                     None => None,
@@ -583,6 +592,23 @@ impl Interp<'_, '_> {
                     None => Value::Undef,
                 };
                 return Err(Ctl::Next(v));
+            }
+            Node::Begin {
+                body,
+                rescue,
+                ensure,
+            } => {
+                let r = match (self.run(body), rescue) {
+                    (Err(Ctl::Err(m)), Some((var, handler))) => {
+                        if let Some(v) = var {
+                            self.set_local(v, Value::Str(m));
+                        }
+                        self.run(handler)
+                    }
+                    (r, _) => r,
+                };
+                self.run(ensure)?;
+                r?
             }
             Node::Def(name, m) => {
                 self.methods.insert(name.clone(), m.clone());
@@ -785,6 +811,8 @@ impl Interp<'_, '_> {
         }
         let Some(recv) = recv else {
             return match name {
+                // The libraries templates load (ipaddr, json, ...) are built in here.
+                "require" => Ok(Value::Bool(true)),
                 "Array" => Ok(Value::Array(to_array(a0))),
                 "String" => Ok(Value::Str(ruby_to_s(&a0))),
                 "Integer" => match &a0 {
@@ -1490,6 +1518,39 @@ impl Interp<'_, '_> {
             self.call_block(bl, vec![Value::Array(vec![a, b])])
         }
     }
+}
+
+/// `IPAddr.new(s)`: the address (with an optional `/prefix`) as IPAddr#to_s gives it, or
+/// Ruby's `invalid address` error.
+fn ip_addr(s: &str) -> E<Value> {
+    let (addr, prefix) = match s.split_once('/') {
+        Some((a, p)) => (a, Some(p)),
+        None => (s, None),
+    };
+    let ip: std::net::IpAddr = match addr.parse() {
+        Ok(ip) => ip,
+        Err(_) => return err(format!("invalid address: {s}")),
+    };
+    let max = if ip.is_ipv4() { 32 } else { 128 };
+    let bits = match prefix {
+        None => max,
+        Some(p) => match p.parse::<u32>() {
+            Ok(b) if b <= max => b,
+            _ => return err(format!("invalid address: {s}")),
+        },
+    };
+    // The network address: host bits cleared.
+    let masked = match ip {
+        std::net::IpAddr::V4(v) => {
+            let m = u32::MAX.checked_shl(32 - bits).unwrap_or(0);
+            std::net::IpAddr::V4((u32::from(v) & m).into())
+        }
+        std::net::IpAddr::V6(v) => {
+            let m = u128::MAX.checked_shl(128 - bits).unwrap_or(0);
+            std::net::IpAddr::V6((u128::from(v) & m).into())
+        }
+    };
+    Ok(Value::Str(masked.to_string()))
 }
 
 const CLASSES: &[&str] = &[

@@ -75,6 +75,12 @@ pub enum Node {
     Text(usize),
     Out(Box<Node>),
     Next(Option<Box<Node>>),
+    /// `begin body rescue [Class] [=> e] handler ensure always end`.
+    Begin {
+        body: Vec<Node>,
+        rescue: Option<(Option<String>, Vec<Node>)>,
+        ensure: Vec<Node>,
+    },
     /// `def name(params) body end`: a method of the template.
     Def(String, std::rc::Rc<Block>),
 }
@@ -1103,10 +1109,44 @@ impl Parser {
                     }),
                 )
             }
-            "begin" | "while" | "until" | "for" | "class" | "module" | "yield" | "rescue"
-            | "return" | "break" | "redo" | "retry" | "lambda" | "proc" => {
-                return Err(format!("`{k}`"))
+            "begin" => {
+                let body = self.stmts(&["rescue", "ensure", "end"])?;
+                let rescue = if self.eat_kw("rescue") {
+                    // Exception classes are not told apart: any error is rescued.
+                    while let Some(Tok::Const(_)) | Some(Tok::Op(",")) | Some(Tok::Op("::")) =
+                        self.peek()
+                    {
+                        self.pos += 1;
+                    }
+                    let var = if self.eat_op("=>") {
+                        match self.next() {
+                            Some(Tok::Ident(n)) => {
+                                self.locals.last_mut().map(|s| s.insert(n.clone()));
+                                Some(n)
+                            }
+                            t => return Err(format!("a rescue variable {}", describe(t.as_ref()))),
+                        }
+                    } else {
+                        None
+                    };
+                    Some((var, self.stmts(&["ensure", "end"])?))
+                } else {
+                    None
+                };
+                let ensure = if self.eat_kw("ensure") {
+                    self.stmts(&["end"])?
+                } else {
+                    vec![]
+                };
+                self.expect_kw("end")?;
+                Node::Begin {
+                    body,
+                    rescue,
+                    ensure,
+                }
             }
+            "while" | "until" | "for" | "class" | "module" | "yield" | "rescue" | "return"
+            | "break" | "redo" | "retry" | "lambda" | "proc" => return Err(format!("`{k}`")),
             _ => {
                 if self.is_local(&k) && !self.is_op("(") {
                     return Ok(Node::Name(k));
