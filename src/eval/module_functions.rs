@@ -16,6 +16,9 @@ pub fn builtin(name: &str) -> Option<Builtin> {
         "inet6_prefix" => f_inet6_prefix,
         "apache::bool2httpd" => f_bool2httpd,
         "memcached::max_memory" => f_memcached_max_memory,
+        "mysql::password" => f_mysql_password,
+        "postgresql::postgresql_password" | "postgresql_password" => f_postgresql_password,
+        "postgresql::postgresql_escape" => f_postgresql_escape,
         _ => return None,
     })
 }
@@ -152,6 +155,64 @@ fn f_memcached_max_memory(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     Ok(Value::Int(
         ((bytes / (1 << 20)) as f64 * (percent / 100.0)).floor() as i64,
     ))
+}
+
+/// puppetlabs-mysql: MySQL's native password hash, `*` and the upper-case hex SHA-1 of the
+/// SHA-1 of the password; an empty password or one already hashed is returned as is.
+fn f_mysql_password(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let password = match arg(a, 0) {
+        Value::Str(s) => s,
+        other => {
+            let got = other.type_name();
+            return Err(fail_plain(
+                c,
+                a,
+                format!("'mysql::password' parameter 'password' expects a String value, got {got}"),
+            ));
+        }
+    };
+    let hashed = password.len() >= 41 && {
+        let tail = &password.as_bytes()[password.len() - 41..];
+        tail[0] == b'*'
+            && tail[1..]
+                .iter()
+                .all(|b| b.is_ascii_digit() || (b'A'..=b'F').contains(b))
+    };
+    if password.is_empty() || hashed {
+        return Ok(Value::Str(password));
+    }
+    let inner = crate::digest::sha1(password.as_bytes());
+    let outer = crate::digest::hex(&crate::digest::sha1(&inner));
+    Ok(Value::Str(format!("*{}", outer.to_uppercase())))
+}
+
+/// puppetlabs-postgresql: `md5` and the MD5 of the password followed by the user name.
+fn f_postgresql_password(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let (user, password) = (arg(a, 0).to_display(), arg(a, 1).to_display());
+    Ok(Value::Str(format!(
+        "md5{}",
+        super::strings::md5_hex(format!("{password}{user}").as_bytes())
+    )))
+}
+
+/// puppetlabs-postgresql: a dollar-quoted string, with a tag from MD5 digests when the text
+/// holds `$$` or ends with `$`.
+fn f_postgresql_escape(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let input = arg(a, 0).to_display();
+    if !(input.contains("$$") || input.ends_with('$')) {
+        return Ok(Value::Str(format!("$${input}$$")));
+    }
+    let tag_of = |s: &str| -> String {
+        super::strings::md5_hex(s.as_bytes())[..6]
+            .chars()
+            .filter(|c| !c.is_ascii_digit())
+            .collect()
+    };
+    let mut tag = tag_of(&input);
+    while input.contains(&tag) {
+        tag = tag_of(&tag);
+    }
+    Ok(Value::Str(format!("${tag}${input}${tag}$")))
 }
 
 /// `ERB::Util.url_encode`.
