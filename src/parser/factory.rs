@@ -35,6 +35,16 @@ impl SynStmt {
     }
 }
 
+/// `..., a`: `a` continues the last statement of `v` (there is one: the grammar reads a
+/// comma only after a statement).
+pub fn continue_statement(v: &mut Vec<SynStmt>, comma: usize, a: Expr) {
+    let s = match v.pop() {
+        Some(last) => last.push(comma, a),
+        None => SynStmt::One(a),
+    };
+    v.push(s);
+}
+
 /// Functions Puppet lets be called without parentheses (`include a, b`).
 const STATEMENT_CALLS: &[&str] = &[
     "require", "realize", "include", "contain", "tag", "debug", "info", "notice", "warning", "err",
@@ -581,4 +591,41 @@ pub fn fold_operators(first: Expr, rest: Vec<OpItem>) -> Expr {
         reduce(&mut operands, &mut ops);
     }
     operands.pop().expect("one result")
+}
+
+/// `key => value`, located from the key's start to the value's end.
+pub fn keyed(key: Expr, value: Expr) -> KeyedEntry {
+    let span = key.span.to(value.span);
+    KeyedEntry { key, value, span }
+}
+
+/// An operator of egrammar's statement rows: assignments and relationships.
+#[derive(Clone, Copy, Debug)]
+pub enum StmtOp {
+    Assign(AssignOp),
+    Rel(RelOp),
+}
+
+impl B {
+    /// Folds `r0 op1 r1 op2 r2 ...` as egrammar's precedence table does: relationships bind
+    /// tighter and associate to the left, assignments associate to the right. The nodes are
+    /// built in the order the cascade of rules (`Relationship`, `Assignment`) built them.
+    pub fn fold_statement(&self, first: Expr, rest: Vec<(StmtOp, Expr)>) -> Expr {
+        // The left operands of the assignments met so far, with their operators.
+        let mut lefts: Vec<(Expr, AssignOp)> = Vec::new();
+        let mut current = first;
+        for (op, e) in rest {
+            match op {
+                StmtOp::Rel(op) => current = self.relationship(op, current, e),
+                StmtOp::Assign(op) => {
+                    lefts.push((current, op));
+                    current = e;
+                }
+            }
+        }
+        while let Some((left, op)) = lefts.pop() {
+            current = self.assign(op, left, current);
+        }
+        current
+    }
 }

@@ -21,6 +21,13 @@ lalrpop_util::lalrpop_mod!(
     "/puppet.rs"
 );
 
+// The grammar whose syntax errors Ordo reports (see grammar/puppet_reference.lalrpop).
+lalrpop_util::lalrpop_mod!(
+    #[allow(clippy::all, clippy::pedantic, unused_parens, dead_code)]
+    reference_grammar,
+    "/puppet_reference.rs"
+);
+
 /// The result of parsing one file: the tree (when there was no syntax error) and every
 /// diagnostic.
 #[derive(Debug)]
@@ -46,21 +53,45 @@ pub fn parse(text: &str, file: FileId) -> Parsed {
 /// [`parse`], lexing on a second thread or not.
 fn parse_on(text: &str, file: FileId, lex_thread: bool) -> Parsed {
     if lex_thread {
-        std::thread::scope(|s| run(lexer::cook_stream_on(s, text), text, file))
+        std::thread::scope(|s| run(|| lexer::cook_stream_on(s, text), text, file))
     } else {
-        run(lexer::cook_stream(text), text, file)
+        run(|| lexer::cook_stream(text), text, file)
     }
 }
 
 /// Parses an EPP template (`.epp`).
 pub fn parse_epp(text: &str, file: FileId) -> Parsed {
-    run(lexer::cook_epp_stream(text), text, file)
+    run(|| lexer::cook_epp_stream(text), text, file)
 }
 
-fn run(mut stream: lexer::Stream, text: &str, file: FileId) -> Parsed {
+/// What the grammar gives back.
+type GrammarResult = Result<Expr, ParseError<usize, Tok, LexError>>;
+
+/// Parses the tokens of `stream()` with the fast grammar; a source it refuses, or whose
+/// actions found errors, is parsed again with the reference grammar, whose diagnostics are
+/// the ones reported (see grammar/puppet_reference.lalrpop).
+fn run<'a>(stream: impl Fn() -> lexer::Stream<'a>, text: &str, file: FileId) -> Parsed {
     let mut b = factory::B::new(file);
+    let mut tokens = stream();
+    let mut result: GrammarResult = grammar::ProgramParser::new().parse(&mut b, &mut tokens);
+    if result.is_err() || !b.errors.is_empty() {
+        // Stops a lexing thread still running (after a syntax error).
+        drop(tokens);
+        b = factory::B::new(file);
+        tokens = stream();
+        result = reference_grammar::ProgramParser::new().parse(&mut b, &mut tokens);
+    }
+    finish(result, b, tokens, text, file)
+}
+
+fn finish(
+    result: GrammarResult,
+    mut b: factory::B,
+    stream: lexer::Stream,
+    text: &str,
+    file: FileId,
+) -> Parsed {
     let end = text.len();
-    let result = grammar::ProgramParser::new().parse(&mut b, &mut stream);
     // Complete: a successful parse has read the stream to its end.
     let depth_bound = stream.depth_bound();
     // Stops a lexing thread still running (after a syntax error).
@@ -195,6 +226,75 @@ mod tests {
     /// goes, wherever the chunks happen to end (the statements below are of uneven lengths
     /// and mix the tokens the cooker decides by context: `[` after a value, binary and
     /// prefix `-`, `/` as division or regex, interpolation, heredocs).
+    /// One grammar, without the fallback: its tree, or where it met an error (the error's
+    /// note may differ between the grammars, the token it is met at may not), and the
+    /// actions' errors.
+    fn one_grammar(text: &str, epp: bool, reference: bool) -> String {
+        let mut b = factory::B::new(FileId(0));
+        let mut tokens = if epp {
+            lexer::cook_epp_stream(text)
+        } else {
+            lexer::cook_stream(text)
+        };
+        let result = if reference {
+            reference_grammar::ProgramParser::new().parse(&mut b, &mut tokens)
+        } else {
+            grammar::ProgramParser::new().parse(&mut b, &mut tokens)
+        };
+        match result {
+            Ok(tree) => format!("{tree:?} {:?}", b.errors),
+            Err(ParseError::UnrecognizedToken { token, .. }) => format!("at {token:?}"),
+            Err(ParseError::UnrecognizedEof { .. }) => "at the end".to_string(),
+            Err(e) => format!("{e:?}"),
+        }
+    }
+
+    fn sources(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir)
+            .expect("a fixtures directory")
+            .flatten()
+        {
+            let p = entry.path();
+            if p.is_dir() {
+                sources(&p, out);
+            } else if p.extension().is_some_and(|x| x == "pp" || x == "epp") {
+                out.push(p);
+            }
+        }
+    }
+
+    /// The fast grammar accepts what the reference grammar accepts, with the same tree and
+    /// the same errors from its actions, and refuses what it refuses at the same token: over
+    /// every manifest and template under fixtures/ (valid ones, syntax errors, fuzz finds).
+    #[test]
+    fn fast_grammar_agrees_with_the_reference_grammar() {
+        let mut files = Vec::new();
+        sources(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures"),
+            &mut files,
+        );
+        assert!(files.len() > 100, "fixtures/ has its manifests");
+        // More sources to compare on, e.g. the shared corpus after a grammar change:
+        // ORDO_GRAMMAR_DIRS=../shared/corpus cargo test fast_grammar_agrees
+        if let Some(dirs) = std::env::var_os("ORDO_GRAMMAR_DIRS") {
+            for d in std::env::split_paths(&dirs) {
+                sources(&d, &mut files);
+            }
+        }
+        let mut refused = 0;
+        for f in &files {
+            let Ok(text) = std::fs::read_to_string(f) else {
+                continue;
+            };
+            let epp = f.extension().is_some_and(|x| x == "epp");
+            let fast = one_grammar(&text, epp, false);
+            let reference = one_grammar(&text, epp, true);
+            assert_eq!(fast, reference, "{}", f.display());
+            refused += usize::from(fast.starts_with("at "));
+        }
+        assert!(refused > 10, "some fixtures have syntax errors");
+    }
+
     #[test]
     fn lexing_thread_changes_nothing() {
         let statement = |i: usize| match i % 7 {
