@@ -383,6 +383,23 @@ impl Interp<'_, '_> {
                     }
                 };
                 self.write_back(target, &updated);
+                // `scope.lookupvar('x')[k] = v` changes the Puppet variable itself, as the
+                // shared Ruby hash would.
+                if let Node::Call {
+                    recv: Some(r),
+                    name,
+                    args,
+                    ..
+                } = &**target
+                {
+                    let on_scope = matches!(&**r, Node::Name(s) if s == "scope")
+                        && self.local("scope").is_none()
+                        && (name == "lookupvar" || name == "[]");
+                    if let (true, Some(a)) = (on_scope, args.first()) {
+                        let var = ruby_to_s(&self.eval(a)?);
+                        self.set_scope_var(&var, updated);
+                    }
+                }
                 v
             }
             Node::Call {
@@ -417,6 +434,16 @@ impl Interp<'_, '_> {
                 let mut vals = vec![];
                 for a in args {
                     vals.push(self.eval(a)?);
+                }
+                // `x.compact!`, `x.uniq!`, ...: the method without `!`, its result written
+                // back to the variable (Ruby changes the object in place).
+                // On anything else (`a.flatten.compact!`) only the result counts.
+                if let (Some(r), Some(base)) = (recv, name.strip_suffix('!')) {
+                    if !base.is_empty() {
+                        let new = self.call(rv, base, vals, block.as_ref())?;
+                        self.write_back(r, &new);
+                        return Ok(new);
+                    }
                 }
                 // Hash#delete / Array#delete change the variable they are called on.
                 if let (Some(r), "delete", [key]) = (recv, name.as_str(), vals.as_slice()) {
@@ -756,12 +783,37 @@ impl Interp<'_, '_> {
         }
     }
 
+    /// Updates the Puppet variable `name` where the template's scope chain holds it (else
+    /// sets it in the template's scope).
+    fn set_scope_var(&mut self, name: &str, value: Value) {
+        let name = name.trim_start_matches("::");
+        let mut s = Some(self.scope);
+        while let Some(id) = s {
+            if let Some(slot) = self.c.scopes[id].vars.get_mut(name) {
+                *slot = value;
+                return;
+            }
+            s = self.c.scopes[id].parent;
+        }
+        self.c.scopes[self.scope]
+            .vars
+            .insert(name.to_string(), value);
+    }
+
     fn scope_call(&mut self, name: &str, args: Vec<Value>) -> E<Value> {
         match name {
             "lookupvar" | "[]" => {
                 Ok(self.lookupvar(&args.first().map(ruby_to_s).unwrap_or_default()))
             }
             "to_hash" => Ok(self.scope_hash()),
+            // Sets a variable of the template's scope (apache's templates pass data to the
+            // templates they call this way).
+            "setvar" => {
+                let name = args.first().map(ruby_to_s).unwrap_or_default();
+                let value = args.get(1).cloned().unwrap_or(Value::Undef);
+                self.c.scopes[self.scope].vars.insert(name, value.clone());
+                Ok(value)
+            }
             "call_function" => {
                 let fname = args.first().map(ruby_to_s).unwrap_or_default();
                 let fargs = to_array(args.get(1).cloned().unwrap_or(Value::Undef));
