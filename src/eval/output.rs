@@ -131,10 +131,10 @@ pub struct CatalogSource {
 }
 
 impl CatalogSource {
-    /// Writes the catalog exactly as [`Catalog::write_pretty`] writes the one
-    /// `build_catalog` builds, straight from the compiler's resources (nothing converted,
-    /// nothing copied but into the text).
-    pub fn write_pretty(&self, w: &mut impl std::io::Write) -> std::io::Result<()> {
+    /// Writes the catalog exactly as [`Catalog::write_json`] writes the one
+    /// `build_catalog` builds (pretty or compact), straight from the compiler's resources
+    /// (nothing converted, nothing copied but into the text).
+    pub fn write_json(&self, w: &mut impl std::io::Write, pretty: bool) -> std::io::Result<()> {
         let mut members = ResMembers {
             source: self,
             next: 0,
@@ -143,7 +143,7 @@ impl CatalogSource {
             namevar: None,
             last_source: None,
         };
-        pretty::catalog(w, &self.header, &mut members)
+        pretty::catalog(w, &self.header, &mut members, pretty)
     }
 }
 
@@ -596,20 +596,23 @@ d { 'd1': x => { 2 => 3, 2.0 => 4, 'z' => { 'deep' => [[[[[[[[[[1]]]]]]]]]] } } 
         let built = compile_catalog("site.pp", MANIFEST, &NoModules, &opts);
         let errors: Vec<_> = built.diagnostics.iter().filter(|d| d.is_error()).collect();
         assert!(errors.is_empty(), "{errors:?}");
-        let mut want = vec![];
-        built.catalog.unwrap().write_pretty(&mut want).unwrap();
+        let built = built.catalog.unwrap();
         let source = compile_to_write("site.pp", MANIFEST, &NoModules, &opts);
-        let mut got = vec![];
-        source
-            .catalog_source
-            .unwrap()
-            .write_pretty(&mut got)
-            .unwrap();
-        let (want, got) = (
-            String::from_utf8(want).unwrap(),
-            String::from_utf8(got).unwrap(),
-        );
-        assert_eq!(got, want);
+        let source = source.catalog_source.unwrap();
+        let text = |pretty| {
+            let (mut want, mut got) = (vec![], vec![]);
+            built.write_json(&mut want, pretty).unwrap();
+            source.write_json(&mut got, pretty).unwrap();
+            let (want, got) = (
+                String::from_utf8(want).unwrap(),
+                String::from_utf8(got).unwrap(),
+            );
+            assert_eq!(got, want);
+            got
+        };
+        let compact = text(false);
+        assert_eq!(compact, serde_json::to_string(&built).unwrap());
+        let got = text(true);
         for seen in [
             "sensitive_parameters",
             "__ptype",
