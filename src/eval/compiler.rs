@@ -216,8 +216,12 @@ pub struct Compiler<'a> {
     /// The module whose file defines a class or defined type (by lower-case name); absent
     /// for definitions in the main manifest. `$module_name` comes from here, as Puppet's.
     pub(super) def_modules: HashMap<String, String>,
-    pub(super) scopes: Vec<Scope>,
-    pub(super) resources: Vec<Res>,
+    // Boxed: a vector of tens of thousands of big structs would be copied, and fresh memory
+    // touched, at each doubling (mixed10k: 4 MB copied, 260 page faults); boxes stay put.
+    #[allow(clippy::vec_box)]
+    pub(super) scopes: Vec<Box<Scope>>,
+    #[allow(clippy::vec_box)]
+    pub(super) resources: Vec<Box<Res>>,
     /// (Type, title) -> resource.
     pub(super) index: super::res_index::ResIndex,
     /// (Type, namevar or alias) -> resource.
@@ -838,7 +842,7 @@ impl<'a> Compiler<'a> {
     // ---- scopes --------------------------------------------------------------------------------
 
     pub(super) fn new_scope(&mut self, s: Scope) -> ScopeId {
-        self.scopes.push(s);
+        self.scopes.push(Box::new(s));
         self.scopes.len() - 1
     }
 
@@ -947,7 +951,7 @@ impl<'a> Compiler<'a> {
                 self.by_type.insert(tn.to_string(), vec![idx]);
             }
         }
-        self.resources.push(Res {
+        self.resources.push(Box::new(Res {
             type_name: type_name.into(),
             title: title.to_string(),
             params: Default::default(),
@@ -964,7 +968,7 @@ impl<'a> Compiler<'a> {
             is_define: false,
             dropped: false,
             span,
-        });
+        }));
         idx
     }
 

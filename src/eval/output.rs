@@ -126,7 +126,8 @@ pub struct CatalogSource {
     header: Catalog,
     namevars: Namevars,
     files: FxHashMap<crate::span::FileId, Option<String>>,
-    resources: Vec<Res>,
+    #[allow(clippy::vec_box)] // as the compiler's (see `Compiler::resources`)
+    resources: Vec<Box<Res>>,
     containment: Vec<(usize, usize)>,
 }
 
@@ -394,7 +395,7 @@ impl EdgeCursor {
     /// The next edge, as the indexes of its source and target.
     fn next(
         &mut self,
-        resources: &[Res],
+        resources: &[Box<Res>],
         containment: &[(usize, usize)],
     ) -> Option<(usize, usize)> {
         while let Some(&(s, t)) = containment.get(self.next) {
@@ -410,7 +411,7 @@ impl EdgeCursor {
 
 /// The catalog's containment edges.
 fn catalog_edges<'r>(
-    resources: &'r [Res],
+    resources: &'r [Box<Res>],
     containment: &'r [(usize, usize)],
 ) -> impl Iterator<Item = Edge> + 'r {
     let mut cursor = EdgeCursor::default();
