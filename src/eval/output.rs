@@ -140,7 +140,7 @@ impl CatalogSource {
             source: self,
             next: 0,
             edges: EdgeCursor::default(),
-            tags: Vec::new(),
+            tags: SortedTags::default(),
             namevar: None,
             last_source: None,
         };
@@ -154,8 +154,9 @@ struct ResMembers<'a> {
     /// The next resource to look at.
     next: usize,
     edges: EdgeCursor,
-    /// The tags of the resource being written, sorted (kept for its buffer).
-    tags: Vec<(u64, &'a str)>,
+    /// The tags of the resource being written, sorted (kept for its buffer, and for the
+    /// next resource, which often has the same).
+    tags: SortedTags<'a>,
     /// The last resource type written and its namevar.
     namevar: Option<(&'a str, Option<&'a str>)>,
     /// The last edge source written and its JSON text (containers have many edges).
@@ -229,19 +230,45 @@ fn write_reference(w: &mut pretty::Buf, r: &Res) {
     w.extend_from_slice(b"]\"");
 }
 
+/// The sorted tags of the last resource written, and its tags as they were (the next
+/// resource, often of the same container and type, may have the very same: no new sort).
+#[derive(Default)]
+struct SortedTags<'a> {
+    sorted: Vec<(u64, &'a str)>,
+    of: Option<&'a super::tags::Tags>,
+}
+
+impl<'a> SortedTags<'a> {
+    /// The tags of `r`, sorted.
+    fn of(&mut self, r: &'a Res) -> &[(u64, &'a str)] {
+        let same = self.of.is_some_and(|of| {
+            of.len() == r.tags.len()
+                && of
+                    .iter()
+                    .zip(r.tags.iter())
+                    .all(|(a, b)| std::sync::Arc::ptr_eq(a, b) || a == b)
+        });
+        if !same {
+            self.of = Some(&r.tags);
+            self.sorted.clear();
+            self.sorted.extend(r.tags.iter().map(|t| tag_key(&**t)));
+            sort_tags(&mut self.sorted);
+        }
+        &self.sorted
+    }
+}
+
 /// Writes a compiled resource as [`catalog_resource`] converts it and the catalog writes
-/// it; `tags` is a buffer for its sorted tags.
+/// it; `tags` keeps its sorted tags.
 fn write_resource<'a>(
     w: &mut pretty::Buf,
     depth: usize,
     r: &'a Res,
     namevar: Option<&str>,
     file: Option<&str>,
-    tags: &mut Vec<(u64, &'a str)>,
+    tags: &mut SortedTags<'a>,
 ) {
-    tags.clear();
-    tags.extend(r.tags.iter().map(|t| tag_key(&**t)));
-    sort_tags(tags);
+    let tags = tags.of(r);
     let class_title;
     let title = if r.type_name == "Class" {
         class_title = capitalize_type(&r.title);
