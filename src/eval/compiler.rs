@@ -345,7 +345,8 @@ impl<'a> Compiler<'a> {
 
     /// The result carries a [`super::CatalogSource`] instead of the catalog, for a caller
     /// that only writes the catalog out (without storeconfigs, whose export store needs the
-    /// built resources).
+    /// built resources) and then exits: the compiler's own data (scopes, indexes) is left
+    /// to the OS, not freed.
     pub fn deferring_catalog(mut self) -> Self {
         self.defer_catalog = true;
         self
@@ -434,16 +435,22 @@ impl<'a> Compiler<'a> {
                     Compiled::Catalog(c) => (Some(c), None),
                     Compiled::Source(s) => (None, Some(s)),
                 };
-                CompileResult {
+                let result = CompileResult {
                     exported,
                     catalog,
                     catalog_source,
                     logs: std::mem::take(&mut self.logs),
                     diagnostics,
-                    sources: self.sources,
+                    sources: std::mem::take(&mut self.sources),
                     provenance,
                     priorities: std::mem::take(&mut self.priority.conflicts),
+                };
+                if self.defer_catalog {
+                    // The caller writes the catalog and exits (see `deferring_catalog`):
+                    // freeing the scopes and indexes piece by piece would only cost time.
+                    std::mem::forget(self);
                 }
+                result
             }
             Err(e) => {
                 let mut d = Diagnostic::error("evaluation", e.msg);
