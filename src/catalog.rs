@@ -222,7 +222,46 @@ pub(crate) mod pretty {
     /// The buffer is handed to the writer once it is this full.
     pub(crate) const CHUNK: usize = 1 << 16;
 
-    pub(crate) type Buf = Vec<u8>;
+    /// The text being written, and whether it is pretty (serde_json's `PrettyFormatter`:
+    /// two-space indent, `": "`) or compact (its `CompactFormatter`: no white space).
+    pub(crate) struct Buf {
+        bytes: Vec<u8>,
+        pretty: bool,
+    }
+
+    impl Buf {
+        pub(crate) fn new(capacity: usize, pretty: bool) -> Buf {
+            Buf {
+                bytes: Vec::with_capacity(capacity),
+                pretty,
+            }
+        }
+
+        /// What goes between a key and its value.
+        #[inline(always)]
+        fn colon(&mut self) {
+            if self.pretty {
+                self.bytes.extend_from_slice(b": ")
+            } else {
+                self.bytes.push(b':')
+            }
+        }
+    }
+
+    impl std::ops::Deref for Buf {
+        type Target = Vec<u8>;
+        #[inline(always)]
+        fn deref(&self) -> &Vec<u8> {
+            &self.bytes
+        }
+    }
+
+    impl std::ops::DerefMut for Buf {
+        #[inline(always)]
+        fn deref_mut(&mut self) -> &mut Vec<u8> {
+            &mut self.bytes
+        }
+    }
 
     /// Writes a JSON object or array member by member, as serde_json's `PrettyFormatter`.
     pub(crate) struct Block {
@@ -232,7 +271,8 @@ pub(crate) mod pretty {
     }
 
     fn indent(w: &mut Buf, depth: usize) {
-        w.resize(w.len() + depth * 2, b' ');
+        let len = w.len() + depth * 2;
+        w.resize(len, b' ');
     }
 
     /// A new line, maybe after a comma (the first `.1` bytes), then spaces.
@@ -244,8 +284,16 @@ pub(crate) mod pretty {
     const COMMA_LINE: LineText = (b",\n                ", 2);
 
     /// `text`'s new line and the indent of `depth`: one fixed-size copy (no `memcpy` call)
-    /// for the usual depths, the spaces past the indent cut off again.
+    /// for the usual depths, the spaces past the indent cut off again. Compact text keeps
+    /// only the comma.
+    #[inline(always)]
     fn line_with(w: &mut Buf, (text, start): LineText, depth: usize) {
+        if !w.pretty {
+            if start > 1 {
+                w.push(b',');
+            }
+            return;
+        }
         let len = start + depth * 2;
         if len <= text.len() {
             let end = w.len() + len;
@@ -277,7 +325,7 @@ pub(crate) mod pretty {
         pub(crate) fn key(&mut self, w: &mut Buf, key: &str) {
             self.next(w);
             string(w, key);
-            w.extend_from_slice(b": ");
+            w.colon();
         }
 
         /// [`Block::key`] for a field name of the format (plain ASCII, nothing to escape).
@@ -289,7 +337,8 @@ pub(crate) mod pretty {
             self.next(w);
             w.push(b'"');
             w.extend_from_slice(name.as_bytes());
-            w.extend_from_slice(b"\": ");
+            w.push(b'"');
+            w.colon();
         }
 
         pub(crate) fn close(self, w: &mut Buf, bracket: u8) {
@@ -505,7 +554,7 @@ pub(crate) mod pretty {
     /// A JSON number as serde_json writes it.
     pub(crate) fn number(w: &mut Buf, n: &serde_json::Number) {
         // Writing to a Vec cannot fail.
-        let _ = serde_json::to_writer(&mut *w, n);
+        let _ = serde_json::to_writer(&mut w.bytes, n);
     }
 
     fn kind_name(k: ResourceKind) -> &'static [u8] {
@@ -705,13 +754,15 @@ pub(crate) mod pretty {
         Ok(())
     }
 
-    /// The catalog `c`, with the resources and edges of `members` in place of its own.
+    /// The catalog `c`, with the resources and edges of `members` in place of its own,
+    /// pretty or compact.
     pub(crate) fn catalog(
         out: &mut impl Write,
         c: &Catalog,
         members: &mut impl Members,
+        pretty: bool,
     ) -> io::Result<()> {
-        let mut buf = Vec::with_capacity(CHUNK + (CHUNK >> 2));
+        let mut buf = Buf::new(CHUNK + (CHUNK >> 2), pretty);
         let w = &mut buf;
         let mut b = Block::open(w, 0, b'{');
         b.field(w, "tags");
@@ -743,12 +794,12 @@ pub(crate) mod pretty {
     }
 
     /// [`catalog`] with the catalog's own resources and edges.
-    pub(super) fn own_catalog(out: &mut impl Write, c: &Catalog) -> io::Result<()> {
+    pub(super) fn own_catalog(out: &mut impl Write, c: &Catalog, pretty: bool) -> io::Result<()> {
         let mut own = Own {
             resources: c.resources.iter(),
             edges: c.edges.iter(),
         };
-        catalog(out, c, &mut own)
+        catalog(out, c, &mut own, pretty)
     }
 }
 
@@ -756,7 +807,18 @@ impl Catalog {
     /// Writes the catalog as [`Catalog::to_json_pretty`] renders it (byte for byte), without
     /// building the text in memory first. Use a buffered writer.
     pub fn write_pretty(&self, w: &mut impl std::io::Write) -> std::io::Result<()> {
-        pretty::own_catalog(w, self)
+        pretty::own_catalog(w, self, true)
+    }
+
+    /// Writes the catalog as compact JSON, as `serde_json::to_writer` (and `puppet catalog
+    /// compile --render-as json`) does: no white space. Use a buffered writer.
+    pub fn write_compact(&self, w: &mut impl std::io::Write) -> std::io::Result<()> {
+        pretty::own_catalog(w, self, false)
+    }
+
+    /// [`Catalog::write_pretty`] when `pretty`, else [`Catalog::write_compact`].
+    pub fn write_json(&self, w: &mut impl std::io::Write, pretty: bool) -> std::io::Result<()> {
+        pretty::own_catalog(w, self, pretty)
     }
 }
 
@@ -824,6 +886,17 @@ mod tests {
     }
 
     #[test]
+    fn write_compact_is_serde_compact() {
+        for c in [sample(), Catalog::new("")] {
+            let mut out = vec![];
+            c.write_compact(&mut out).unwrap();
+            let text = String::from_utf8(out).unwrap();
+            assert_eq!(text, serde_json::to_string(&c).unwrap());
+            assert!(!text.contains('\n') && !text.contains(": "), "{text}");
+        }
+    }
+
+    #[test]
     fn numbers_and_deep_values_are_as_serde_writes_them() {
         let mut c = sample();
         for (i, line) in [0, 9, 10, 99, 1000, 4_294_967_295].into_iter().enumerate() {
@@ -841,6 +914,12 @@ mod tests {
         let mut out = vec![];
         c.write_pretty(&mut out).unwrap();
         assert_eq!(String::from_utf8(out).unwrap(), c.to_json_pretty());
+        let mut out = vec![];
+        c.write_compact(&mut out).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            serde_json::to_string(&c).unwrap()
+        );
     }
 
     #[test]
@@ -856,10 +935,10 @@ mod tests {
                 }
             }
             for s in cases {
-                let mut out = vec![];
+                let mut out = pretty::Buf::new(0, true);
                 pretty::string(&mut out, &s);
                 assert_eq!(
-                    String::from_utf8(out).unwrap(),
+                    String::from_utf8(out.to_vec()).unwrap(),
                     serde_json::to_string(&s).unwrap()
                 );
             }

@@ -191,3 +191,49 @@ fn refusals_of_the_command_line() {
         String::from_utf8_lossy(&run.stderr).contains("Two facts files for node web1.example.com")
     );
 }
+
+#[test]
+fn catalogs_are_compact_json_unless_pretty() {
+    let dir = setup();
+    let d = dir.path();
+    let alone_to_stdout = |extra: &[&str]| {
+        let run = ordo()
+            .current_dir(d)
+            .args(["compile", "site.pp", "--modulepath", "modules"])
+            .args(["--node", "db1.example.com"])
+            .args(["--facts", "nodes/db1.example.com.yaml"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(run.status.success(), "{run:?}");
+        String::from_utf8(run.stdout).unwrap()
+    };
+    let compact = alone_to_stdout(&[]);
+    let pretty = alone_to_stdout(&["--pretty"]);
+    let catalog: serde_json::Value = serde_json::from_str(&compact).unwrap();
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&pretty).unwrap(),
+        catalog
+    );
+    assert!(catalog["resources"].as_array().unwrap().len() > 3);
+    // Compact as `puppet catalog compile --render-as json` prints it: one line.
+    assert_eq!(compact, serde_json::to_string(&catalog).unwrap() + "\n");
+    assert_eq!(
+        pretty,
+        serde_json::to_string_pretty(&catalog).unwrap() + "\n"
+    );
+    // --nodes writes the same text, compact or pretty.
+    for (extra, want) in [(None, &compact), (Some("--pretty"), &pretty)] {
+        let out = d.join("out/db1.example.com.json");
+        let _ = std::fs::remove_file(&out);
+        let run = ordo()
+            .current_dir(d)
+            .args(["compile", "site.pp", "--nodes", "nodes", "--outdir", "out"])
+            .args(["--modulepath", "modules", "--jobs", "1"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(run.status.success(), "{run:?}");
+        assert_eq!(&std::fs::read_to_string(out).unwrap(), want, "{extra:?}");
+    }
+}

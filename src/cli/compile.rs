@@ -220,6 +220,10 @@ pub struct CompileArgs {
     /// Write the catalog here instead of stdout.
     #[arg(short = 'o', long)]
     pub output: Option<PathBuf>,
+    /// Indent the JSON catalog (two spaces a level) instead of printing it compact, on one
+    /// line, as `puppet catalog compile --render-as json` does.
+    #[arg(long)]
+    pub pretty: bool,
     /// Print on stderr the duplicate declarations resolved by `priority` and the merged
     /// order of every defined type's instances (Rudder ordering, Ordo extension).
     #[arg(long)]
@@ -251,7 +255,7 @@ pub fn run(args: &CompileArgs) -> i32 {
     inputs.state_dir = Some(args.state_dir.clone());
     if let (Some(nodes), Some(outdir)) = (&args.nodes, &args.outdir) {
         let jobs = args.jobs.map(|j| j as usize);
-        return super::nodes::run(&manifest, nodes, outdir, &inputs, jobs);
+        return super::nodes::run(&manifest, nodes, outdir, &inputs, jobs, args.pretty);
     }
     // Unless the catalog is explained, it is only written: written as it is built.
     let mode = if args.explain_priorities {
@@ -273,7 +277,7 @@ pub fn run(args: &CompileArgs) -> i32 {
         Some(p) => {
             let written = std::fs::File::create(p).and_then(|f| {
                 let mut w = std::io::BufWriter::with_capacity(1 << 16, f);
-                write_result(&mut w, &result)?;
+                write_result(&mut w, &result, args.pretty)?;
                 w.into_inner().map_err(|e| e.into_error())?;
                 Ok(())
             });
@@ -288,7 +292,7 @@ pub fn run(args: &CompileArgs) -> i32 {
         None => {
             let mut w = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
             // A closed stdout is not an error (as `outln!`).
-            let _ = write_result(&mut w, &result).and_then(|_| w.flush());
+            let _ = write_result(&mut w, &result, args.pretty).and_then(|_| w.flush());
             0
         }
     };
@@ -299,20 +303,25 @@ pub fn run(args: &CompileArgs) -> i32 {
 }
 
 /// Writes the catalog of a successful compile as [`write_catalog`] does.
-fn write_result(w: &mut impl Write, result: &eval::CompileResult) -> std::io::Result<()> {
+fn write_result(
+    w: &mut impl Write,
+    result: &eval::CompileResult,
+    pretty: bool,
+) -> std::io::Result<()> {
     match (&result.catalog, &result.catalog_source) {
-        (Some(catalog), _) => write_catalog(w, catalog),
+        (Some(catalog), _) => write_catalog(w, catalog, pretty),
         (None, Some(source)) => {
-            source.write_pretty(w)?;
+            source.write_json(w, pretty)?;
             w.write_all(b"\n")
         }
         (None, None) => Ok(()),
     }
 }
 
-/// The catalog as `ordo compile` prints it: pretty JSON and a newline, streamed.
-pub fn write_catalog(w: &mut impl Write, catalog: &Catalog) -> std::io::Result<()> {
-    catalog.write_pretty(w)?;
+/// The catalog as `ordo compile` prints it: JSON (compact, or indented when `pretty`) and
+/// a newline, streamed.
+pub fn write_catalog(w: &mut impl Write, catalog: &Catalog, pretty: bool) -> std::io::Result<()> {
+    catalog.write_json(w, pretty)?;
     w.write_all(b"\n")
 }
 
@@ -454,9 +463,13 @@ pub fn compile_text(
     })
 }
 
-/// The text `ordo compile` writes for a catalog (`-o` file or stdout line).
-pub fn catalog_text(catalog: &Catalog) -> String {
-    catalog.to_json_pretty() + "\n"
+/// The text `ordo compile` writes for a catalog (`-o` file or stdout line), compact or
+/// indented.
+pub fn catalog_text(catalog: &Catalog, pretty: bool) -> Vec<u8> {
+    let mut text = Vec::new();
+    // Writing to a Vec cannot fail.
+    let _ = write_catalog(&mut text, catalog, pretty);
+    text
 }
 
 /// The exported-resources store of the inputs' state directory.

@@ -5,7 +5,8 @@
 //! every manifest and module file is parsed once: the trees are shared, read-only, by all
 //! compiles ([`ParseCache`]). Nodes are compiled in parallel by `jobs` threads (default: the
 //! available cores), each writing `OUT/NODE.json`, byte for byte what
-//! `ordo compile MANIFEST --node NODE --facts FILE -o OUT/NODE.json` writes.
+//! `ordo compile MANIFEST --node NODE --facts FILE -o OUT/NODE.json` writes (compact JSON,
+//! or indented with `--pretty`).
 //!
 //! A node whose facts cannot be read or whose compile fails has its errors printed with its
 //! name; the other nodes still compile, and the exit status is 1. A summary line ends the run.
@@ -77,6 +78,7 @@ fn compile_node(
     inputs: &CompileInputs,
     outdir: &Path,
     cache: &Arc<ParseCache>,
+    pretty: bool,
 ) -> Outcome {
     let mut messages = String::new();
     let facts = match crate::facts::read_facts(&node.facts) {
@@ -135,7 +137,7 @@ fn compile_node(
         }
     }
     let path = outdir.join(format!("{}.json", node.name));
-    if let Err(e) = std::fs::write(&path, catalog_text(catalog)) {
+    if let Err(e) = std::fs::write(&path, catalog_text(catalog, pretty)) {
         messages.push_str(&format!(
             "Error: Could not write {}: {e} (node {})\n",
             path.display(),
@@ -156,6 +158,7 @@ pub fn run(
     outdir: &Path,
     inputs: &CompileInputs,
     jobs: Option<usize>,
+    pretty: bool,
 ) -> i32 {
     let start = Instant::now();
     let text = match std::fs::read_to_string(manifest) {
@@ -187,7 +190,7 @@ pub fn run(
         let Some(node) = nodes.get(i) else {
             break;
         };
-        let outcome = compile_node(manifest, &text, node, inputs, outdir, &cache);
+        let outcome = compile_node(manifest, &text, node, inputs, outdir, &cache, pretty);
         if !outcome.messages.is_empty() {
             let _ = std::io::stderr()
                 .lock()

@@ -1155,7 +1155,8 @@ impl Compiler<'_> {
         for &(s, t) in &self.containment {
             children[s].push(t);
         }
-        let mut data: Vec<Option<IndexMap<String, Value>>> = vec![None; n];
+        // Kept for the containers still to walk only (a few in a hundred resources).
+        let mut data: crate::fxhash::FxHashMap<usize, IndexMap<String, Value>> = Default::default();
         let mut seen = vec![false; n];
         let mut stack = vec![main];
         seen[main] = true;
@@ -1163,7 +1164,7 @@ impl Compiler<'_> {
             // Each resource is pushed once, so its children are walked once.
             let kids = std::mem::take(&mut children[src]);
             for t in kids {
-                let source_data = match &data[src] {
+                let source_data = match data.get(&src) {
                     Some(d) => d.clone(),
                     None => self.metaparams_of(src, &names),
                 };
@@ -1172,10 +1173,14 @@ impl Compiler<'_> {
                         self.resources[t].params.insert(k.clone(), v.clone());
                     }
                 }
-                let mut merged = source_data.clone();
-                merged.extend(self.metaparams_of(t, &names));
-                data[src] = Some(source_data);
-                data[t] = Some(merged);
+                // What flows on from `t` is read only when its children are walked (not
+                // at all once they have been: its list is then empty).
+                if !children[t].is_empty() {
+                    let mut merged = source_data.clone();
+                    merged.extend(self.metaparams_of(t, &names));
+                    data.insert(t, merged);
+                }
+                data.insert(src, source_data);
                 self.copy_tags(src, t);
                 if !seen[t] {
                     seen[t] = true;

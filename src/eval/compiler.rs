@@ -216,8 +216,12 @@ pub struct Compiler<'a> {
     /// The module whose file defines a class or defined type (by lower-case name); absent
     /// for definitions in the main manifest. `$module_name` comes from here, as Puppet's.
     pub(super) def_modules: HashMap<String, String>,
-    pub(super) scopes: Vec<Scope>,
-    pub(super) resources: Vec<Res>,
+    // Boxed: a vector of tens of thousands of big structs would be copied, and fresh memory
+    // touched, at each doubling (mixed10k: 4 MB copied, 260 page faults); boxes stay put.
+    #[allow(clippy::vec_box)]
+    pub(super) scopes: Vec<Box<Scope>>,
+    #[allow(clippy::vec_box)]
+    pub(super) resources: Vec<Box<Res>>,
     /// (Type, title) -> resource.
     pub(super) index: super::res_index::ResIndex,
     /// (Type, namevar or alias) -> resource.
@@ -347,7 +351,8 @@ impl<'a> Compiler<'a> {
 
     /// The result carries a [`super::CatalogSource`] instead of the catalog, for a caller
     /// that only writes the catalog out (without storeconfigs, whose export store needs the
-    /// built resources).
+    /// built resources) and then exits: the compiler's own data (scopes, indexes) is left
+    /// to the OS, not freed.
     pub fn deferring_catalog(mut self) -> Self {
         self.defer_catalog = true;
         self
@@ -436,16 +441,22 @@ impl<'a> Compiler<'a> {
                     Compiled::Catalog(c) => (Some(c), None),
                     Compiled::Source(s) => (None, Some(s)),
                 };
-                CompileResult {
+                let result = CompileResult {
                     exported,
                     catalog,
                     catalog_source,
                     logs: std::mem::take(&mut self.logs),
                     diagnostics,
-                    sources: self.sources,
+                    sources: std::mem::take(&mut self.sources),
                     provenance,
                     priorities: std::mem::take(&mut self.priority.conflicts),
+                };
+                if self.defer_catalog {
+                    // The caller writes the catalog and exits (see `deferring_catalog`):
+                    // freeing the scopes and indexes piece by piece would only cost time.
+                    std::mem::forget(self);
                 }
+                result
             }
             Err(e) => {
                 let mut d = Diagnostic::error("evaluation", e.msg);
@@ -844,7 +855,7 @@ impl<'a> Compiler<'a> {
     // ---- scopes --------------------------------------------------------------------------------
 
     pub(super) fn new_scope(&mut self, s: Scope) -> ScopeId {
-        self.scopes.push(s);
+        self.scopes.push(Box::new(s));
         self.scopes.len() - 1
     }
 
@@ -953,7 +964,7 @@ impl<'a> Compiler<'a> {
                 self.by_type.insert(tn.to_string(), vec![idx]);
             }
         }
-        self.resources.push(Res {
+        self.resources.push(Box::new(Res {
             type_name: type_name.into(),
             title: title.to_string(),
             params: Default::default(),
@@ -970,7 +981,7 @@ impl<'a> Compiler<'a> {
             is_define: false,
             dropped: false,
             span,
-        });
+        }));
         idx
     }
 

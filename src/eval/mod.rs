@@ -219,7 +219,8 @@ pub fn compile_catalog(
 
 /// [`compile_catalog`] for a caller that only writes the catalog out: the result carries a
 /// [`CatalogSource`] in place of the catalog (but with storeconfigs), which writes the
-/// same text without building the whole catalog in memory.
+/// same text without building the whole catalog in memory. The compiler's own data is not
+/// freed (the caller exits after writing): not for a long-lived process.
 pub fn compile_to_write(
     name: &str,
     text: &str,

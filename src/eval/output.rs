@@ -126,24 +126,25 @@ pub struct CatalogSource {
     header: Catalog,
     namevars: Namevars,
     files: FxHashMap<crate::span::FileId, Option<String>>,
-    resources: Vec<Res>,
+    #[allow(clippy::vec_box)] // as the compiler's (see `Compiler::resources`)
+    resources: Vec<Box<Res>>,
     containment: Vec<(usize, usize)>,
 }
 
 impl CatalogSource {
-    /// Writes the catalog exactly as [`Catalog::write_pretty`] writes the one
-    /// `build_catalog` builds, straight from the compiler's resources (nothing converted,
-    /// nothing copied but into the text).
-    pub fn write_pretty(&self, w: &mut impl std::io::Write) -> std::io::Result<()> {
+    /// Writes the catalog exactly as [`Catalog::write_json`] writes the one
+    /// `build_catalog` builds (pretty or compact), straight from the compiler's resources
+    /// (nothing converted, nothing copied but into the text).
+    pub fn write_json(&self, w: &mut impl std::io::Write, pretty: bool) -> std::io::Result<()> {
         let mut members = ResMembers {
             source: self,
             next: 0,
             edges: EdgeCursor::default(),
-            tags: Vec::new(),
+            tags: SortedTags::default(),
             namevar: None,
             last_source: None,
         };
-        pretty::catalog(w, &self.header, &mut members)
+        pretty::catalog(w, &self.header, &mut members, pretty)
     }
 }
 
@@ -153,8 +154,9 @@ struct ResMembers<'a> {
     /// The next resource to look at.
     next: usize,
     edges: EdgeCursor,
-    /// The tags of the resource being written, sorted (kept for its buffer).
-    tags: Vec<(u64, &'a str)>,
+    /// The tags of the resource being written, sorted (kept for its buffer, and for the
+    /// next resource, which often has the same).
+    tags: SortedTags<'a>,
     /// The last resource type written and its namevar.
     namevar: Option<(&'a str, Option<&'a str>)>,
     /// The last edge source written and its JSON text (containers have many edges).
@@ -228,19 +230,45 @@ fn write_reference(w: &mut pretty::Buf, r: &Res) {
     w.extend_from_slice(b"]\"");
 }
 
+/// The sorted tags of the last resource written, and its tags as they were (the next
+/// resource, often of the same container and type, may have the very same: no new sort).
+#[derive(Default)]
+struct SortedTags<'a> {
+    sorted: Vec<(u64, &'a str)>,
+    of: Option<&'a super::tags::Tags>,
+}
+
+impl<'a> SortedTags<'a> {
+    /// The tags of `r`, sorted.
+    fn of(&mut self, r: &'a Res) -> &[(u64, &'a str)] {
+        let same = self.of.is_some_and(|of| {
+            of.len() == r.tags.len()
+                && of
+                    .iter()
+                    .zip(r.tags.iter())
+                    .all(|(a, b)| std::sync::Arc::ptr_eq(a, b) || a == b)
+        });
+        if !same {
+            self.of = Some(&r.tags);
+            self.sorted.clear();
+            self.sorted.extend(r.tags.iter().map(|t| tag_key(&**t)));
+            sort_tags(&mut self.sorted);
+        }
+        &self.sorted
+    }
+}
+
 /// Writes a compiled resource as [`catalog_resource`] converts it and the catalog writes
-/// it; `tags` is a buffer for its sorted tags.
+/// it; `tags` keeps its sorted tags.
 fn write_resource<'a>(
     w: &mut pretty::Buf,
     depth: usize,
     r: &'a Res,
     namevar: Option<&str>,
     file: Option<&str>,
-    tags: &mut Vec<(u64, &'a str)>,
+    tags: &mut SortedTags<'a>,
 ) {
-    tags.clear();
-    tags.extend(r.tags.iter().map(|t| tag_key(&**t)));
-    sort_tags(tags);
+    let tags = tags.of(r);
     let class_title;
     let title = if r.type_name == "Class" {
         class_title = capitalize_type(&r.title);
@@ -394,7 +422,7 @@ impl EdgeCursor {
     /// The next edge, as the indexes of its source and target.
     fn next(
         &mut self,
-        resources: &[Res],
+        resources: &[Box<Res>],
         containment: &[(usize, usize)],
     ) -> Option<(usize, usize)> {
         while let Some(&(s, t)) = containment.get(self.next) {
@@ -410,7 +438,7 @@ impl EdgeCursor {
 
 /// The catalog's containment edges.
 fn catalog_edges<'r>(
-    resources: &'r [Res],
+    resources: &'r [Box<Res>],
     containment: &'r [(usize, usize)],
 ) -> impl Iterator<Item = Edge> + 'r {
     let mut cursor = EdgeCursor::default();
@@ -596,20 +624,23 @@ d { 'd1': x => { 2 => 3, 2.0 => 4, 'z' => { 'deep' => [[[[[[[[[[1]]]]]]]]]] } } 
         let built = compile_catalog("site.pp", MANIFEST, &NoModules, &opts);
         let errors: Vec<_> = built.diagnostics.iter().filter(|d| d.is_error()).collect();
         assert!(errors.is_empty(), "{errors:?}");
-        let mut want = vec![];
-        built.catalog.unwrap().write_pretty(&mut want).unwrap();
+        let built = built.catalog.unwrap();
         let source = compile_to_write("site.pp", MANIFEST, &NoModules, &opts);
-        let mut got = vec![];
-        source
-            .catalog_source
-            .unwrap()
-            .write_pretty(&mut got)
-            .unwrap();
-        let (want, got) = (
-            String::from_utf8(want).unwrap(),
-            String::from_utf8(got).unwrap(),
-        );
-        assert_eq!(got, want);
+        let source = source.catalog_source.unwrap();
+        let text = |pretty| {
+            let (mut want, mut got) = (vec![], vec![]);
+            built.write_json(&mut want, pretty).unwrap();
+            source.write_json(&mut got, pretty).unwrap();
+            let (want, got) = (
+                String::from_utf8(want).unwrap(),
+                String::from_utf8(got).unwrap(),
+            );
+            assert_eq!(got, want);
+            got
+        };
+        let compact = text(false);
+        assert_eq!(compact, serde_json::to_string(&built).unwrap());
+        let got = text(true);
         for seen in [
             "sensitive_parameters",
             "__ptype",

@@ -34,7 +34,7 @@ fn has_key(r: &Res, type_name: &str, title: &str) -> bool {
 
 impl ResIndex {
     /// The resource indexed under `type_name` and `title`.
-    pub fn get(&self, resources: &[Res], type_name: &str, title: &str) -> Option<usize> {
+    pub fn get(&self, resources: &[Box<Res>], type_name: &str, title: &str) -> Option<usize> {
         let found = |i: &usize| has_key(&resources[*i], type_name, title);
         match self.slots.get(&key_hash(type_name, title))? {
             Slot::One(i) => Some(*i).filter(found),
@@ -44,17 +44,17 @@ impl ResIndex {
 
     /// Indexes resource `idx` under its type and title, in place of any resource indexed
     /// under them.
-    pub fn insert(&mut self, resources: &[Res], idx: usize) {
+    pub fn insert(&mut self, resources: &[Box<Res>], idx: usize) {
         let _ = self.place(resources, idx, true);
     }
 
     /// Indexes resource `idx` under its type and title unless a resource is indexed under
     /// them: that one is the error.
-    pub fn insert_new(&mut self, resources: &[Res], idx: usize) -> Result<(), usize> {
+    pub fn insert_new(&mut self, resources: &[Box<Res>], idx: usize) -> Result<(), usize> {
         self.place(resources, idx, false)
     }
 
-    fn place(&mut self, resources: &[Res], idx: usize, replace: bool) -> Result<(), usize> {
+    fn place(&mut self, resources: &[Box<Res>], idx: usize, replace: bool) -> Result<(), usize> {
         let r = &resources[idx];
         let same = |i: usize| has_key(&resources[i], &r.type_name, &r.title);
         let slot = match self.slots.entry(key_hash(&r.type_name, &r.title)) {
@@ -86,7 +86,7 @@ impl ResIndex {
     }
 
     /// Takes resource `idx` out of the index (if it is what its key finds).
-    pub fn remove(&mut self, resources: &[Res], idx: usize) {
+    pub fn remove(&mut self, resources: &[Box<Res>], idx: usize) {
         let r = &resources[idx];
         let Entry::Occupied(mut e) = self.slots.entry(key_hash(&r.type_name, &r.title)) else {
             return;
@@ -176,8 +176,8 @@ mod tests {
     use super::*;
     use crate::catalog::ResourceKind;
 
-    fn res(type_name: &str, title: &str) -> Res {
-        Res {
+    fn res(type_name: &str, title: &str) -> Box<Res> {
+        Box::new(Res {
             type_name: type_name.into(),
             title: title.into(),
             params: Default::default(),
@@ -194,7 +194,7 @@ mod tests {
             is_define: false,
             dropped: false,
             span: Default::default(),
-        }
+        })
     }
 
     #[test]
