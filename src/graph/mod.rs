@@ -76,7 +76,9 @@ pub struct Node {
     /// Position in `Catalog::resources`; `None` for the `Class[Settings]` Puppet always has.
     pub index: Option<usize>,
     pub container: bool,
-    pub file: Option<String>,
+    /// Shared by the nodes of one file (a copy per node was 100,000 strings of the same
+    /// name on a big manifest).
+    pub file: Option<std::sync::Arc<str>>,
     pub line: Option<u32>,
 }
 
@@ -96,7 +98,7 @@ impl Node {
         match (&self.file, self.line) {
             (Some(f), Some(l)) => Some(format!("{f}:{l}")),
             (None, Some(l)) => Some(format!("line {l}")),
-            (Some(f), None) => Some(f.clone()),
+            (Some(f), None) => Some(f.to_string()),
             _ => None,
         }
     }
@@ -834,15 +836,25 @@ fn make_nodes(catalog: &Catalog) -> (Vec<Node>, Vec<usize>) {
     let has_settings = catalog.resources.iter().any(|r| {
         r.type_name.eq_ignore_ascii_case("class") && r.title.eq_ignore_ascii_case("settings")
     });
+    // The file name of the last node: consecutive resources mostly come from one file.
+    let mut last_file: Option<std::sync::Arc<str>> = None;
     for (i, r) in catalog.resources.iter().enumerate() {
         node_of.push(nodes.len());
         let reference = refs::canonical_ref(&r.type_name, &r.title);
         let is_main_stage = reference.type_name == "Stage" && reference.title == "main";
+        let file = r.file.as_deref().map(|f| match &last_file {
+            Some(last) if **last == *f => last.clone(),
+            _ => {
+                let shared: std::sync::Arc<str> = f.into();
+                last_file = Some(shared.clone());
+                shared
+            }
+        });
         nodes.push(Node {
             reference,
             index: Some(i),
             container: is_container(r),
-            file: r.file.clone(),
+            file,
             line: r.line,
         });
         if is_main_stage && !has_settings {
