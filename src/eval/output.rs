@@ -468,7 +468,7 @@ fn catalog_resource(r: &mut Res, namevar: Option<&str>, file: Option<String>) ->
         let j = if RELATIONSHIP_PARAMS.contains(&k.as_str()) {
             // `flatten_values`, without copying the references first.
             let mut items: Vec<Json> = Vec::new();
-            for_each_leaf(&v, &mut |x| items.push(x.to_json()));
+            for_each_leaf(&v, &mut |x| items.push(reference_json(x)));
             match (&v, items.len()) {
                 (Value::Array(_), _) => Json::Array(items),
                 (_, 1) => items.into_iter().next().unwrap_or(Json::Null),
@@ -505,6 +505,22 @@ fn catalog_resource(r: &mut Res, namevar: Option<&str>, file: Option<String>) ->
         parameters: params,
         sensitive_parameters: sensitive,
     }
+}
+
+/// [`Value::to_json`] of a relationship value: a resource reference (most are) is written
+/// `Type[title]` straight into a string sized for it, not through `format!`.
+fn reference_json(v: &Value) -> Json {
+    if let Value::Type(t) = v {
+        if let super::types::PType::Resource(Some(t), Some(title)) = &**t {
+            let mut s = String::with_capacity(t.len() + title.len() + 2);
+            s.push_str(t);
+            s.push('[');
+            s.push_str(title);
+            s.push(']');
+            return Json::String(s);
+        }
+    }
+    v.to_json()
 }
 
 /// Whether a value holds something [`rich_data_warnings`] may warn about (a type).
