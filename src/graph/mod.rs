@@ -359,6 +359,8 @@ impl Graph {
     }
 
     fn add_manual_relations(&mut self, catalog: &Catalog, index: &RefIndex) {
+        // The last reference text resolved, and what it resolved to.
+        let mut last: Option<(&str, Option<usize>)> = None;
         for (i, r) in catalog.resources.iter().enumerate() {
             // One pass over the keys (a handful, most naming no resource) finds the values
             // of the relationship parameters, then taken in their fixed order.
@@ -381,19 +383,32 @@ impl Graph {
                     continue;
                 };
                 refs::for_each_reference(value, &mut |reference| {
-                    let Some(parts) = refs::split_ref(&reference) else {
-                        self.errors.push(GraphError::BadReference {
-                            value: reference.into_owned(),
-                            resource: me,
-                            param,
-                        });
-                        return;
-                    };
-                    // Split once when there is nothing to trim (the usual case).
-                    let found = if reference.trim().len() == reference.len() {
-                        index.resolve_split(&reference, parts)
-                    } else {
-                        index.resolve(&reference)
+                    let found = match (&reference, last) {
+                        // The same text as the last reference resolved (many resources
+                        // notify one exec): the same answer.
+                        (std::borrow::Cow::Borrowed(text), Some((was, found))) if *text == was => {
+                            found
+                        }
+                        _ => {
+                            let Some(parts) = refs::split_ref(&reference) else {
+                                self.errors.push(GraphError::BadReference {
+                                    value: reference.into_owned(),
+                                    resource: me,
+                                    param,
+                                });
+                                return;
+                            };
+                            // Split once when there is nothing to trim (the usual case).
+                            let found = if reference.trim().len() == reference.len() {
+                                index.resolve_split(&reference, parts)
+                            } else {
+                                index.resolve(&reference)
+                            };
+                            if let std::borrow::Cow::Borrowed(text) = reference {
+                                last = Some((text, found));
+                            }
+                            found
+                        }
                     };
                     let Some(other) = found else {
                         self.errors.push(GraphError::MissingDependency {
