@@ -137,8 +137,10 @@ pub struct Resource {
     pub exported: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<ResourceKind>,
+    /// FxHash: parameter names are short, looked up often, and SipHash cost more than the
+    /// rest of most lookups.
     #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
-    pub parameters: IndexMap<String, Json>,
+    pub parameters: crate::fxhash::FxIndexMap<String, Json>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sensitive_parameters: Vec<String>,
 }
@@ -831,7 +833,7 @@ mod tests {
         c.tags = vec!["class".into(), "a\"b".into()];
         c.code_id = Some(Json::Null);
         c.catalog_uuid = Some("u-1".into());
-        let mut params = IndexMap::new();
+        let mut params = crate::fxhash::FxIndexMap::default();
         params.insert("s".into(), Json::String("x\ny\t\u{1}\u{7f}é\\/".into()));
         // Long strings, escapes at every offset of an eight-byte word and none.
         for k in 0..20 {
@@ -866,7 +868,7 @@ mod tests {
             line: None,
             exported: false,
             kind: None,
-            parameters: IndexMap::new(),
+            parameters: Default::default(),
             sensitive_parameters: vec![],
         });
         c.edges.push(Edge {

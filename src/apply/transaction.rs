@@ -967,7 +967,7 @@ impl Run<'_> {
             resources.push(ResourceReport {
                 resource: node.reference.to_string(),
                 path: self.graph.path(n),
-                file: node.file.clone(),
+                file: node.file.as_deref().map(String::from),
                 line: node.line,
                 status: status.into(),
                 failed_to_restart: st.failed_to_restart,

@@ -22,15 +22,17 @@ pub fn refresh_ignored(
     let mut out = Vec::new();
     let mut seen = FastSet::default();
     for rel in &graph.relations {
-        if !rel.refresh || !seen.insert((rel.source, rel.target)) {
+        if !rel.refresh {
             continue;
         }
         let target = &graph.nodes[rel.target];
-        if target.container {
-            continue;
-        }
-        // Unsupported targets are reported as errors already.
-        if refreshable[rel.target] != Some(false) {
+        // Unsupported targets are reported as errors already. (Whether to warn depends on
+        // the target alone: the set of pairs warned about is asked only then, not for the
+        // many notifications that reach something that refreshes.)
+        if target.container
+            || refreshable[rel.target] != Some(false)
+            || !seen.insert((rel.source, rel.target))
+        {
             continue;
         }
         let source = &graph.nodes[rel.source].reference;

@@ -1,6 +1,6 @@
 //! Turning the compiled resources into the catalog data model.
 
-use super::catalog_ops::{flatten_values, RELATIONSHIP_PARAMS};
+use super::catalog_ops::RELATIONSHIP_PARAMS;
 use super::compiler::{Compiler, Res};
 use super::value::Value;
 use crate::catalog::{capitalize_type, pretty, Catalog, Edge, Resource};
@@ -71,7 +71,7 @@ impl Compiler<'_> {
             cat.resources
                 .push(catalog_resource(&mut self.resources[idx], namevar, file));
         }
-        cat.edges = catalog_edges(&self.resources, &self.containment).collect();
+        cat.edges = catalog_edges(&self.resources, &self.containment);
         for w in warnings {
             self.log(super::LogLevel::Warning, w);
         }
@@ -337,6 +337,12 @@ fn sort_tags<T: std::ops::Deref<Target = str>>(tags: &mut [(u64, T)]) {
     tags.sort_unstable_by(|(ka, a), (kb, b)| ka.cmp(kb).then_with(|| (**a).cmp(&**b)));
 }
 
+/// [`sort_tags`] of plain tags, in place (the catalog takes the compiler's list).
+fn sort_tag_list(tags: &mut [std::sync::Arc<str>]) {
+    let key = |t: &str| u64::from_be_bytes(pretty::word(t.as_bytes(), 0));
+    tags.sort_unstable_by(|a, b| key(a).cmp(&key(b)).then_with(|| (**a).cmp(&**b)));
+}
+
 /// A tag with its first eight bytes as a number that sorts as they do.
 fn tag_key<T: std::ops::Deref<Target = str>>(tag: T) -> (u64, T) {
     (u64::from_be_bytes(pretty::word(tag.as_bytes(), 0)), tag)
@@ -436,19 +442,26 @@ impl EdgeCursor {
     }
 }
 
-/// The catalog's containment edges.
-fn catalog_edges<'r>(
-    resources: &'r [Box<Res>],
-    containment: &'r [(usize, usize)],
-) -> impl Iterator<Item = Edge> + 'r {
+/// The catalog's containment edges. Sized up front (growing a vector of 100,000 edges by
+/// doubling copied it a dozen times); consecutive edges mostly leave the same container,
+/// whose reference is then copied rather than formatted again.
+fn catalog_edges(resources: &[Box<Res>], containment: &[(usize, usize)]) -> Vec<Edge> {
     let mut cursor = EdgeCursor::default();
-    std::iter::from_fn(move || {
-        let (s, t) = cursor.next(resources, containment)?;
-        Some(Edge {
-            source: resources[s].reference(),
+    cursor.seen.reserve(containment.len());
+    let mut edges = Vec::with_capacity(containment.len());
+    let mut last: Option<(usize, &String)> = None;
+    while let Some((s, t)) = cursor.next(resources, containment) {
+        let source = match last {
+            Some((at, text)) if at == s => text.clone(),
+            _ => resources[s].reference(),
+        };
+        edges.push(Edge {
+            source,
             target: resources[t].reference(),
-        })
-    })
+        });
+        last = edges.last().map(|e| (s, &e.source));
+    }
+    edges
 }
 
 /// Puppet's warnings about parameter values JSON cannot carry, for one resource, in the
@@ -469,7 +482,8 @@ fn rich_data_warnings_of(r: &Res, out: &mut Vec<String>) {
 /// The catalog form of a compiled resource, its parameters and tags moved out (this is the
 /// last use of them).
 fn catalog_resource(r: &mut Res, namevar: Option<&str>, file: Option<String>) -> Resource {
-    let mut params: IndexMap<String, Json> = IndexMap::with_capacity(r.params.len());
+    let mut params: crate::fxhash::FxIndexMap<String, Json> =
+        IndexMap::with_capacity_and_hasher(r.params.len(), Default::default());
     let mut sensitive = vec![];
     for (k, v) in std::mem::take(&mut r.params) {
         let v = match v {
@@ -480,7 +494,9 @@ fn catalog_resource(r: &mut Res, namevar: Option<&str>, file: Option<String>) ->
             other => other,
         };
         let j = if RELATIONSHIP_PARAMS.contains(&k.as_str()) {
-            let items: Vec<Json> = flatten_values(&v).iter().map(Value::to_json).collect();
+            // `flatten_values`, without copying the references first.
+            let mut items: Vec<Json> = Vec::new();
+            for_each_leaf(&v, &mut |x| items.push(reference_json(x)));
             match (&v, items.len()) {
                 (Value::Array(_), _) => Json::Array(items),
                 (_, 1) => items.into_iter().next().unwrap_or(Json::Null),
@@ -502,17 +518,14 @@ fn catalog_resource(r: &mut Res, namevar: Option<&str>, file: Option<String>) ->
     } else {
         r.title.clone()
     };
-    let mut tags: Vec<_> = std::mem::take(&mut r.tags)
-        .iter()
-        .map(|t| tag_key(t.clone()))
-        .collect();
-    sort_tags(&mut tags);
+    let mut tags = std::mem::take(&mut r.tags).into_vec();
+    sort_tag_list(&mut tags);
     // Not read after this: free them now, for the catalog's strings to reuse.
     r.setters = Default::default();
     Resource {
         type_name: r.type_name.clone(),
         title,
-        tags: tags.into_iter().map(|(_, t)| t).collect(),
+        tags,
         file,
         line: r.line,
         exported: r.exported,
@@ -520,6 +533,22 @@ fn catalog_resource(r: &mut Res, namevar: Option<&str>, file: Option<String>) ->
         parameters: params,
         sensitive_parameters: sensitive,
     }
+}
+
+/// [`Value::to_json`] of a relationship value: a resource reference (most are) is written
+/// `Type[title]` straight into a string sized for it, not through `format!`.
+fn reference_json(v: &Value) -> Json {
+    if let Value::Type(t) = v {
+        if let super::types::PType::Resource(Some(t), Some(title)) = &**t {
+            let mut s = String::with_capacity(t.len() + title.len() + 2);
+            s.push_str(t);
+            s.push('[');
+            s.push_str(title);
+            s.push(']');
+            return Json::String(s);
+        }
+    }
+    v.to_json()
 }
 
 /// Whether a value holds something [`rich_data_warnings`] may warn about (a type).

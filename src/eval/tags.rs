@@ -109,6 +109,11 @@ impl Tags {
         }
     }
 
+    /// The tags, in order (for the catalog, which takes them).
+    pub fn into_vec(self) -> Vec<Arc<str>> {
+        self.items
+    }
+
     pub fn iter(&self) -> impl Iterator<Item = &Arc<str>> {
         self.items.iter()
     }

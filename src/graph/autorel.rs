@@ -20,13 +20,18 @@ pub(super) type Found = (usize, usize, &'static str);
 /// resource's in rule order). They need no graph, only the reference index.
 pub(super) fn find(catalog: &Catalog, index: &RefIndex) -> Vec<Found> {
     let mut out = Vec::new();
+    let mut parents = ParentCache::default();
     for (i, r) in catalog.resources.iter().enumerate() {
         if super::is_container(r) {
             continue;
         }
         let t = r.type_name.as_str();
         let wanted = if t.eq_ignore_ascii_case("file") {
-            file_wants(r, index)
+            // The nearest managed ancestor is found already: no second lookup.
+            if let Some(dep) = parents.nearest(r, index) {
+                out.push((i, dep, PARENT_RULE));
+            }
+            file_wants(r)
         } else if t.eq_ignore_ascii_case("exec") {
             exec_wants(r)
         } else if t.eq_ignore_ascii_case("user") {
@@ -73,26 +78,57 @@ fn is_numeric(s: &str) -> bool {
     !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
 }
 
-fn file_wants(r: &crate::catalog::Resource, index: &RefIndex) -> Vec<Wanted> {
-    let mut out = Vec::new();
-    let path = string_param(r, "path").unwrap_or_else(|| r.title.clone());
-    // The nearest managed ancestor directory.
-    let mut p = std::path::Path::new(path.trim_end_matches('/'));
-    while let Some(parent) = p.parent() {
-        let s = parent.to_string_lossy();
-        if s.is_empty() {
-            break;
+const PARENT_RULE: &str = "file autorequires its nearest managed parent directory";
+
+/// The nearest managed ancestor directory of the files of a catalog. Consecutive files
+/// mostly share their directory, whose walk up the tree is then not made again (it looked
+/// every ancestor up in the index, for every file).
+#[derive(Default)]
+struct ParentCache {
+    /// The directory of the last file asked about, and its nearest managed ancestor.
+    last: Option<(String, Option<usize>)>,
+}
+
+impl ParentCache {
+    fn nearest(&mut self, r: &crate::catalog::Resource, index: &RefIndex) -> Option<usize> {
+        let path = match super::refs::param(r, "path") {
+            Some(Json::String(s)) => s.as_str(),
+            Some(Json::Array(items)) => match items.first().and_then(|v| v.as_str()) {
+                Some(s) => s,
+                None => &r.title,
+            },
+            _ => &r.title,
+        };
+        let dir = std::path::Path::new(path.trim_end_matches('/')).parent()?;
+        let dir = dir.to_string_lossy();
+        if let Some((d, found)) = &self.last {
+            if *d == dir {
+                return *found;
+            }
         }
-        if index.find("File", &s).is_some() {
-            out.push((
-                "File",
-                s.into_owned(),
-                "file autorequires its nearest managed parent directory",
-            ));
-            break;
+        let mut found = None;
+        let mut p = std::path::Path::new(&*dir);
+        loop {
+            let s = p.to_string_lossy();
+            if s.is_empty() {
+                break;
+            }
+            if let Some(dep) = index.find("File", &s) {
+                found = Some(dep);
+                break;
+            }
+            match p.parent() {
+                Some(parent) => p = parent,
+                None => break,
+            }
         }
-        p = parent;
+        self.last = Some((dir.into_owned(), found));
+        found
     }
+}
+
+fn file_wants(r: &crate::catalog::Resource) -> Vec<Wanted> {
+    let mut out = Vec::new();
     if let Some(target) = string_param(r, "target") {
         out.push(("File", target, "link autorequires its target"));
     }

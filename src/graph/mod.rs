@@ -76,7 +76,9 @@ pub struct Node {
     /// Position in `Catalog::resources`; `None` for the `Class[Settings]` Puppet always has.
     pub index: Option<usize>,
     pub container: bool,
-    pub file: Option<String>,
+    /// Shared by the nodes of one file (a copy per node was 100,000 strings of the same
+    /// name on a big manifest).
+    pub file: Option<std::sync::Arc<str>>,
     pub line: Option<u32>,
 }
 
@@ -96,7 +98,7 @@ impl Node {
         match (&self.file, self.line) {
             (Some(f), Some(l)) => Some(format!("{f}:{l}")),
             (None, Some(l)) => Some(format!("line {l}")),
-            (Some(f), None) => Some(f.clone()),
+            (Some(f), None) => Some(f.to_string()),
             _ => None,
         }
     }
@@ -357,6 +359,8 @@ impl Graph {
     }
 
     fn add_manual_relations(&mut self, catalog: &Catalog, index: &RefIndex) {
+        // The last reference text resolved, and what it resolved to.
+        let mut last: Option<(&str, Option<usize>)> = None;
         for (i, r) in catalog.resources.iter().enumerate() {
             // One pass over the keys (a handful, most naming no resource) finds the values
             // of the relationship parameters, then taken in their fixed order.
@@ -379,19 +383,32 @@ impl Graph {
                     continue;
                 };
                 refs::for_each_reference(value, &mut |reference| {
-                    let Some(parts) = refs::split_ref(&reference) else {
-                        self.errors.push(GraphError::BadReference {
-                            value: reference.into_owned(),
-                            resource: me,
-                            param,
-                        });
-                        return;
-                    };
-                    // Split once when there is nothing to trim (the usual case).
-                    let found = if reference.trim().len() == reference.len() {
-                        index.resolve_split(&reference, parts)
-                    } else {
-                        index.resolve(&reference)
+                    let found = match (&reference, last) {
+                        // The same text as the last reference resolved (many resources
+                        // notify one exec): the same answer.
+                        (std::borrow::Cow::Borrowed(text), Some((was, found))) if *text == was => {
+                            found
+                        }
+                        _ => {
+                            let Some(parts) = refs::split_ref(&reference) else {
+                                self.errors.push(GraphError::BadReference {
+                                    value: reference.into_owned(),
+                                    resource: me,
+                                    param,
+                                });
+                                return;
+                            };
+                            // Split once when there is nothing to trim (the usual case).
+                            let found = if reference.trim().len() == reference.len() {
+                                index.resolve_split(&reference, parts)
+                            } else {
+                                index.resolve(&reference)
+                            };
+                            if let std::borrow::Cow::Borrowed(text) = reference {
+                                last = Some((text, found));
+                            }
+                            found
+                        }
                     };
                     let Some(other) = found else {
                         self.errors.push(GraphError::MissingDependency {
@@ -834,15 +851,25 @@ fn make_nodes(catalog: &Catalog) -> (Vec<Node>, Vec<usize>) {
     let has_settings = catalog.resources.iter().any(|r| {
         r.type_name.eq_ignore_ascii_case("class") && r.title.eq_ignore_ascii_case("settings")
     });
+    // The file name of the last node: consecutive resources mostly come from one file.
+    let mut last_file: Option<std::sync::Arc<str>> = None;
     for (i, r) in catalog.resources.iter().enumerate() {
         node_of.push(nodes.len());
         let reference = refs::canonical_ref(&r.type_name, &r.title);
         let is_main_stage = reference.type_name == "Stage" && reference.title == "main";
+        let file = r.file.as_deref().map(|f| match &last_file {
+            Some(last) if **last == *f => last.clone(),
+            _ => {
+                let shared: std::sync::Arc<str> = f.into();
+                last_file = Some(shared.clone());
+                shared
+            }
+        });
         nodes.push(Node {
             reference,
             index: Some(i),
             container: is_container(r),
-            file: r.file.clone(),
+            file,
             line: r.line,
         });
         if is_main_stage && !has_settings {
