@@ -65,6 +65,7 @@ pub fn builtin(name: &str) -> Option<Builtin> {
         "tagged" => f_tagged,
         "defined" => f_defined,
         "fail" => f_fail,
+        "import" => f_import,
         "notice" | "warning" | "err" | "info" | "debug" | "alert" | "crit" | "emerg" => f_log,
         "each" => f_each,
         "map" => f_map,
@@ -704,6 +705,15 @@ fn f_fail(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     Err(Flow::Err(c.runtime(msg.join(" "), a.span)))
 }
 
+/// `import` was removed in Puppet 4; the function that stands in its place says so.
+fn f_import(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    Err(Flow::Err(c.issue(
+        "Use of 'import' has been discontinued in favor of a manifest directory. \
+         See http://links.puppet.com/puppet-import-deprecation",
+        a.span,
+    )))
+}
+
 fn scope_label(c: &Compiler<'_>, scope: ScopeId) -> String {
     let r = c.scope_resource(scope);
     let res = &c.resources[r];
@@ -1203,7 +1213,49 @@ fn f_new(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
                 let signed = |n: i64| Value::Int(if neg { n.wrapping_neg() } else { n });
                 let prefixed = |p: &[&str]| p.iter().find_map(|p| digits.strip_prefix(p));
                 match radix {
-                    Some(r) => i64::from_str_radix(s.trim(), r).ok().map(Value::Int),
+                    // The string must first read as an integer of some radix (Puppet's
+                    // INTEGER_PATTERN_LENIENT: digits, `0x` hex or `0b` binary); then Ruby's
+                    // `Integer(s, radix)` takes it, a `0x`/`0b` prefix only for its radix.
+                    Some(r) if ![2, 8, 10, 16].contains(&r) => {
+                        let shown = args.get(1).map(Value::to_display).unwrap_or_default();
+                        return Err(Flow::Err(c.runtime(
+                            format!("Illegal radix: {shown}, expected 2, 8, 10, 16, or default"),
+                            a.span,
+                        )));
+                    }
+                    Some(r) => {
+                        let (body, prefix_radix) = match prefixed(&["0x", "0X"]) {
+                            Some(h) => (h, Some(16)),
+                            None => match prefixed(&["0b", "0B"]) {
+                                Some(b) => (b, Some(2)),
+                                None => (digits, None),
+                            },
+                        };
+                        let lenient = !body.is_empty()
+                            && match prefix_radix {
+                                Some(16) => body.bytes().all(|b| b.is_ascii_hexdigit()),
+                                Some(_) => body.bytes().all(|b| b == b'0' || b == b'1'),
+                                None => body.bytes().all(|b| b.is_ascii_digit()),
+                            };
+                        if !lenient {
+                            None
+                        } else if prefix_radix.is_some_and(|p| p != r) {
+                            return Err(Flow::Err(c.runtime(
+                                format!("invalid value for Integer(): \"{s}\""),
+                                a.span,
+                            )));
+                        } else {
+                            match i64::from_str_radix(body, r) {
+                                Ok(n) => Some(signed(n)),
+                                Err(_) => {
+                                    return Err(Flow::Err(c.runtime(
+                                        format!("invalid value for Integer(): \"{s}\""),
+                                        a.span,
+                                    )))
+                                }
+                            }
+                        }
+                    }
                     None => {
                         if let Some(hex) = prefixed(&["0x", "0X"]) {
                             i64::from_str_radix(hex, 16).ok().map(signed)
@@ -2150,8 +2202,21 @@ fn f_convert_to(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 // ---- resources -----------------------------------------------------------------------------------
 
 fn f_create_resources(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    // `@type` declares virtual resources, `@@type` exported ones (as `@type { .. }` does).
+    let (mut virtual_, mut exported) = (false, false);
     let type_name = match first_arg(a) {
-        Value::Str(s) => s.trim_colons().to_lowercase(),
+        Value::Str(s) => {
+            let s = if let Some(rest) = s.strip_prefix("@@") {
+                (virtual_, exported) = (true, true);
+                rest
+            } else if let Some(rest) = s.strip_prefix('@') {
+                virtual_ = true;
+                rest
+            } else {
+                s.as_str()
+            };
+            s.trim_colons().to_lowercase()
+        }
         Value::Type(t) => match *t {
             PType::Resource(Some(n), None) => n.to_lowercase(),
             _ => return Err(arg_err(c, a, "expects a resource type")),
@@ -2214,8 +2279,8 @@ fn f_create_resources(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
             attrs,
             a.scope,
             a.span,
-            false,
-            false,
+            virtual_,
+            exported,
         )?;
     }
     Ok(Value::Undef)

@@ -16,6 +16,22 @@ pub fn to_string_conversion(v: &Value) -> String {
 
 /// `String(v, '%x')` and friends: one format applied to a value.
 pub fn format_value(v: &Value, fmt: &str) -> String {
+    // Puppet's string converter quotes a string for `%p` as it does inside containers
+    // (`'x'`), not as Ruby's inspect (`"x"`); width and `-` pad the quoted text.
+    if let (Value::Str(s), Some(spec)) =
+        (v, fmt.strip_prefix('%').and_then(|f| f.strip_suffix('p')))
+    {
+        let (left, width) = match spec.strip_prefix('-') {
+            Some(w) => (true, w),
+            None => (false, spec),
+        };
+        if width.chars().all(|c| c.is_ascii_digit()) {
+            let q = super::value::quote_string(s);
+            let w = width.parse::<usize>().unwrap_or(0).min(MAX_FORMAT_WIDTH);
+            let pad = " ".repeat(w.saturating_sub(q.chars().count()));
+            return if left { q + &pad } else { pad + &q };
+        }
+    }
     sprintf(fmt, std::slice::from_ref(v)).unwrap_or_else(|_| to_string_conversion(v))
 }
 

@@ -497,6 +497,7 @@ impl PType {
                 Integer(..) | Float(..) | String(..) | Boolean(_) | Enum(..) | Pattern(_) | Numeric
                 | Undef | ScalarData | Scalar,
             ) => true,
+            (Data | RichData, Array(_, 0, 0) | Hash(_, _, 0, 0)) => true,
             (Data | RichData, Array(e, ..)) => self.is_assignable(e),
             (Data | RichData, Hash(k, v, ..)) => {
                 String(0, MAX, None).is_assignable(k) && self.is_assignable(v)
@@ -516,8 +517,11 @@ impl PType {
             }
             (Enum(a, false), Enum(_, true)) => a.is_empty(),
             (Boolean(None), Boolean(_)) => true,
+            // An empty range holds no elements (Puppet's `Array[Unit, 0, 0]`).
+            (Array(_, min, max), Array(_, 0, 0)) => *min == 0 && *max >= 0,
             (Array(e, ..), Array(f, ..)) => e.is_assignable(f),
             (Array(e, ..), Tuple(ts, ..)) => ts.iter().all(|t| e.is_assignable(t)),
+            (Hash(_, _, min, max), Hash(_, _, 0, 0)) => *min == 0 && *max >= 0,
             (Hash(k, v, ..), Hash(k2, v2, ..)) => k.is_assignable(k2) && v.is_assignable(v2),
             (Hash(_, v, ..), Struct(es)) => es.iter().all(|(_, _, t)| v.is_assignable(t)),
             (Collection(..), Array(..) | Hash(..) | Tuple(..) | Struct(_)) => true,
@@ -661,6 +665,12 @@ pub fn infer(v: &Value) -> PType {
         Value::Float(f) => PType::Float(*f, *f),
         Value::Str(_) => PType::String(0, MAX, None),
         Value::Regex(r) => PType::Regexp(Some(r.source.to_string())),
+        // Puppet's `infer_set`: an empty array or hash is `Array[0, 0]` / `Hash[0, 0]`
+        // (named `Array` and `Hash` in type mismatch messages), not an empty tuple or struct.
+        Value::Array(a) if a.is_empty() => PType::Array(Box::new(PType::Any), 0, 0),
+        Value::Hash(h) if h.is_empty() => {
+            PType::Hash(Box::new(PType::Any), Box::new(PType::Any), 0, 0)
+        }
         Value::Array(a) => {
             let n = a.len() as i64;
             PType::Tuple(a.iter().map(infer).collect(), n, n)
@@ -904,6 +914,9 @@ impl fmt::Display for PType {
             ),
             Regexp(None) => write!(f, "Regexp"),
             Regexp(Some(s)) => write!(f, "Regexp[/{s}/]"),
+            // Puppet prints any empty range so, whatever the element type.
+            Array(_, 0, 0) => write!(f, "Array[0, 0]"),
+            Hash(_, _, 0, 0) => write!(f, "Hash[0, 0]"),
             Array(e, min, max) => {
                 if **e == Any && *min == 0 && *max == MAX {
                     return write!(f, "Array");

@@ -129,7 +129,15 @@ impl B {
         let kind = match parse_number(text) {
             Some(k) => k,
             None => {
-                self.error(format!("Illegal number '{text}'"), l, r);
+                // A well-formed integer too big for 64 bits: Puppet's validator reports it
+                // (NUMERIC_OVERFLOW) with the value in Ruby's `%#+x`.
+                let msg = match overflowing_integer(text) {
+                    Some(v) => format!(
+                        "A Literal Integer resulted in a value outside of Puppet Integer max range, got '+{v:#x}'"
+                    ),
+                    None => format!("Illegal number '{text}'"),
+                };
+                self.error(msg, l, r);
                 ExprKind::Integer {
                     value: 0,
                     radix: 10,
@@ -503,6 +511,20 @@ pub fn parse_number(text: &str) -> Option<ExprKind> {
     t.parse::<i64>()
         .ok()
         .map(|value| ExprKind::Integer { value, radix: 10 })
+}
+
+/// The value of an integer literal (decimal, `0x` hex or `0` octal) that does not fit in an
+/// `i64` but in a `u128`; `None` for anything else.
+fn overflowing_integer(t: &str) -> Option<u128> {
+    let (digits, radix) = if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        (h, 16)
+    } else if t.len() > 1 && t.starts_with('0') {
+        (&t[1..], 8)
+    } else {
+        (t, 10)
+    };
+    let v = u128::from_str_radix(digits, radix).ok()?;
+    (v > i64::MAX as u128).then_some(v)
 }
 
 /// One step after the first operand of a binary-operator sequence.

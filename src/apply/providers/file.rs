@@ -165,11 +165,13 @@ impl File {
             Some("present") => Some(Ensure::Present),
             Some("file") => Some(Ensure::File),
             Some("directory") => Some(Ensure::Directory),
-            Some("absent") => Some(Ensure::Absent),
+            Some("absent") | Some("false") => Some(Ensure::Absent),
             Some("link") => Some(Ensure::Link(target.clone().ok_or_else(|| {
                 format!("File[{}]: ensure => link needs a target", r.title)
             })?)),
-            Some(t) if t.starts_with('/') => Some(Ensure::Link(t.to_string())),
+            // Any other value is a symlink's target (the type's `newvalue(/./)`), relative
+            // ones included.
+            Some(t) if !t.is_empty() => Some(Ensure::Link(t.to_string())),
             Some(other) => {
                 return Err(format!(
                     "Parameter ensure failed on File[{}]: Invalid value \"{other}\". Valid values are absent, false, file, present, directory, link",
