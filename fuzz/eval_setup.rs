@@ -46,6 +46,7 @@ pub fn setup() -> (FuzzLoader, CompileOptions) {
         node: "fuzz.example.com".into(),
         facts,
         strict_variables: false,
+        resolve_deferred: false,
     };
     (FuzzLoader(loader), opts)
 }

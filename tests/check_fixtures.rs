@@ -26,6 +26,7 @@ fn report(path: &Path) -> ordo::check::Report {
         node: "oracle-node".into(),
         facts: serde_json::json!({}),
         strict_variables: false,
+        resolve_deferred: false,
     };
     let name = path.file_name().unwrap().to_string_lossy().into_owned();
     check_manifest(&name, &text, &loader, &opts)
@@ -90,6 +91,7 @@ fn explain_names_arrows_and_require_calls() {
         node: "oracle-node".into(),
         facts: serde_json::json!({}),
         strict_variables: false,
+        resolve_deferred: false,
     };
     let result = ordo::eval::compile("site.pp", text, &ordo::eval::NoModules, &opts);
     let catalog = result.catalog.clone().expect("compiles");

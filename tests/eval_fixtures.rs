@@ -22,6 +22,7 @@ fn render(path: &Path) -> (String, bool) {
         node: "oracle-node".into(),
         facts: serde_json::json!({}),
         strict_variables: false,
+        resolve_deferred: false,
     };
     let name = path.file_name().unwrap().to_string_lossy().into_owned();
     let result = compile(&name, &text, &loader, &opts);
@@ -85,6 +86,7 @@ fn modules_load_from_memory() {
         node: "n1".into(),
         facts: serde_json::json!({}),
         strict_variables: false,
+        resolve_deferred: false,
     };
     let result = compile("site.pp", "include app", &loader, &opts);
     assert!(

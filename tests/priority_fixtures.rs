@@ -61,6 +61,7 @@ fn render(path: &Path) -> (String, bool) {
         node: "oracle-node".into(),
         facts: serde_json::json!({}),
         strict_variables: false,
+        resolve_deferred: false,
     };
     let name = path.file_name().unwrap().to_string_lossy().into_owned();
     let result = compile(&name, &text, &NoModules, &opts);

@@ -118,6 +118,7 @@ fn run_fixture(fixture: &Path, source: Source) -> String {
                 node: "fixture.example.com".into(),
                 facts: Default::default(),
                 strict_variables: false,
+                resolve_deferred: false,
             };
             let result = compile("manifest.pp", &text, &NoModules, &opts);
             result.catalog.unwrap_or_else(|| {

@@ -111,6 +111,7 @@ impl ApplyArgs {
 pub fn run(args: &ApplyArgs) -> i32 {
     let mut inputs = args.inputs.clone();
     inputs.state_dir = Some(args.state_dir.clone());
+    inputs.resolve_deferred = true;
     match load_input(&args.file, &inputs) {
         Ok(catalog) => run_catalog(&catalog, args),
         Err(code) => {

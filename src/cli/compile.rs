@@ -197,6 +197,9 @@ pub struct CompileInputs {
     /// The state directory holding the store (set from the subcommand's `--state-dir`).
     #[arg(skip)]
     pub state_dir: Option<PathBuf>,
+    /// Resolve `Deferred` values at the end of the compile (set by `ordo apply`).
+    #[arg(skip)]
+    pub resolve_deferred: bool,
 }
 
 impl CompileInputs {
@@ -443,6 +446,7 @@ pub fn compile_text(
         node: node.to_string(),
         facts,
         strict_variables: inputs.strict_variables,
+        resolve_deferred: inputs.resolve_deferred,
     };
     let modulepath = inputs.module_dirs().join(":");
     let mut loader = FsLoader::new(Some(&modulepath));

@@ -492,6 +492,9 @@ impl<'a> Compiler<'a> {
         self.validate_relationship_params()?;
         self.finish()?;
         self.fail_on_unevaluated()?;
+        if self.opts.resolve_deferred {
+            self.resolve_deferred()?;
+        }
         if self.defer_catalog && !self.loader.storeconfigs() {
             return Ok(Compiled::Source(self.catalog_source()));
         }

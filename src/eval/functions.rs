@@ -1179,10 +1179,97 @@ fn f_type(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     Ok(Value::Type(Box::new(t)))
 }
 
+/// The pattern of a deferred function's name (a `$` names a variable of the agent).
+const DEFERRED_NAME: &str = r"\A[$]?[a-z][a-z0-9_]*(?:::[a-z][a-z0-9_]*)*\z";
+
+fn is_deferred_name(s: &str) -> bool {
+    let body = s.strip_prefix('$').unwrap_or(s);
+    !body.is_empty()
+        && body.split("::").all(|seg| {
+            let mut b = seg.bytes();
+            b.next().is_some_and(|c| c.is_ascii_lowercase())
+                && b.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'_')
+        })
+}
+
+/// `Deferred(name, arguments?)` or `Deferred({'name' => .., 'arguments' => ..})`, with
+/// Puppet's `new_Deferred` dispatch errors.
+fn new_deferred(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let args = &a.values[1..];
+    let fail = |c: &Compiler<'_>, msg: String| Flow::Err(c.runtime(msg, a.span));
+    if args.is_empty() || args.len() > 2 {
+        let got = if args.is_empty() {
+            "none".to_string()
+        } else {
+            args.len().to_string()
+        };
+        return Err(fail(
+            c,
+            format!("'new_Deferred' expects between 1 and 2 arguments, got {got}"),
+        ));
+    }
+    let name_ok = |v: &Value| matches!(v, Value::Str(s) if is_deferred_name(s));
+    let args_ok = |v: Option<&Value>| matches!(v, None | Some(Value::Undef | Value::Array(_)));
+    let build = |name: &Value, arguments: Option<&Value>| {
+        Value::Deferred(Box::new(super::value::Deferred {
+            name: name.to_display(),
+            arguments: match arguments {
+                Some(Value::Array(x)) => Some(x.clone()),
+                _ => None,
+            },
+        }))
+    };
+    if let [Value::Hash(h)] = args {
+        let name = h.get(&Value::str("name"));
+        let arguments = h.get(&Value::str("arguments"));
+        if name.is_some_and(name_ok)
+            && args_ok(arguments)
+            && h.keys()
+                .all(|k| matches!(k.as_str(), Some("name" | "arguments")))
+        {
+            return Ok(build(name.unwrap_or(&Value::Undef), arguments));
+        }
+    } else if name_ok(&args[0]) && args_ok(args.get(1)) {
+        return Ok(build(&args[0], args.get(1)));
+    }
+    let pattern = format!("Pattern[/{DEFERRED_NAME}/]");
+    let hash_rejected = match args {
+        [Value::Hash(_)] => "parameter 'hash' expects a Struct value, got Struct".to_string(),
+        [one] => format!(
+            "parameter 'hash' expects a Struct value, got {}",
+            one.type_name()
+        ),
+        _ => format!("expects 1 argument, got {}", args.len()),
+    };
+    let positional_rejected = if !name_ok(&args[0]) {
+        match &args[0] {
+            Value::Str(s) => format!("parameter 'name' expects a match for {pattern}, got '{s}'"),
+            other => format!(
+                "parameter 'name' expects a match for {pattern}, got {}",
+                other.type_name()
+            ),
+        }
+    } else {
+        let got = args.get(1).map(Value::type_name).unwrap_or_default();
+        format!("parameter 'arguments' expects a value of type Undef or Array, got {got}")
+    };
+    Err(fail(
+        c,
+        format!(
+            "The function 'new_Deferred' was called with arguments it does not accept. It expects one of:\n  \
+             (Struct[{{'name' => {pattern}, 'arguments' => Optional[Array]}}] hash)\n    rejected: {hash_rejected}\n  \
+             ({pattern} name, Array arguments?)\n    rejected: {positional_rejected}"
+        ),
+    ))
+}
+
 fn f_new(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let Some(Value::Type(t)) = a.values.first().cloned() else {
         return Err(arg_err(c, a, "expects a Type"));
     };
+    if *t == types::deferred_type() {
+        return new_deferred(c, a);
+    }
     let args: Vec<Value> = a.values[1..].to_vec();
     let v = args.first().cloned().unwrap_or(Value::Undef);
     let t = match *t {

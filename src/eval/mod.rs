@@ -13,6 +13,7 @@ mod builtin_types;
 mod catalog_ops;
 mod collect;
 mod compiler;
+mod deferred;
 mod erb;
 mod exported;
 mod expr;
@@ -135,6 +136,10 @@ pub struct CompileOptions {
     /// Facts as a JSON object.
     pub facts: Json,
     pub strict_variables: bool,
+    /// Call the functions of `Deferred` values once the catalog is complete, as the agent
+    /// does before applying (`ordo apply`); otherwise they stay in the catalog as strings,
+    /// as `puppet catalog compile` writes them.
+    pub resolve_deferred: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -556,7 +556,7 @@ fn has_rich_data(v: &Value) -> bool {
     match v {
         Value::Array(items) => items.iter().any(has_rich_data),
         Value::Hash(h) => h.values().any(has_rich_data),
-        Value::Type(_) => true,
+        Value::Type(_) | Value::Deferred(_) => true,
         _ => false,
     }
 }
@@ -588,6 +588,10 @@ fn rich_data_warnings(v: &Value, path: &str, out: &mut Vec<String>) {
                 super::expr::a_an(&format!("{name}-Type"))
             ));
         }
+        Value::Deferred(d) => out.push(format!(
+            "{path} contains a Deferred value. It will be converted to the String '{}'",
+            d.shown()
+        )),
         _ => {}
     }
 }

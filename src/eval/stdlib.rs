@@ -139,6 +139,7 @@ pub(super) fn ruby_class(v: &Value) -> &'static str {
         Value::Hash(_) => "Hash",
         Value::Type(_) => "Class",
         Value::Sensitive(_) => "Puppet::Pops::Types::PSensitiveType::Sensitive",
+        Value::Deferred(_) => "Puppet::Pops::Types::PuppetObject",
     }
 }
 

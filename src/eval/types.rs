@@ -96,7 +96,8 @@ pub fn builtin(name: &str) -> Option<PType> {
         "Init" => PType::Init,
         "Object" => PType::Object,
         // Pcore object types Ordo knows by name only: no value of the language is one.
-        "Deferred" | "Error" | "Binary" | "URI" | "SemVerRange" | "TypeSet" | "TypeAlias" => {
+        "Deferred" => deferred_type(),
+        "Error" | "Binary" | "URI" | "SemVerRange" | "TypeSet" | "TypeAlias" => {
             PType::Alias(name.to_string(), Box::new(PType::Object))
         }
         _ => return None,
@@ -456,8 +457,10 @@ impl PType {
                 _ => false,
             },
             CatalogEntry => matches!(v, Value::Type(t) if matches!(**t, Resource(..) | Class(_))),
+            Alias(name, _) if name == "Deferred" => matches!(v, Value::Deferred(_)),
             Alias(_, t) => t.is_instance(v),
-            Runtime | SemVer | Timespan | Timestamp | Init | Object => false,
+            Object => matches!(v, Value::Deferred(_)),
+            Runtime | SemVer | Timespan | Timestamp | Init => false,
         }
     }
 
@@ -655,6 +658,14 @@ fn common_type(ts: Vec<PType>) -> PType {
     PType::Any
 }
 
+/// The `Deferred` object type (known by name; its values are [`Value::Deferred`]).
+pub fn deferred_type() -> PType {
+    PType::Alias("Deferred".to_string(), Box::new(PType::Object))
+}
+
+/// How Puppet prints the `Deferred` type: its whole Pcore definition.
+const DEFERRED_SHOWN: &str = "Object[{name => 'Deferred', attributes => {'name' => Pattern[/\\A[$]?[a-z][a-z0-9_]*(?:::[a-z][a-z0-9_]*)*\\z/], 'arguments' => {type => Optional[Array], value => undef}}}]";
+
 /// The inferred type of a value, as `type()` reports it.
 pub fn infer(v: &Value) -> PType {
     match v {
@@ -688,6 +699,7 @@ pub fn infer(v: &Value) -> PType {
         }
         Value::Type(t) => PType::Type(Some(t.clone())),
         Value::Sensitive(x) => PType::Sensitive(Some(Box::new(infer(x)))),
+        Value::Deferred(_) => deferred_type(),
     }
 }
 
@@ -995,6 +1007,7 @@ impl fmt::Display for PType {
             Timestamp => write!(f, "Timestamp"),
             Init => write!(f, "Init"),
             Object => write!(f, "Object"),
+            Alias(name, t) if name == "Deferred" && **t == Object => f.write_str(DEFERRED_SHOWN),
             Alias(name, t) => write!(f, "{name} = {t}"),
         }
     }

@@ -104,6 +104,33 @@ pub enum Value {
     Hash(HashValue),
     Type(Box<PType>),
     Sensitive(Box<Value>),
+    /// A function call left for the agent (`Deferred('name', [args])`).
+    Deferred(Box<Deferred>),
+}
+
+/// Puppet's `Deferred` object: a function name and its arguments (`undef` when not given),
+/// called when the catalog is applied.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Deferred {
+    pub name: String,
+    pub arguments: Option<Vec<Value>>,
+}
+
+impl Deferred {
+    /// Its attributes as a hash, as Puppet shows them (`{'name' => 'f', 'arguments' => []}`).
+    pub fn attributes(&self) -> Value {
+        let mut h: IndexMap<Value, Value> = IndexMap::new();
+        h.insert(Value::str("name"), Value::str(self.name.clone()));
+        if let Some(a) = &self.arguments {
+            h.insert(Value::str("arguments"), Value::Array(a.clone()));
+        }
+        Value::Hash(h.into())
+    }
+
+    /// `Deferred({'name' => 'f', 'arguments' => [..]})`, Puppet's string form.
+    pub fn shown(&self) -> String {
+        format!("Deferred({})", self.attributes().to_string_repr())
+    }
 }
 
 /// The map of a hash value, boxed: a hash is rarer than a string or a number, and keeping
@@ -183,6 +210,7 @@ impl PartialEq for Value {
             (Hash(a), Hash(b)) => a.len() == b.len() && a.iter().zip(b.iter()).all(|(x, y)| x == y),
             (Type(a), Type(b)) => a == b,
             (Sensitive(a), Sensitive(b)) => a == b,
+            (Deferred(a), Deferred(b)) => a == b,
             _ => false,
         }
     }
@@ -208,6 +236,7 @@ impl Hash for Value {
             }
             Value::Type(t) => t.to_string().hash(state),
             Value::Sensitive(v) => v.hash(state),
+            Value::Deferred(d) => d.hash(state),
             Value::Undef | Value::Default => {}
         }
     }
@@ -308,6 +337,7 @@ impl Value {
             }
             Value::Type(t) => out.push_str(&t.to_string()),
             Value::Sensitive(_) => out.push_str("Sensitive [value redacted]"),
+            Value::Deferred(d) => out.push_str(&d.shown()),
         }
     }
 
@@ -341,6 +371,8 @@ impl Value {
                     .collect(),
             ),
             Value::Type(t) => Json::String(t.catalog_string()),
+            // Without rich data Puppet puts the string form in the catalog (and warns).
+            Value::Deferred(d) => Json::String(d.shown()),
             Value::Sensitive(v) => {
                 let mut m = serde_json::Map::new();
                 m.insert("__ptype".into(), Json::String("Sensitive".into()));
