@@ -463,7 +463,7 @@ impl Validator {
                     self.err(e.span, "Classes are not virtualizable");
                 }
                 for b in &r.bodies {
-                    self.check_ops(&b.ops, false);
+                    self.check_ops(&b.ops, false, "Resource Statement");
                     let mut splats = b.ops.iter().filter(|o| matches!(o, AttributeOp::Splat { .. }));
                     if let Some(second) = splats.nth(1) {
                         self.err(second.span(), "Unfolding of attributes from Hash can only be used once per resource body");
@@ -474,13 +474,13 @@ impl Validator {
                 if *form != ResourceForm::Regular {
                     self.err(e.span, "Resource Defaults are not virtualizable");
                 }
-                self.check_ops(ops, false);
+                self.check_ops(ops, false, "Resource Defaults Expression");
             }
             ExprKind::ResourceOverride { form, ops, .. } => {
                 if *form != ResourceForm::Regular {
                     self.err(e.span, "Resource Defaults are not virtualizable");
                 }
-                self.check_ops(ops, true);
+                self.check_ops(ops, true, "");
             }
             ExprKind::Collect(c) => {
                 let CollectExpr {
@@ -497,7 +497,7 @@ impl Validator {
                 if let Some(q) = &query.expr {
                     self.query(q);
                 }
-                self.check_ops(ops, true);
+                self.check_ops(ops, true, "");
             }
             ExprKind::Class(c) => {
                 self.named_definition(e, &c.name, path);
@@ -593,7 +593,8 @@ impl Validator {
         }
     }
 
-    fn check_ops(&mut self, ops: &[AttributeOp], append_ok: bool) {
+    /// `what` names the expression in the message for a `+>` where it is not allowed.
+    fn check_ops(&mut self, ops: &[AttributeOp], append_ok: bool, what: &str) {
         for op in ops {
             match op {
                 AttributeOp::Set {
@@ -603,7 +604,7 @@ impl Validator {
                     span,
                 } => {
                     if *append && !append_ok {
-                        self.err(*span, format!("Illegal +> operation on attribute {name}. This operator can not be used in a Resource Statement"));
+                        self.err(*span, format!("Illegal +> operation on attribute {name}. This operator can not be used in a {what}"));
                     }
                     self.rvalue(value);
                 }
