@@ -138,6 +138,17 @@ impl Loader for FsLoader {
         self.data.type_schema(&self.dirs, name)
     }
 
+    fn ruby_type_namevar(&self, name: &str) -> Option<String> {
+        let file = format!("{name}.rb");
+        self.dirs.iter().find_map(|d| {
+            std::fs::read_dir(d).ok()?.flatten().find_map(|m| {
+                let p = m.path().join("lib/puppet/type").join(&file);
+                let src = std::fs::read_to_string(p).ok()?;
+                Some(eval::type_schema::namevar_from_ruby(&src))
+            })
+        })
+    }
+
     fn load_data(&self, path: &str) -> Option<String> {
         self.data.load(&self.dirs, path)
     }

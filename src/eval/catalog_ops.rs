@@ -549,6 +549,10 @@ impl Compiler<'_> {
                 }
                 if !a.value.is_undef() {
                     self.set_param(idx, &a.name, a.value.clone(), &source, a.span);
+                } else {
+                    // Not a value, but given: the parameter's type is checked against undef.
+                    let at = (Some(a.span.file), self.span_line(a.span));
+                    self.resources[idx].setters.set(&a.name, &source, Some(at));
                 }
             }
         }
@@ -637,6 +641,13 @@ impl Compiler<'_> {
     }
 
     /// Binds class/define parameters: given values, defaults, type checks.
+    /// Whether a declaration gave parameter `name` (an `undef` included, which leaves no
+    /// value but a setter).
+    fn was_given(&self, idx: usize, name: &str) -> bool {
+        let r = &self.resources[idx];
+        r.params.contains_key(name) || r.setters.source(name).is_some()
+    }
+
     pub(super) fn bind_parameters(
         &mut self,
         idx: usize,
@@ -656,8 +667,9 @@ impl Compiler<'_> {
         // Every missing value is reported at once, as Puppet does.
         let mut missing = vec![];
         for p in params {
-            let given = self.resources[idx].params.get(&p.name);
-            if p.value.is_some() || given.is_some_and(|v| !v.is_undef()) {
+            // An explicit `undef` is a value given: type-checked below (`expects a String
+            // value, got Undef`), accepted by an untyped parameter.
+            if p.value.is_some() || self.was_given(idx, &p.name) {
                 continue;
             }
             let accepts_undef = match &p.type_expr {
@@ -699,7 +711,8 @@ impl Compiler<'_> {
                             Some(te) => Some(self.eval_type(te, sid)?),
                             None => None,
                         };
-                        if t.as_ref().is_some_and(|t| t.is_instance(&Value::Undef)) {
+                        let given_undef = self.was_given(idx, &p.name);
+                        if given_undef || t.as_ref().is_some_and(|t| t.is_instance(&Value::Undef)) {
                             Value::Undef
                         } else {
                             return Err(Flow::Err(self.runtime(
@@ -1088,7 +1101,25 @@ impl Compiler<'_> {
         }
         self.check_unrealized_defines()?;
         self.add_resource_metaparams();
+        self.file_paths_from_titles();
         Ok(())
+    }
+
+    /// The file type's title pattern (`/^(.*?)\/*\Z/`) takes trailing slashes off the title
+    /// to make the path: a `File['/d/']` without its own `path` gets `path => '/d'` in the
+    /// catalog, first among its parameters, as Puppet writes it.
+    fn file_paths_from_titles(&mut self) {
+        for r in self.resources.iter_mut() {
+            if r.type_name != "File" || !r.title.ends_with('/') || r.params.contains_key("path") {
+                continue;
+            }
+            let path = r.title.trim_end_matches('/');
+            if path.is_empty() {
+                continue;
+            }
+            let path = Value::Str(path.to_string());
+            r.params.shift_insert(0, "path".to_string(), path);
+        }
     }
 
     /// Virtual defined-type instances never realized are still validated at the end, as

@@ -70,6 +70,12 @@ pub trait Loader {
         None
     }
 
+    /// The namevar a module's Ruby resource type declares in its source
+    /// (`lib/puppet/type/NAME.rb`), for types no schema describes.
+    fn ruby_type_namevar(&self, _name: &str) -> Option<String> {
+        None
+    }
+
     /// A Hiera data file (`hiera.yaml` or a data file), by path as the hierarchy names it
     /// (`env:data/common.yaml`, `module:<name>:data/common.yaml`); see `crate::hiera`.
     fn load_data(&self, _path: &str) -> Option<String> {

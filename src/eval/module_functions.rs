@@ -1,4 +1,4 @@
-//! Ruby functions shipped by corpus modules other than stdlib (openstacklib), written in
+//! Ruby functions shipped by modules other than stdlib (openstacklib and others), written in
 //! Rust from their Ruby sources because Ordo cannot run Ruby. They are only reached when no
 //! Puppet-language function of the same name exists on the modulepath.
 
@@ -19,6 +19,11 @@ pub fn builtin(name: &str) -> Option<Builtin> {
         "mysql::password" => f_mysql_password,
         "postgresql::postgresql_password" | "postgresql_password" => f_postgresql_password,
         "postgresql::postgresql_escape" => f_postgresql_escape,
+        "postgresql::postgresql_acls_to_resources_hash" => f_postgresql_acls_to_resources_hash,
+        "mco_array_to_string" => f_mco_array_to_string,
+        "getvar_emptystring" => f_getvar_emptystring,
+        "ipaddresses" => f_ipaddresses,
+        "template_body" => f_template_body,
         _ => return None,
     })
 }
@@ -317,4 +322,152 @@ fn f_os_transport_url(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         );
     }
     Ok(Value::Str(url))
+}
+
+/// puppet-community-mcollective: each element of an array as Ruby's `to_s` writes it.
+fn f_mco_array_to_string(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    match arg(a, 0) {
+        Value::Array(items) => Ok(Value::Array(
+            items
+                .iter()
+                .map(|v| Value::Str(super::erb::ruby_to_s(v)))
+                .collect(),
+        )),
+        other => Err(fail_plain(
+            c,
+            a,
+            format!(
+                "Expected an array, but got a {}",
+                super::stdlib::ruby_class(&other)
+            ),
+        )),
+    }
+}
+
+/// arioch-redis: a (qualified) variable's value, or `''` when it is unknown or undef.
+fn f_getvar_emptystring(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    if a.values.len() != 1 {
+        return Err(fail_plain(
+            c,
+            a,
+            format!(
+                "getvar_emptystring(): wrong number of arguments ({}; must be 1)",
+                a.values.len()
+            ),
+        ));
+    }
+    let name = arg(a, 0).to_display();
+    Ok(match c.quiet_var(name.trim_start_matches("::"), a.scope) {
+        Some(v) if !v.is_undef() => v,
+        _ => Value::str(""),
+    })
+}
+
+/// saz-ssh: the addresses of every interface but loopback, from the legacy facts
+/// `interfaces`, `ipaddress_<if>` and `ipaddress6_<if>`; `false` without `interfaces`.
+fn f_ipaddresses(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let interfaces = match c.quiet_var("interfaces", a.scope) {
+        Some(Value::Str(s)) => s,
+        Some(v) if !v.is_undef() => v.to_display(),
+        _ => return Ok(Value::Bool(false)),
+    };
+    let mut out = vec![];
+    for iface in interfaces.split(',') {
+        if iface.contains("lo") {
+            continue;
+        }
+        for fact in [format!("ipaddress_{iface}"), format!("ipaddress6_{iface}")] {
+            if let Some(v) = c.quiet_var(&fact, a.scope).filter(|v| !v.is_undef()) {
+                out.push(v);
+            }
+        }
+    }
+    Ok(Value::Array(out))
+}
+
+/// richardc-datacat: the unrendered text of templates (`mod/file` in the module's
+/// `templates/`), joined.
+fn f_template_body(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let mut out = String::new();
+    for spec in a.values.clone() {
+        let spec = spec.to_display();
+        let (module, rest) = spec.split_once('/').unwrap_or((&spec, ""));
+        match c.loader.load(module, &format!("templates/{rest}")) {
+            Some((_, text)) => out.push_str(&text),
+            None => {
+                return Err(fail_plain(
+                    c,
+                    a,
+                    format!("Could not find template '{spec}'"),
+                ));
+            }
+        }
+    }
+    Ok(Value::Str(out))
+}
+
+/// puppetlabs-postgresql: `pg_hba.conf` lines as `postgresql::server::pg_hba_rule` bodies
+/// for `create_resources`, keyed `postgresql class generated rule ID INDEX` (the index of a
+/// line's first occurrence, as Ruby's `Array#index` gives it), ordered from `offset`.
+fn f_postgresql_acls_to_resources_hash(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let acls: Vec<String> = match arg(a, 0) {
+        Value::Array(x) => x.iter().map(Value::to_display).collect(),
+        _ => vec![],
+    };
+    let id = arg(a, 1).to_display();
+    let offset = match arg(a, 2) {
+        Value::Int(n) => n,
+        _ => 0,
+    };
+    let mut out: IndexMap<Value, Value> = IndexMap::new();
+    for acl in &acls {
+        let index = acls.iter().position(|x| x == acl).unwrap_or(0);
+        let parts: Vec<&str> = acl.split_whitespace().collect();
+        if parts.len() < 4 {
+            return Err(fail_plain(
+                c,
+                a,
+                format!(
+                    "postgresql::postgresql_acls_to_resources_hash(): acl line {index} does not have enough parts"
+                ),
+            ));
+        }
+        let text = |v: &str| Value::str(v.to_string());
+        let rest = |from: usize| Value::Str(parts[from..].join(" "));
+        let mut r: IndexMap<Value, Value> = IndexMap::new();
+        r.insert(Value::str("type"), text(parts[0]));
+        r.insert(Value::str("database"), text(parts[1]));
+        r.insert(Value::str("user"), text(parts[2]));
+        r.insert(
+            Value::str("order"),
+            Value::Str(format!("{:03}", offset + index as i64)),
+        );
+        // Where the method sits, after an address of one or two fields (a netmask starts
+        // with a digit); a missing one is Ruby's nil, undef in the hash.
+        let method_at = if parts[0] == "local" {
+            3
+        } else if parts
+            .get(4)
+            .is_some_and(|p| p.starts_with(|c: char| c.is_ascii_digit()))
+        {
+            r.insert(
+                Value::str("address"),
+                Value::Str(format!("{} {}", parts[3], parts[4])),
+            );
+            5
+        } else {
+            r.insert(Value::str("address"), text(parts[3]));
+            4
+        };
+        let method = parts.get(method_at).map_or(Value::Undef, |m| text(m));
+        r.insert(Value::str("auth_method"), method);
+        if parts.len() > method_at + 1 {
+            r.insert(Value::str("auth_option"), rest(method_at + 1));
+        }
+        out.insert(
+            Value::Str(format!("postgresql class generated rule {id} {index}")),
+            Value::Hash(r.into()),
+        );
+    }
+    Ok(Value::Hash(out.into()))
 }

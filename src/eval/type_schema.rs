@@ -61,15 +61,60 @@ pub fn parse_schemas(text: &str) -> Result<HashMap<String, TypeSchema>, String> 
 impl super::Compiler<'_> {
     /// The namevar of a Ruby type from its schema.
     pub(super) fn ruby_namevar(&self, type_name: &str) -> Option<String> {
-        self.loader
-            .type_schema(&type_name.to_lowercase())
-            .and_then(|s| s.namevars.first().cloned())
+        let name = type_name.to_lowercase();
+        match self.loader.type_schema(&name) {
+            Some(s) => s.namevars.first().cloned(),
+            None => self.loader.ruby_type_namevar(&name),
+        }
     }
+}
+
+/// The namevar a Ruby type's source declares: `newparam(:x, :namevar => true)` (or
+/// `namevar: true`), else a `newparam(:x) do .. isnamevar`, else `name`. A reading of the
+/// common forms, not of Ruby: types that build their parameters in loops keep `name`.
+pub fn namevar_from_ruby(src: &str) -> String {
+    let params: Vec<(&str, &str)> = src
+        .match_indices("newparam(")
+        .filter_map(|(i, _)| {
+            let rest = &src[i + "newparam(".len()..];
+            let rest = rest.trim_start().strip_prefix(':')?;
+            let end = rest
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(rest.len());
+            // The declaration up to the next parameter or property.
+            let body_end = ["newparam(", "newproperty("]
+                .iter()
+                .filter_map(|k| rest[end..].find(k))
+                .min()
+                .map_or(rest.len(), |e| end + e);
+            Some((&rest[..end], &rest[end..body_end]))
+        })
+        .collect();
+    let declared = |body: &str| {
+        let head = body.split(['\n']).next().unwrap_or("");
+        let flat: String = head.chars().filter(|c| !c.is_whitespace()).collect();
+        flat.contains(":namevar=>true") || flat.contains("namevar:true")
+    };
+    params
+        .iter()
+        .find(|(_, body)| declared(body))
+        .or_else(|| params.iter().find(|(_, body)| body.contains("isnamevar")))
+        .map_or_else(|| "name".to_string(), |(n, _)| n.to_string())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn namevars_read_from_ruby_types() {
+        let concat = "Puppet::Type.newtype(:concat_file) do\n  ensurable\n  newparam(:tag) do\n  end\n  newparam(:path, :namevar => true) do\n  end\nend";
+        assert_eq!(namevar_from_ruby(concat), "path");
+        let block = "newparam(:name) do\n desc 'x'\nend\nnewparam(:target) do\n  isnamevar\nend\nnewproperty(:x)";
+        assert_eq!(namevar_from_ruby(block), "target");
+        assert_eq!(namevar_from_ruby("newparam(:name, namevar: true)"), "name");
+        assert_eq!(namevar_from_ruby("newproperty(:value)"), "name");
+    }
 
     #[test]
     fn reads_namevars_and_attributes() {
