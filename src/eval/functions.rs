@@ -235,6 +235,10 @@ impl Compiler<'_> {
             if let Some(msg) = super::signatures::mismatch(sig, values.len(), lambda.is_some()) {
                 return Err(Flow::Err(self.runtime(msg, span)));
             }
+            // Puppet's dispatch by argument types, with its messages.
+            if let Some(msg) = super::signatures::type_mismatch(sig, &values) {
+                return Err(Flow::Err(self.runtime(msg, span)));
+            }
         }
         let mut args = Args {
             name: lname,
@@ -1586,6 +1590,21 @@ fn f_join(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 }
 
 fn f_sprintf(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    // A 3.x function: Ruby's format() refuses a format that is not a String.
+    let ruby = match a.values.first() {
+        Some(Value::Int(_)) => Some("Integer"),
+        Some(Value::Float(_)) => Some("Float"),
+        Some(Value::Bool(true)) => Some("true"),
+        Some(Value::Bool(false)) => Some("false"),
+        Some(Value::Undef) => Some("nil"),
+        Some(Value::Array(_)) => Some("Array"),
+        Some(Value::Hash(_)) => Some("Hash"),
+        _ => None,
+    };
+    if let Some(class) = ruby {
+        let msg = format!("no implicit conversion of {class} into String");
+        return Err(Flow::Err(c.runtime(msg, a.span)));
+    }
     let fmt = str_arg(c, a, 0)?;
     strings::sprintf(&fmt, &a.values[1..])
         .map(Value::Str)
@@ -2010,7 +2029,57 @@ fn numeric_arg(c: &Compiler<'_>, a: &Args) -> R<Value> {
     }
 }
 
+/// The String dispatch of abs(), floor() and ceiling(): Puppet's deprecated conversion,
+/// with its warning (once) and its messages for strings that are not numbers.
+fn numeric_from_string(c: &mut Compiler<'_>, a: &Args) -> R<Option<Value>> {
+    let Some(Value::Str(s)) = a.values.first() else {
+        return Ok(None);
+    };
+    let name = a.name.as_str();
+    let target = if name == "abs" { "Numeric" } else { "Float" };
+    if c.warned_deprecations
+        .insert(format!("{name}_function_numeric_coerce_string"))
+    {
+        c.log(
+            super::LogLevel::Warning,
+            format!(
+                "The {name}() function's auto conversion of String to {target} is deprecated - change to convert input before calling\n   (file & line not available)"
+            ),
+        );
+    }
+    if name == "abs" {
+        let digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
+        let body = s.strip_prefix('-').unwrap_or(s);
+        let v = match body.split_once('.') {
+            Some((i, f)) if digits(i) && digits(f) => s.parse::<f64>().ok().map(Value::Float),
+            None if digits(body) => s.parse::<i64>().ok().map(Value::Int),
+            _ => None,
+        };
+        return match v {
+            Some(v) => Ok(Some(v)),
+            None => Err(Flow::Err(c.runtime(
+                "abs(): Requires float or integer to work with - was given non decimal string",
+                a.span,
+            ))),
+        };
+    }
+    match parse_number(s.trim()) {
+        Some(v) => Ok(Some(v)),
+        None => Err(Flow::Err(c.runtime(
+            format!("{name}(): cannot convert given value to a floating point value."),
+            a.span,
+        ))),
+    }
+}
+
 fn f_abs(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    if let Some(v) = numeric_from_string(c, a)? {
+        return Ok(match v {
+            Value::Int(i) => Value::Int(i.wrapping_abs()),
+            Value::Float(f) => Value::Float(f.abs()),
+            v => v,
+        });
+    }
     Ok(match numeric_arg(c, a)? {
         Value::Int(i) => Value::Int(i.wrapping_abs()),
         Value::Float(f) => Value::Float(f.abs()),
@@ -2026,14 +2095,24 @@ fn f_round(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 }
 
 fn f_floor(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
-    Ok(match numeric_arg(c, a)? {
+    let v = match numeric_from_string(c, a)? {
+        Some(Value::Int(i)) => Value::Float(i as f64),
+        Some(v) => v,
+        None => numeric_arg(c, a)?,
+    };
+    Ok(match v {
         Value::Float(f) => Value::Int(f.floor() as i64),
         v => v,
     })
 }
 
 fn f_ceiling(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
-    Ok(match numeric_arg(c, a)? {
+    let v = match numeric_from_string(c, a)? {
+        Some(Value::Int(i)) => Value::Float(i as f64),
+        Some(v) => v,
+        None => numeric_arg(c, a)?,
+    };
+    Ok(match v {
         Value::Float(f) => Value::Int(f.ceil() as i64),
         v => v,
     })
