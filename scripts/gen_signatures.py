@@ -77,6 +77,7 @@ def rust():
     w('/// Sorted by name.\npub const SIGNATURES: &[Signature] = &[\n')
     for name, f in sorted(out.items()):
         ds = [x for x in f['dispatches'] if not x['mismatch_handler']]
+        every = f['dispatches']
         if not ds or name in SKIP:
             continue
         mins, maxs = [], []
@@ -92,14 +93,14 @@ def rust():
             block = 'None'
         else:
             block = 'Optional'
-        # Type checks only where Puppet's own dispatch decides alone: no local type aliases,
-        # no argument_mismatch handler.
-        checked = not f['local_types'] and not any(x['mismatch_handler'] for x in f['dispatches'])
+        # Type checks only where Ordo can read the types: no local type aliases (but those
+        # substituted above).
+        checked = not f['local_types']
         w('    Signature {\n        name: "%s",\n        min: %d,\n        max: %s,\n        block: Block::%s,\n'
           % (name, min(mins), mx, block))
         if checked:
             w('        dispatches: &[\n')
-            for x in ds:
+            for x in every:
                 w('            Dispatch {\n                params: &[\n')
                 for p in x['params']:
                     w('                    Param {\n                        name: "%s",\n                        ty: %s,\n                        kind: Kind::%s,\n                    },\n'
@@ -111,6 +112,7 @@ def rust():
                       % (b['name'], json.dumps(b['type']), 'true' if b['optional'] else 'false'))
                 else:
                     w('                block: None,\n')
+                w('                handler: %s,\n' % ('true' if x['mismatch_handler'] else 'false'))
                 w('            },\n')
             w('        ],\n')
         else:

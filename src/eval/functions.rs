@@ -1733,7 +1733,21 @@ fn f_match(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
             }
             _ => return Err(arg_err(c, a, "expects a pattern")),
         },
-        _ => return Err(arg_err(c, a, "expects a pattern")),
+        Some(other) => {
+            let klass = match other {
+                Value::Int(_) => "Integer",
+                Value::Float(_) => "Float",
+                Value::Bool(true) => "TrueClass",
+                Value::Bool(false) => "FalseClass",
+                Value::Undef => "NilClass",
+                Value::Hash(_) => "Hash",
+                Value::Default => "Symbol",
+                _ => return Err(arg_err(c, a, "expects a pattern")),
+            };
+            let msg = format!("match() expects pattern of T, where T is String, Regexp, Regexp[r], Pattern[p], or Array[T]. Got {klass}");
+            return Err(Flow::Err(c.runtime(msg, a.span)));
+        }
+        None => return Err(arg_err(c, a, "expects a pattern")),
     };
     let one = |s: &str| -> Value {
         match re.captures(s) {

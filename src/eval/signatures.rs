@@ -23,9 +23,8 @@ pub struct Signature {
     pub min: usize,
     pub max: Option<usize>,
     pub block: Block,
-    /// The dispatches, in Puppet's order (those of `argument_mismatch` left out); empty when
-    /// Ordo does not check the argument types (functions with local type aliases or an
-    /// `argument_mismatch` handler).
+    /// The dispatches, in Puppet's order; empty when Ordo does not check the argument types
+    /// (functions with local type aliases).
     pub dispatches: &'static [Dispatch],
 }
 
@@ -55,6 +54,9 @@ pub struct BlockParam {
 pub struct Dispatch {
     pub params: &'static [Param],
     pub block: Option<BlockParam>,
+    /// An `argument_mismatch` handler: when it takes the arguments, the function reports
+    /// its own message; it is not listed in Puppet's messages.
+    pub handler: bool,
 }
 
 /// Sorted by name.
@@ -74,6 +76,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -84,6 +87,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
         ],
     },
@@ -102,6 +106,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
         ],
     },
@@ -124,6 +129,7 @@ pub const SIGNATURES: &[Signature] = &[
                     ty: "Callable[2,2]",
                     optional: false,
                 }),
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -138,6 +144,7 @@ pub const SIGNATURES: &[Signature] = &[
                     ty: "Callable[1,1]",
                     optional: false,
                 }),
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -152,6 +159,7 @@ pub const SIGNATURES: &[Signature] = &[
                     ty: "Callable[2,2]",
                     optional: false,
                 }),
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -166,6 +174,7 @@ pub const SIGNATURES: &[Signature] = &[
                     ty: "Callable[1,1]",
                     optional: false,
                 }),
+                handler: false,
             },
         ],
     },
@@ -193,6 +202,7 @@ pub const SIGNATURES: &[Signature] = &[
                     ty: "Callable[0, 0]",
                     optional: true,
                 }),
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -213,6 +223,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -233,6 +244,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
         ],
     },
@@ -255,6 +267,7 @@ pub const SIGNATURES: &[Signature] = &[
                     ty: "Callable[2,2]",
                     optional: false,
                 }),
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -269,6 +282,7 @@ pub const SIGNATURES: &[Signature] = &[
                     ty: "Callable[1,1]",
                     optional: false,
                 }),
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -283,6 +297,7 @@ pub const SIGNATURES: &[Signature] = &[
                     ty: "Callable[2,2]",
                     optional: false,
                 }),
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -297,6 +312,7 @@ pub const SIGNATURES: &[Signature] = &[
                     ty: "Callable[1,1]",
                     optional: false,
                 }),
+                handler: false,
             },
         ],
     },
@@ -324,6 +340,7 @@ pub const SIGNATURES: &[Signature] = &[
                     ty: "Callable[Type, Type]",
                     optional: true,
                 }),
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -343,6 +360,7 @@ pub const SIGNATURES: &[Signature] = &[
                     ty: "Callable[Type, Type]",
                     optional: true,
                 }),
+                handler: false,
             },
         ],
     },
@@ -361,6 +379,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
         ],
     },
@@ -374,6 +393,7 @@ pub const SIGNATURES: &[Signature] = &[
                 params: &[
                 ],
                 block: None,
+                handler: false,
             },
         ],
     },
@@ -401,6 +421,7 @@ pub const SIGNATURES: &[Signature] = &[
                     ty: "Callable",
                     optional: true,
                 }),
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -411,6 +432,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
         ],
     },
@@ -429,6 +451,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -439,6 +462,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -449,6 +473,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
         ],
     },
@@ -467,6 +492,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -477,6 +503,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -487,6 +514,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
         ],
     },
@@ -505,6 +533,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -515,6 +544,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
         ],
     },
@@ -533,6 +563,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -543,6 +574,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -553,6 +585,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
         ],
     },
@@ -571,6 +604,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -581,6 +615,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -591,6 +626,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
         ],
     },
@@ -616,6 +652,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
         ],
     },
@@ -648,6 +685,7 @@ pub const SIGNATURES: &[Signature] = &[
                     ty: "Callable[1,1]",
                     optional: true,
                 }),
+                handler: false,
             },
         ],
     },
@@ -666,6 +704,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
         ],
     },
@@ -684,6 +723,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
         ],
     },
@@ -702,6 +742,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
         ],
     },
@@ -725,6 +766,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
         ],
     },
@@ -743,6 +785,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -753,6 +796,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -763,6 +807,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -773,6 +818,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
         ],
     },
@@ -795,6 +841,7 @@ pub const SIGNATURES: &[Signature] = &[
                     ty: "Callable[2,2]",
                     optional: false,
                 }),
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -809,6 +856,7 @@ pub const SIGNATURES: &[Signature] = &[
                     ty: "Callable[1,1]",
                     optional: false,
                 }),
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -823,6 +871,7 @@ pub const SIGNATURES: &[Signature] = &[
                     ty: "Callable[2,2]",
                     optional: false,
                 }),
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -837,6 +886,7 @@ pub const SIGNATURES: &[Signature] = &[
                     ty: "Callable[1,1]",
                     optional: false,
                 }),
+                handler: false,
             },
         ],
     },
@@ -855,6 +905,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
         ],
     },
@@ -873,6 +924,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -883,6 +935,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -893,6 +946,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -903,6 +957,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -913,6 +968,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -923,6 +979,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
         ],
     },
@@ -946,6 +1003,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
         ],
     },
@@ -964,6 +1022,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
         ],
     },
@@ -992,6 +1051,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
         ],
     },
@@ -1014,6 +1074,7 @@ pub const SIGNATURES: &[Signature] = &[
                     ty: "Callable[2,2]",
                     optional: false,
                 }),
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -1028,6 +1089,7 @@ pub const SIGNATURES: &[Signature] = &[
                     ty: "Callable[1,1]",
                     optional: false,
                 }),
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -1042,6 +1104,7 @@ pub const SIGNATURES: &[Signature] = &[
                     ty: "Callable[2,2]",
                     optional: false,
                 }),
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -1056,6 +1119,7 @@ pub const SIGNATURES: &[Signature] = &[
                     ty: "Callable[1,1]",
                     optional: false,
                 }),
+                handler: false,
             },
         ],
     },
@@ -1074,6 +1138,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -1084,6 +1149,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
         ],
     },
@@ -1102,6 +1168,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -1112,6 +1179,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
         ],
     },
@@ -1130,6 +1198,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
         ],
     },
@@ -1148,6 +1217,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -1158,6 +1228,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
         ],
     },
@@ -1190,6 +1261,7 @@ pub const SIGNATURES: &[Signature] = &[
                     ty: "Callable[1,1]",
                     optional: true,
                 }),
+                handler: false,
             },
         ],
     },
@@ -1198,7 +1270,48 @@ pub const SIGNATURES: &[Signature] = &[
         min: 1,
         max: Some(2),
         block: Block::Optional,
-        dispatches: &[],
+        dispatches: &[
+            Dispatch {
+                params: &[
+                    Param {
+                        name: "get_string",
+                        ty: "Pattern[/\\A(?:::)?(?:[a-z]\\w*::)*[a-z_]\\w*(?:\\.|\\Z)/]",
+                        kind: Kind::Required,
+                    },
+                    Param {
+                        name: "default_value",
+                        ty: "Any",
+                        kind: Kind::Optional,
+                    },
+                ],
+                block: Some(BlockParam {
+                    name: "block",
+                    ty: "Callable[1,1]",
+                    optional: true,
+                }),
+                handler: false,
+            },
+            Dispatch {
+                params: &[
+                    Param {
+                        name: "get_string",
+                        ty: "String",
+                        kind: Kind::Required,
+                    },
+                    Param {
+                        name: "default_value",
+                        ty: "Any",
+                        kind: Kind::Optional,
+                    },
+                ],
+                block: Some(BlockParam {
+                    name: "block",
+                    ty: "Callable",
+                    optional: true,
+                }),
+                handler: true,
+            },
+        ],
     },
     Signature {
         name: "group_by",
@@ -1219,6 +1332,7 @@ pub const SIGNATURES: &[Signature] = &[
                     ty: "Callable[1,1]",
                     optional: false,
                 }),
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -1233,6 +1347,7 @@ pub const SIGNATURES: &[Signature] = &[
                     ty: "Callable[2,2]",
                     optional: false,
                 }),
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -1247,6 +1362,7 @@ pub const SIGNATURES: &[Signature] = &[
                     ty: "Callable[2,2]",
                     optional: false,
                 }),
+                handler: false,
             },
         ],
     },
@@ -1255,7 +1371,40 @@ pub const SIGNATURES: &[Signature] = &[
         min: 2,
         max: Some(2),
         block: Block::None,
-        dispatches: &[],
+        dispatches: &[
+            Dispatch {
+                params: &[
+                    Param {
+                        name: "options",
+                        ty: "Struct[{path=>String[1]}]",
+                        kind: Kind::Required,
+                    },
+                    Param {
+                        name: "context",
+                        ty: "Puppet::LookupContext",
+                        kind: Kind::Required,
+                    },
+                ],
+                block: None,
+                handler: false,
+            },
+            Dispatch {
+                params: &[
+                    Param {
+                        name: "options",
+                        ty: "Hash",
+                        kind: Kind::Required,
+                    },
+                    Param {
+                        name: "context",
+                        ty: "Puppet::LookupContext",
+                        kind: Kind::Required,
+                    },
+                ],
+                block: None,
+                handler: true,
+            },
+        ],
     },
     Signature {
         name: "include",
@@ -1272,6 +1421,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
         ],
     },
@@ -1294,6 +1444,7 @@ pub const SIGNATURES: &[Signature] = &[
                     ty: "Callable[2,2]",
                     optional: false,
                 }),
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -1308,6 +1459,7 @@ pub const SIGNATURES: &[Signature] = &[
                     ty: "Callable[1,1]",
                     optional: false,
                 }),
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -1322,6 +1474,7 @@ pub const SIGNATURES: &[Signature] = &[
                     ty: "Callable[2,2]",
                     optional: false,
                 }),
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -1336,6 +1489,7 @@ pub const SIGNATURES: &[Signature] = &[
                     ty: "Callable[1,1]",
                     optional: false,
                 }),
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -1351,6 +1505,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -1366,6 +1521,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
         ],
     },
@@ -1384,6 +1540,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
         ],
     },
@@ -1407,6 +1564,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
         ],
     },
@@ -1430,6 +1588,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
         ],
     },
@@ -1438,7 +1597,40 @@ pub const SIGNATURES: &[Signature] = &[
         min: 2,
         max: Some(2),
         block: Block::None,
-        dispatches: &[],
+        dispatches: &[
+            Dispatch {
+                params: &[
+                    Param {
+                        name: "options",
+                        ty: "Struct[{path=>String[1]}]",
+                        kind: Kind::Required,
+                    },
+                    Param {
+                        name: "context",
+                        ty: "Puppet::LookupContext",
+                        kind: Kind::Required,
+                    },
+                ],
+                block: None,
+                handler: false,
+            },
+            Dispatch {
+                params: &[
+                    Param {
+                        name: "options",
+                        ty: "Hash",
+                        kind: Kind::Required,
+                    },
+                    Param {
+                        name: "context",
+                        ty: "Puppet::LookupContext",
+                        kind: Kind::Required,
+                    },
+                ],
+                block: None,
+                handler: true,
+            },
+        ],
     },
     Signature {
         name: "keys",
@@ -1455,6 +1647,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
         ],
     },
@@ -1473,6 +1666,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -1483,6 +1677,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -1493,6 +1688,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
         ],
     },
@@ -1515,6 +1711,7 @@ pub const SIGNATURES: &[Signature] = &[
                     ty: "Callable[0,0]",
                     optional: false,
                 }),
+                handler: false,
             },
         ],
     },
@@ -1540,6 +1737,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -1550,6 +1748,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -1560,6 +1759,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
         ],
     },
@@ -1582,6 +1782,7 @@ pub const SIGNATURES: &[Signature] = &[
                     ty: "Callable[2,2]",
                     optional: false,
                 }),
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -1596,6 +1797,7 @@ pub const SIGNATURES: &[Signature] = &[
                     ty: "Callable[1,1]",
                     optional: false,
                 }),
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -1610,6 +1812,7 @@ pub const SIGNATURES: &[Signature] = &[
                     ty: "Callable[2,2]",
                     optional: false,
                 }),
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -1624,6 +1827,7 @@ pub const SIGNATURES: &[Signature] = &[
                     ty: "Callable[1,1]",
                     optional: false,
                 }),
+                handler: false,
             },
         ],
     },
@@ -1647,6 +1851,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -1662,6 +1867,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
         ],
     },
@@ -1680,6 +1886,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -1690,6 +1897,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
         ],
     },
@@ -1717,6 +1925,7 @@ pub const SIGNATURES: &[Signature] = &[
                     ty: "Callable",
                     optional: true,
                 }),
+                handler: false,
             },
         ],
     },
@@ -1735,6 +1944,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
         ],
     },
@@ -1753,6 +1963,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
         ],
     },
@@ -1775,6 +1986,7 @@ pub const SIGNATURES: &[Signature] = &[
                     ty: "Callable[1,1]",
                     optional: false,
                 }),
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -1789,6 +2001,7 @@ pub const SIGNATURES: &[Signature] = &[
                     ty: "Callable[2,2]",
                     optional: false,
                 }),
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -1803,6 +2016,7 @@ pub const SIGNATURES: &[Signature] = &[
                     ty: "Callable[2,2]",
                     optional: false,
                 }),
+                handler: false,
             },
         ],
     },
@@ -1825,6 +2039,7 @@ pub const SIGNATURES: &[Signature] = &[
                     ty: "Callable[2,2]",
                     optional: false,
                 }),
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -1844,6 +2059,7 @@ pub const SIGNATURES: &[Signature] = &[
                     ty: "Callable[2,2]",
                     optional: false,
                 }),
+                handler: false,
             },
         ],
     },
@@ -1882,6 +2098,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -1907,6 +2124,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
         ],
     },
@@ -1925,6 +2143,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
         ],
     },
@@ -1943,6 +2162,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
         ],
     },
@@ -1961,6 +2181,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -1975,6 +2196,7 @@ pub const SIGNATURES: &[Signature] = &[
                     ty: "Callable[1,1]",
                     optional: false,
                 }),
+                handler: false,
             },
         ],
     },
@@ -1993,6 +2215,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
         ],
     },
@@ -2011,6 +2234,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -2021,6 +2245,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -2031,6 +2256,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
         ],
     },
@@ -2058,6 +2284,7 @@ pub const SIGNATURES: &[Signature] = &[
                     ty: "Callable",
                     optional: true,
                 }),
+                handler: false,
             },
         ],
     },
@@ -2076,6 +2303,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
         ],
     },
@@ -2103,6 +2331,7 @@ pub const SIGNATURES: &[Signature] = &[
                     ty: "Callable",
                     optional: true,
                 }),
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -2122,6 +2351,7 @@ pub const SIGNATURES: &[Signature] = &[
                     ty: "Callable",
                     optional: true,
                 }),
+                handler: false,
             },
         ],
     },
@@ -2144,6 +2374,7 @@ pub const SIGNATURES: &[Signature] = &[
                     ty: "Callable[2,2]",
                     optional: true,
                 }),
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -2158,6 +2389,7 @@ pub const SIGNATURES: &[Signature] = &[
                     ty: "Callable[2,2]",
                     optional: true,
                 }),
+                handler: false,
             },
         ],
     },
@@ -2181,6 +2413,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -2196,6 +2429,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -2211,6 +2445,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
         ],
     },
@@ -2234,6 +2469,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -2253,6 +2489,7 @@ pub const SIGNATURES: &[Signature] = &[
                     ty: "Callable[1,1]",
                     optional: false,
                 }),
+                handler: false,
             },
         ],
     },
@@ -2276,6 +2513,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -2296,6 +2534,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -2311,6 +2550,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
         ],
     },
@@ -2329,6 +2569,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -2339,6 +2580,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -2349,6 +2591,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
         ],
     },
@@ -2371,6 +2614,7 @@ pub const SIGNATURES: &[Signature] = &[
                     ty: "Callable[1,1]",
                     optional: false,
                 }),
+                handler: false,
             },
         ],
     },
@@ -2398,6 +2642,7 @@ pub const SIGNATURES: &[Signature] = &[
                     ty: "Callable[2,2]",
                     optional: false,
                 }),
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -2417,6 +2662,7 @@ pub const SIGNATURES: &[Signature] = &[
                     ty: "Callable[1,1]",
                     optional: false,
                 }),
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -2432,6 +2678,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
         ],
     },
@@ -2455,6 +2702,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -2470,6 +2718,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -2485,6 +2734,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
         ],
     },
@@ -2507,6 +2757,7 @@ pub const SIGNATURES: &[Signature] = &[
                     ty: "Callable[String]",
                     optional: true,
                 }),
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -2521,6 +2772,7 @@ pub const SIGNATURES: &[Signature] = &[
                     ty: "Callable[Any]",
                     optional: true,
                 }),
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -2535,6 +2787,7 @@ pub const SIGNATURES: &[Signature] = &[
                     ty: "Callable[Any]",
                     optional: true,
                 }),
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -2549,6 +2802,7 @@ pub const SIGNATURES: &[Signature] = &[
                     ty: "Callable[Any]",
                     optional: true,
                 }),
+                handler: false,
             },
         ],
     },
@@ -2571,6 +2825,7 @@ pub const SIGNATURES: &[Signature] = &[
                     ty: "Callable",
                     optional: true,
                 }),
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -2585,6 +2840,7 @@ pub const SIGNATURES: &[Signature] = &[
                     ty: "Callable",
                     optional: true,
                 }),
+                handler: false,
             },
         ],
     },
@@ -2603,6 +2859,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -2613,6 +2870,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -2623,6 +2881,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
             Dispatch {
                 params: &[
@@ -2633,6 +2892,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
         ],
     },
@@ -2651,6 +2911,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
         ],
     },
@@ -2679,6 +2940,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
         ],
     },
@@ -2697,6 +2959,7 @@ pub const SIGNATURES: &[Signature] = &[
                     },
                 ],
                 block: None,
+                handler: false,
             },
         ],
     },
@@ -2719,6 +2982,7 @@ pub const SIGNATURES: &[Signature] = &[
                     ty: "Callable",
                     optional: false,
                 }),
+                handler: false,
             },
         ],
     },
@@ -2727,7 +2991,40 @@ pub const SIGNATURES: &[Signature] = &[
         min: 2,
         max: Some(2),
         block: Block::None,
-        dispatches: &[],
+        dispatches: &[
+            Dispatch {
+                params: &[
+                    Param {
+                        name: "options",
+                        ty: "Struct[{path=>String[1]}]",
+                        kind: Kind::Required,
+                    },
+                    Param {
+                        name: "context",
+                        ty: "Puppet::LookupContext",
+                        kind: Kind::Required,
+                    },
+                ],
+                block: None,
+                handler: false,
+            },
+            Dispatch {
+                params: &[
+                    Param {
+                        name: "options",
+                        ty: "Hash",
+                        kind: Kind::Required,
+                    },
+                    Param {
+                        name: "context",
+                        ty: "Puppet::LookupContext",
+                        kind: Kind::Required,
+                    },
+                ],
+                block: None,
+                handler: true,
+            },
+        ],
     },
 ];
 
@@ -3149,7 +3446,27 @@ fn range_text(min: usize, max: Option<usize>, zero: &str) -> String {
     }
 }
 
+/// Functions whose local type aliases the table has substituted (a recursive one standing
+/// for `Any` inside itself).
+const SUBSTITUTED_ALIASES: &[&str] = &["downcase", "tree_each", "upcase"];
+
 impl Rejection<'_> {
+    /// Whether the mismatch is inside the argument (an element, an entry, a size), which
+    /// Puppet reports at its own path and does not merge.
+    fn nested(&self) -> bool {
+        match self {
+            Rejection::Count(..) => false,
+            Rejection::Type(p, t, v) => {
+                let (_, members) = members(p.ty);
+                members.len() == 1 && {
+                    let m = types::mismatch(t, v);
+                    !(m.starts_with("expects a ") || m.starts_with("expects an "))
+                        || m.starts_with("expects a value for")
+                }
+            }
+        }
+    }
+
     /// The message after the function's name (` parameter 'x' expects ...`, ` expects 1
     /// argument, got 2`), with its leading space.
     fn text(&self, got: usize) -> String {
@@ -3302,8 +3619,17 @@ pub fn type_mismatch(sig: &Signature, values: &[Value]) -> Option<String> {
     }
     let mut rejections = Vec::with_capacity(sig.dispatches.len());
     for d in sig.dispatches {
-        rejections.push(d.reject(values)?);
+        let r = d.reject(values)?;
+        if !d.handler {
+            rejections.push((d, r));
+        }
     }
+    let nested = rejections.iter().any(|(_, r)| r.nested());
+    // Ordo cannot name the local type aliases that Puppet's nested messages show.
+    if nested && SUBSTITUTED_ALIASES.contains(&sig.name) {
+        return None;
+    }
+    let (dispatches, rejections): (Vec<&Dispatch>, Vec<Rejection>) = rejections.into_iter().unzip();
     let name = sig.name;
     let got = values.len();
     if rejections.len() == 1 {
@@ -3325,7 +3651,7 @@ pub fn type_mismatch(sig: &Signature, values: &[Value]) -> Option<String> {
         }
         return Some(format!("'{name}'{}", Rejection::Count(min, max).text(got)));
     }
-    if let Some(Rejection::Type(first, _, v)) = rejections.first() {
+    if let (false, Some(Rejection::Type(first, _, v))) = (nested, rejections.first()) {
         let mut all: Vec<&'static str> = Vec::new();
         let mut optional = false;
         let same = rejections.iter().all(|r| match r {
@@ -3371,7 +3697,7 @@ pub fn type_mismatch(sig: &Signature, values: &[Value]) -> Option<String> {
     let mut out = format!(
         "The function '{name}' was called with arguments it does not accept. It expects one of:"
     );
-    for (d, r) in sig.dispatches.iter().zip(&rejections) {
+    for (d, r) in dispatches.iter().zip(&rejections) {
         out.push_str(&format!("\n  ({})\n    rejected:{}", d.text(), r.text(got)));
     }
     Some(out)
@@ -3408,5 +3734,32 @@ mod tests {
             mismatch(find("upcase").unwrap(), 1, true).unwrap(),
             "'upcase' does not expect a block"
         );
+    }
+
+    #[test]
+    fn argument_types_are_checked_as_puppet_does() {
+        let check = |name: &str, values: Vec<Value>| type_mismatch(find(name).unwrap(), &values);
+        assert_eq!(
+            check("join", vec![Value::Int(1)]).unwrap(),
+            "'join' parameter 'arg' expects an Array value, got Integer"
+        );
+        assert_eq!(
+            check("join", vec![Value::Array(vec![]), Value::Str("-".into())]),
+            None
+        );
+        assert_eq!(
+            check("length", vec![Value::Int(1)]).unwrap(),
+            "'length' parameter 'arg' expects a value of type Collection, String, or Binary, got Integer"
+        );
+        let sort = check("sort", vec![Value::Hash(Default::default())]).unwrap();
+        assert!(sort.starts_with(
+            "The function 'sort' was called with arguments it does not accept. It expects one of:\n  (String string_value, Callable[2, 2] block?)\n    rejected: parameter 'string_value' expects a String value, got Hash"
+        ));
+        assert_eq!(
+            check("abs", vec![Value::Bool(true)]).unwrap(),
+            "'abs' parameter 'val' expects a value of type Numeric or String, got Boolean"
+        );
+        // Values holding types are left to the implementation where a type might fit.
+        assert_eq!(check("new", vec![Value::Type(Box::new(PType::Any))]), None);
     }
 }

@@ -757,7 +757,13 @@ pub fn mismatch(t: &PType, v: &Value) -> String {
 fn short_got(v: &Value) -> String {
     match v {
         Value::Type(t) if !matches!(**t, PType::Any) => format!("Type[{}]", class_name(t)),
-        Value::Sensitive(x) => format!("Sensitive[{}]", class_name(&infer(x))),
+        // Puppet infers a sensitive value's content without `infer_set`: arrays and
+        // hashes are `Array` and `Hash`, not tuples and structs.
+        Value::Sensitive(x) => match &**x {
+            Value::Array(_) => "Sensitive[Array]".to_string(),
+            Value::Hash(_) => "Sensitive[Hash]".to_string(),
+            x => format!("Sensitive[{}]", class_name(&infer(x))),
+        },
         _ => infer(v).generalize().to_string(),
     }
 }
