@@ -236,7 +236,14 @@ impl Compiler<'_> {
                 return Err(Flow::Err(self.runtime(msg, span)));
             }
             // Puppet's dispatch by argument types, with its messages.
-            if let Some(msg) = super::signatures::type_mismatch(sig, &values) {
+            let arity = lambda
+                .filter(|l| {
+                    l.params
+                        .iter()
+                        .all(|p| p.value.is_none() && !p.captures_rest)
+                })
+                .map(|l| l.params.len());
+            if let Some(msg) = super::signatures::type_mismatch(sig, &values, arity) {
                 return Err(Flow::Err(self.runtime(msg, span)));
             }
         }
@@ -373,7 +380,8 @@ impl Compiler<'_> {
         let source = self.scopes[scope].source.clone();
         let s = Scope::with_source(ScopeKind::Local, Some(scope), Some(scope), source);
         let sid = self.new_scope(s);
-        self.bind_call_params(&l.params, values, sid, "lambda", span)?;
+        // Puppet names a lambda's parameters `block parameter 'x'`.
+        self.bind_call_params(&l.params, values, sid, "block", span)?;
         let v = match &l.body {
             Some(b) => match self.eval(b, sid) {
                 Ok(v) => v,
@@ -433,7 +441,10 @@ fn need_lambda<'x>(c: &Compiler<'_>, a: &Args<'x>) -> R<&'x Lambda> {
         _ => return Ok(l),
     };
     let n = l.params.len();
-    if l.params.iter().any(|p| p.captures_rest) || (min..=max).contains(&n) {
+    // Parameters with defaults may be left out: the lambda fits when it takes some count
+    // in `min..=max`.
+    let required = l.params.iter().filter(|p| p.value.is_none()).count();
+    if l.params.iter().any(|p| p.captures_rest) || (required <= max && n >= min) {
         return Ok(l);
     }
     let expects = if min == max {

@@ -3446,6 +3446,29 @@ fn range_text(min: usize, max: Option<usize>, zero: &str) -> String {
     }
 }
 
+/// The lambda's parameter count as a block type takes it: `Callable[min, max]` (`None`
+/// for other block types, which Ordo does not judge).
+fn block_range(ty: &str) -> Option<(usize, usize)> {
+    let inner = ty.strip_prefix("Callable[")?.strip_suffix(']')?;
+    let (a, b) = inner.split_once(',')?;
+    Some((a.trim().parse().ok()?, b.trim().parse().ok()?))
+}
+
+/// Puppet's message when a lambda of `n` parameters fits none of the blocks of `sig`.
+fn block_mismatch(sig: &Signature, n: usize) -> Option<String> {
+    let (mut min, mut max) = (usize::MAX, 0);
+    for d in sig.dispatches.iter().filter(|d| !d.handler) {
+        let (lo, hi) = block_range(d.block.as_ref()?.ty)?;
+        if (lo..=hi).contains(&n) {
+            return None;
+        }
+        min = min.min(lo);
+        max = max.max(hi);
+    }
+    let text = Rejection::Count(min, Some(max)).text(n);
+    Some(format!("'{}' block{text}", sig.name))
+}
+
 /// Functions whose local type aliases the table has substituted (a recursive one standing
 /// for `Any` inside itself).
 const SUBSTITUTED_ALIASES: &[&str] = &["downcase", "tree_each", "upcase"];
@@ -3613,13 +3636,19 @@ fn a_an(name: &str) -> String {
 
 /// Puppet's message when the argument types fit none of the dispatches of `sig` (the
 /// argument count fitting at least one), if they don't.
-pub fn type_mismatch(sig: &Signature, values: &[Value]) -> Option<String> {
+///
+/// `lambda`: the number of parameters of the lambda given, when it has neither defaults
+/// nor a captures-rest parameter. When the arguments fit a dispatch but the lambda fits
+/// no dispatch's block, Puppet's block message (`'sort' block expects 2 arguments, got 1`).
+pub fn type_mismatch(sig: &Signature, values: &[Value], lambda: Option<usize>) -> Option<String> {
     if sig.dispatches.is_empty() {
         return None;
     }
     let mut rejections = Vec::with_capacity(sig.dispatches.len());
     for d in sig.dispatches {
-        let r = d.reject(values)?;
+        let Some(r) = d.reject(values) else {
+            return block_mismatch(sig, lambda?);
+        };
         if !d.handler {
             rejections.push((d, r));
         }
@@ -3738,7 +3767,8 @@ mod tests {
 
     #[test]
     fn argument_types_are_checked_as_puppet_does() {
-        let check = |name: &str, values: Vec<Value>| type_mismatch(find(name).unwrap(), &values);
+        let check =
+            |name: &str, values: Vec<Value>| type_mismatch(find(name).unwrap(), &values, None);
         assert_eq!(
             check("join", vec![Value::Int(1)]).unwrap(),
             "'join' parameter 'arg' expects an Array value, got Integer"
