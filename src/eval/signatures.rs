@@ -3473,7 +3473,28 @@ fn block_mismatch(sig: &Signature, n: usize) -> Option<String> {
 /// for `Any` inside itself).
 const SUBSTITUTED_ALIASES: &[&str] = &["downcase", "tree_each", "upcase"];
 
+/// Whether a mismatch message is about something inside the value (an element, an entry,
+/// a size) rather than the value's type.
+fn inside(m: &str) -> bool {
+    !(m.starts_with("expects a ") || m.starts_with("expects an "))
+        || m.starts_with("expects a value for")
+}
+
 impl Rejection<'_> {
+    fn nested_in_variant(&self) -> bool {
+        match self {
+            Rejection::Count(..) => false,
+            Rejection::Type(p, _, v) => {
+                let (_, members) = members(p.ty);
+                members.len() > 1
+                    && members.iter().any(|m| {
+                        parse_type(m)
+                            .is_some_and(|t| !t.is_instance(v) && inside(&types::mismatch(&t, v)))
+                    })
+            }
+        }
+    }
+
     /// Whether the mismatch is inside the argument (an element, an entry, a size), which
     /// Puppet reports at its own path and does not merge.
     fn nested(&self) -> bool {
@@ -3481,11 +3502,7 @@ impl Rejection<'_> {
             Rejection::Count(..) => false,
             Rejection::Type(p, t, v) => {
                 let (_, members) = members(p.ty);
-                members.len() == 1 && {
-                    let m = types::mismatch(t, v);
-                    !(m.starts_with("expects a ") || m.starts_with("expects an "))
-                        || m.starts_with("expects a value for")
-                }
+                members.len() == 1 && inside(&types::mismatch(t, v))
             }
         }
     }
@@ -3652,6 +3669,11 @@ pub fn type_mismatch(sig: &Signature, values: &[Value], lambda: Option<usize>) -
         if !d.handler {
             rejections.push((d, r));
         }
+    }
+    // A value failing inside one member of a variant: Puppet lists each member's
+    // failure at its own path ("variant 0 index 0 ..."), which Ordo does not describe.
+    if rejections.iter().any(|(_, r)| r.nested_in_variant()) {
+        return None;
     }
     let nested = rejections.iter().any(|(_, r)| r.nested());
     // Ordo cannot name the local type aliases that Puppet's nested messages show.
