@@ -235,6 +235,17 @@ impl Compiler<'_> {
             if let Some(msg) = super::signatures::mismatch(sig, values.len(), lambda.is_some()) {
                 return Err(Flow::Err(self.runtime(msg, span)));
             }
+            // Puppet's dispatch by argument types, with its messages.
+            let arity = lambda
+                .filter(|l| {
+                    l.params
+                        .iter()
+                        .all(|p| p.value.is_none() && !p.captures_rest)
+                })
+                .map(|l| l.params.len());
+            if let Some(msg) = super::signatures::type_mismatch(sig, &values, arity) {
+                return Err(Flow::Err(self.runtime(msg, span)));
+            }
         }
         let mut args = Args {
             name: lname,
@@ -369,7 +380,8 @@ impl Compiler<'_> {
         let source = self.scopes[scope].source.clone();
         let s = Scope::with_source(ScopeKind::Local, Some(scope), Some(scope), source);
         let sid = self.new_scope(s);
-        self.bind_call_params(&l.params, values, sid, "lambda", span)?;
+        // Puppet names a lambda's parameters `block parameter 'x'`.
+        self.bind_call_params(&l.params, values, sid, "block", span)?;
         let v = match &l.body {
             Some(b) => match self.eval(b, sid) {
                 Ok(v) => v,
@@ -429,7 +441,10 @@ fn need_lambda<'x>(c: &Compiler<'_>, a: &Args<'x>) -> R<&'x Lambda> {
         _ => return Ok(l),
     };
     let n = l.params.len();
-    if l.params.iter().any(|p| p.captures_rest) || (min..=max).contains(&n) {
+    // Parameters with defaults may be left out: the lambda fits when it takes some count
+    // in `min..=max`.
+    let required = l.params.iter().filter(|p| p.value.is_none()).count();
+    if l.params.iter().any(|p| p.captures_rest) || (required <= max && n >= min) {
         return Ok(l);
     }
     let expects = if min == max {
@@ -1586,6 +1601,21 @@ fn f_join(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 }
 
 fn f_sprintf(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    // A 3.x function: Ruby's format() refuses a format that is not a String.
+    let ruby = match a.values.first() {
+        Some(Value::Int(_)) => Some("Integer"),
+        Some(Value::Float(_)) => Some("Float"),
+        Some(Value::Bool(true)) => Some("true"),
+        Some(Value::Bool(false)) => Some("false"),
+        Some(Value::Undef) => Some("nil"),
+        Some(Value::Array(_)) => Some("Array"),
+        Some(Value::Hash(_)) => Some("Hash"),
+        _ => None,
+    };
+    if let Some(class) = ruby {
+        let msg = format!("no implicit conversion of {class} into String");
+        return Err(Flow::Err(c.runtime(msg, a.span)));
+    }
     let fmt = str_arg(c, a, 0)?;
     strings::sprintf(&fmt, &a.values[1..])
         .map(Value::Str)
@@ -1714,7 +1744,21 @@ fn f_match(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
             }
             _ => return Err(arg_err(c, a, "expects a pattern")),
         },
-        _ => return Err(arg_err(c, a, "expects a pattern")),
+        Some(other) => {
+            let klass = match other {
+                Value::Int(_) => "Integer",
+                Value::Float(_) => "Float",
+                Value::Bool(true) => "TrueClass",
+                Value::Bool(false) => "FalseClass",
+                Value::Undef => "NilClass",
+                Value::Hash(_) => "Hash",
+                Value::Default => "Symbol",
+                _ => return Err(arg_err(c, a, "expects a pattern")),
+            };
+            let msg = format!("match() expects pattern of T, where T is String, Regexp, Regexp[r], Pattern[p], or Array[T]. Got {klass}");
+            return Err(Flow::Err(c.runtime(msg, a.span)));
+        }
+        None => return Err(arg_err(c, a, "expects a pattern")),
     };
     let one = |s: &str| -> Value {
         match re.captures(s) {
@@ -2010,7 +2054,57 @@ fn numeric_arg(c: &Compiler<'_>, a: &Args) -> R<Value> {
     }
 }
 
+/// The String dispatch of abs(), floor() and ceiling(): Puppet's deprecated conversion,
+/// with its warning (once) and its messages for strings that are not numbers.
+fn numeric_from_string(c: &mut Compiler<'_>, a: &Args) -> R<Option<Value>> {
+    let Some(Value::Str(s)) = a.values.first() else {
+        return Ok(None);
+    };
+    let name = a.name.as_str();
+    let target = if name == "abs" { "Numeric" } else { "Float" };
+    if c.warned_deprecations
+        .insert(format!("{name}_function_numeric_coerce_string"))
+    {
+        c.log(
+            super::LogLevel::Warning,
+            format!(
+                "The {name}() function's auto conversion of String to {target} is deprecated - change to convert input before calling\n   (file & line not available)"
+            ),
+        );
+    }
+    if name == "abs" {
+        let digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
+        let body = s.strip_prefix('-').unwrap_or(s);
+        let v = match body.split_once('.') {
+            Some((i, f)) if digits(i) && digits(f) => s.parse::<f64>().ok().map(Value::Float),
+            None if digits(body) => s.parse::<i64>().ok().map(Value::Int),
+            _ => None,
+        };
+        return match v {
+            Some(v) => Ok(Some(v)),
+            None => Err(Flow::Err(c.runtime(
+                "abs(): Requires float or integer to work with - was given non decimal string",
+                a.span,
+            ))),
+        };
+    }
+    match parse_number(s.trim()) {
+        Some(v) => Ok(Some(v)),
+        None => Err(Flow::Err(c.runtime(
+            format!("{name}(): cannot convert given value to a floating point value."),
+            a.span,
+        ))),
+    }
+}
+
 fn f_abs(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    if let Some(v) = numeric_from_string(c, a)? {
+        return Ok(match v {
+            Value::Int(i) => Value::Int(i.wrapping_abs()),
+            Value::Float(f) => Value::Float(f.abs()),
+            v => v,
+        });
+    }
     Ok(match numeric_arg(c, a)? {
         Value::Int(i) => Value::Int(i.wrapping_abs()),
         Value::Float(f) => Value::Float(f.abs()),
@@ -2026,14 +2120,24 @@ fn f_round(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 }
 
 fn f_floor(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
-    Ok(match numeric_arg(c, a)? {
+    let v = match numeric_from_string(c, a)? {
+        Some(Value::Int(i)) => Value::Float(i as f64),
+        Some(v) => v,
+        None => numeric_arg(c, a)?,
+    };
+    Ok(match v {
         Value::Float(f) => Value::Int(f.floor() as i64),
         v => v,
     })
 }
 
 fn f_ceiling(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
-    Ok(match numeric_arg(c, a)? {
+    let v = match numeric_from_string(c, a)? {
+        Some(Value::Int(i)) => Value::Float(i as f64),
+        Some(v) => v,
+        None => numeric_arg(c, a)?,
+    };
+    Ok(match v {
         Value::Float(f) => Value::Int(f.ceil() as i64),
         v => v,
     })

@@ -707,7 +707,7 @@ pub fn infer(v: &Value) -> PType {
 /// (e.g. `expects an Integer value, got String`).
 pub fn mismatch(t: &PType, v: &Value) -> String {
     use PType::*;
-    let got = || infer(v).generalize().to_string();
+    let got = || short_got(v);
     match t {
         // A scalar alias is named with what it stands for (`a Port = Integer[1, 65535]`);
         // containers and variants are described through the aliased type.
@@ -748,6 +748,36 @@ pub fn mismatch(t: &PType, v: &Value) -> String {
         }
         _ => nested_mismatch(t, v)
             .unwrap_or_else(|| format!("expects {}, got {}", t.generalize_label(v), got())),
+    }
+}
+
+/// How a mismatch names the type of `v` (Puppet's short name of its inferred type): its
+/// general type, with the name of the contained type for types and sensitive values
+/// (`Type[String]`, `Sensitive[String]`).
+fn short_got(v: &Value) -> String {
+    match v {
+        Value::Type(t) if !matches!(**t, PType::Any) => format!("Type[{}]", class_name(t)),
+        // Puppet infers a sensitive value's content without `infer_set`: arrays and
+        // hashes are `Array` and `Hash`, not tuples and structs.
+        Value::Sensitive(x) => match &**x {
+            Value::Array(_) => "Sensitive[Array]".to_string(),
+            Value::Hash(_) => "Sensitive[Hash]".to_string(),
+            x => format!("Sensitive[{}]", class_name(&infer(x))),
+        },
+        _ => infer(v).generalize().to_string(),
+    }
+}
+
+/// The name of a type's kind (`Integer` of `Integer[1, 2]`, `Resource` of `File`).
+pub fn class_name(t: &PType) -> String {
+    match t {
+        PType::Resource(..) => "Resource".to_string(),
+        PType::Class(_) => "Class".to_string(),
+        PType::Alias(name, _) => name.clone(),
+        t => {
+            let s = t.to_string();
+            s.split('[').next().unwrap_or(&s).to_string()
+        }
     }
 }
 
