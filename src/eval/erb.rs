@@ -660,6 +660,8 @@ impl Interp<'_, '_> {
             },
             ("=~", Undef, _) => Undef,
             ("!~", Str(s), Regex(re)) => Bool(!re.is_match(s)),
+            // nil =~ anything is nil, so nil !~ anything is true (Object#!~).
+            ("!~", Undef, _) => Bool(true),
             ("<", _, _) => Bool(ruby_cmp(&l, &r)? == Ordering::Less),
             (">", _, _) => Bool(ruby_cmp(&l, &r)? == Ordering::Greater),
             ("<=", _, _) => Bool(ruby_cmp(&l, &r)? != Ordering::Greater),
