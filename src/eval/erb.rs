@@ -117,6 +117,10 @@ struct Interp<'c, 'a> {
     out: String,
     locals: Vec<HashMap<String, Value>>,
     ivars: HashMap<String, Value>,
+    /// Locals that name the same Ruby object as an instance variable (`a = @list`): a
+    /// change in place through one (`a << x`) is seen through the other, and by the Puppet
+    /// variable behind it, as one shared array or hash.
+    aliases: HashMap<String, String>,
     /// Methods the template defines (`def`).
     methods: HashMap<String, std::rc::Rc<Block>>,
     span: crate::span::Span,
@@ -550,6 +554,10 @@ impl Interp<'_, '_> {
                 self.run(els)?
             }
             Node::Assign(n, v) => {
+                match &**v {
+                    Node::IVar(iv) => self.aliases.insert(n.clone(), iv.clone()),
+                    _ => self.aliases.remove(n),
+                };
                 let v = self.eval(v)?;
                 self.set_local(n, v.clone());
                 v
@@ -749,11 +757,36 @@ impl Interp<'_, '_> {
     /// `x << y` mutates `x`; we have values, so write the new one back to the variable.
     fn write_back(&mut self, lhs: &Node, v: &Value) {
         match lhs {
-            Node::Name(n) if self.local(n).is_some() => self.set_local(n, v.clone()),
+            Node::Name(n) if self.local(n).is_some() => {
+                self.set_local(n, v.clone());
+                if let Some(iv) = self.aliases.get(n).cloned() {
+                    self.ivars.insert(iv.clone(), v.clone());
+                    self.share_with_puppet(&iv, v);
+                }
+            }
             Node::IVar(n) => {
                 self.ivars.insert(n.clone(), v.clone());
+                self.share_with_puppet(n, v);
             }
             _ => {}
+        }
+    }
+
+    /// An array or hash changed in place through an instance variable is the Puppet
+    /// variable's own object in Ruby: the variable sees the change, and so does the
+    /// parameter of the template's resource when the variable is that parameter (Puppet
+    /// binds the same object to both). Strings are frozen in Puppet, so never shared.
+    fn share_with_puppet(&mut self, name: &str, v: &Value) {
+        if !matches!(v, Value::Array(_) | Value::Hash(_)) {
+            return;
+        }
+        let Some(slot) = self.c.scopes[self.scope].vars.get_mut(name) else {
+            return;
+        };
+        *slot = v.clone();
+        let idx = self.c.scope_resource(self.scope);
+        if let Some(p) = self.c.resources[idx].params.get_mut(name) {
+            *p = v.clone();
         }
     }
 
@@ -1666,6 +1699,7 @@ impl Compiler<'_> {
             out: String::new(),
             locals: vec![HashMap::new()],
             ivars: HashMap::new(),
+            aliases: HashMap::new(),
             methods: HashMap::new(),
             span,
         };
