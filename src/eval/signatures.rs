@@ -8,7 +8,7 @@
 use super::types::{self, PType};
 use super::value::Value;
 use std::collections::HashMap;
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 /// Whether a function takes a lambda.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -3079,27 +3079,22 @@ pub fn mismatch(sig: &Signature, got: usize, has_block: bool) -> Option<String> 
 
 // ---- argument types ------------------------------------------------------------------------
 
-/// The parsed types of all parameters in the table, by their text: `None` when Ordo does not
+/// The parsed type of a parameter in the table, by its text: `None` when Ordo does not
 /// judge that type (one it cannot parse, or whose values Ordo does not have or only
-/// approximates), so that any argument passes it.
+/// approximates), so that any argument passes it. Each text is parsed the first time a
+/// call needs it (parsing the whole table up front cost a compile ~6M instructions), and
+/// kept for the process: the table is finite.
 fn parsed(ty: &'static str) -> Option<&'static PType> {
-    static TYPES: OnceLock<HashMap<&'static str, Option<PType>>> = OnceLock::new();
-    TYPES
-        .get_or_init(|| {
-            let mut m = HashMap::new();
-            for sig in SIGNATURES {
-                for d in sig.dispatches {
-                    for p in d.params {
-                        m.entry(p.ty).or_insert_with(|| {
-                            parse_type(p.ty).filter(|t| p.ty != "Any" && judged(t))
-                        });
-                    }
-                }
-            }
-            m
-        })
-        .get(ty)
-        .and_then(|t| t.as_ref())
+    static TYPES: OnceLock<Mutex<HashMap<&'static str, Option<&'static PType>>>> = OnceLock::new();
+    let mut types = TYPES
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    *types.entry(ty).or_insert_with(|| {
+        parse_type(ty)
+            .filter(|t| ty != "Any" && judged(t))
+            .map(|t| &*Box::leak(Box::new(t)))
+    })
 }
 
 /// Parses a type as Puppet's function signatures write it (`Variant[String, Array[String]]`,
