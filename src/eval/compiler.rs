@@ -65,6 +65,9 @@ pub struct Res {
     pub is_define: bool,
     /// Removed from the catalog (exported without storeconfigs).
     pub dropped: bool,
+    /// Declared by `create_resources` with a title that is not a string (no title tag; the
+    /// catalog keeps the namevar beside the title).
+    pub untagged_title: bool,
     pub span: Span,
 }
 
@@ -269,6 +272,10 @@ pub struct Compiler<'a> {
     keep_provenance: bool,
     /// Whether `run` hands the catalog over unbuilt (see [`Compiler::deferring_catalog`]).
     defer_catalog: bool,
+    /// Set while `create_resources` declares a resource whose title is not a string (an
+    /// Integer from `ensure_resource('t', $port)`): Puppet's 3.x path keeps the title as it
+    /// is, and only a String title becomes a tag.
+    pub(super) untagged_title: bool,
     /// The tags a resource type name gives its resources, made once per type: the
     /// resources share their strings.
     type_tags: HashMap<String, super::tags::Tags>,
@@ -334,6 +341,7 @@ impl<'a> Compiler<'a> {
             queued_param_types: Vec::new(),
             keep_provenance: true,
             defer_catalog: false,
+            untagged_title: false,
             type_tags: HashMap::default(),
             by_type: HashMap::default(),
             define_sources: HashMap::default(),
@@ -960,7 +968,9 @@ impl<'a> Compiler<'a> {
             }
         };
         // (`add_tag` skips a title that is not tag-shaped.)
-        add_tag(&mut tags, title);
+        if !self.untagged_title {
+            add_tag(&mut tags, title);
+        }
         match self.by_type.get_mut(tn) {
             Some(list) => list.push(idx),
             None => {
@@ -983,6 +993,7 @@ impl<'a> Compiler<'a> {
             evaluated: false,
             is_define: false,
             dropped: false,
+            untagged_title: self.untagged_title,
             span,
         }));
         idx

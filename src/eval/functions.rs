@@ -2462,8 +2462,22 @@ fn f_create_resources(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
             Value::Hash(h) => h,
             _ => &empty,
         };
-        let attrs = to_attrs(p, a.span);
-        c.declare_resource(
+        let mut attrs = to_attrs(p, a.span);
+        // A title that is not a string: Puppet's catalog then also carries the instance's
+        // `name` ('5000' beside the title 5000, which it does not count as equal).
+        if !matches!(title, Value::Str(_))
+            && matches!(kind, super::catalog_ops::TypeKind::Define(_))
+            && !attrs.iter().any(|x| x.name == "name")
+        {
+            attrs.push(super::catalog_ops::AttrValue {
+                name: "name".to_string(),
+                value: Value::Str(title.to_display()),
+                append: false,
+                span: a.span,
+            });
+        }
+        c.untagged_title = !matches!(title, Value::Str(_));
+        let declared = c.declare_resource(
             &type_name,
             &kind,
             &title.to_display(),
@@ -2472,7 +2486,9 @@ fn f_create_resources(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
             a.span,
             virtual_,
             exported,
-        )?;
+        );
+        c.untagged_title = false;
+        declared?;
     }
     Ok(Value::Undef)
 }

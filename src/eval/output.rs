@@ -17,7 +17,9 @@ type Namevars = FxHashMap<String, Option<String>>;
 
 /// A resource's namevar attribute (none for classes and Stage[main]).
 fn namevar<'n>(namevars: &'n Namevars, r: &Res) -> Option<&'n str> {
-    if r.type_name == "Stage" && r.title == "main" {
+    // A title that was not a string is not equal to its namevar's value in Puppet's eyes:
+    // the catalog keeps both.
+    if (r.type_name == "Stage" && r.title == "main") || r.untagged_title {
         return None;
     }
     namevars.get(&r.type_name).and_then(|n| n.as_deref())
@@ -180,6 +182,7 @@ impl pretty::Members for ResMembers<'_> {
         // Resources of a type mostly come together (Stage[main] has no namevar, other
         // stages have one: not kept).
         let namevar = match self.namevar {
+            _ if r.untagged_title => None,
             Some((t, n)) if t == r.type_name => n,
             _ => {
                 let n = namevar(&src.namevars, r);

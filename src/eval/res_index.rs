@@ -193,6 +193,7 @@ mod tests {
             evaluated: false,
             is_define: false,
             dropped: false,
+            untagged_title: false,
             span: Default::default(),
         })
     }

@@ -894,7 +894,12 @@ impl Parser {
     fn command_arg_follows(&self) -> bool {
         matches!(
             self.peek(),
-            Some(Tok::Str(_)) | Some(Tok::IVar(_)) | Some(Tok::Sym(_)) | Some(Tok::Int(_))
+            Some(Tok::Str(_))
+                | Some(Tok::IVar(_))
+                | Some(Tok::Sym(_))
+                | Some(Tok::Int(_))
+                // `x.is_a? String and y` (apache's `_wsgi.erb`)
+                | Some(Tok::Const(_))
         )
     }
 
