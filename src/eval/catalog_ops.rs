@@ -640,7 +640,6 @@ impl Compiler<'_> {
             .insert("caller_module_name".into(), module);
     }
 
-    /// Binds class/define parameters: given values, defaults, type checks.
     /// Whether a declaration gave parameter `name` (an `undef` included, which leaves no
     /// value but a setter).
     fn was_given(&self, idx: usize, name: &str) -> bool {
@@ -648,6 +647,7 @@ impl Compiler<'_> {
         r.params.contains_key(name) || r.setters.source(name).is_some()
     }
 
+    /// Binds class/define parameters: given values, defaults, type checks.
     pub(super) fn bind_parameters(
         &mut self,
         idx: usize,

@@ -1711,13 +1711,22 @@ impl Compiler<'_> {
     }
 }
 
+impl Compiler<'_> {
+    /// The text of template `mod/path` (the file `path` in module `mod`'s `templates/`).
+    pub(super) fn template_text(&self, spec: &str) -> Option<String> {
+        let (module, rest) = spec.split_once('/').unwrap_or((spec, ""));
+        self.loader
+            .load(module, &format!("templates/{rest}"))
+            .map(|(_, text)| text)
+    }
+}
+
 /// `template('mod/file.erb', ...)`: each file rendered, results concatenated.
 pub fn f_template(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let mut out = String::new();
     for v in a.values.clone() {
         let path = v.to_display();
-        let (module, rest) = path.split_once('/').unwrap_or((&path, ""));
-        let Some((_, text)) = c.loader.load(module, &format!("templates/{rest}")) else {
+        let Some(text) = c.template_text(&path) else {
             return Err(fail_plain(
                 c,
                 a,

@@ -1341,15 +1341,10 @@ fn f_new(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
                             };
                         if !lenient {
                             None
-                        } else if prefix_radix.is_some_and(|p| p != r) {
-                            return Err(Flow::Err(c.runtime(
-                                format!("invalid value for Integer(): \"{s}\""),
-                                a.span,
-                            )));
                         } else {
                             match i64::from_str_radix(body, r) {
-                                Ok(n) => Some(signed(n)),
-                                Err(_) => {
+                                Ok(n) if prefix_radix.is_none_or(|p| p == r) => Some(signed(n)),
+                                _ => {
                                     return Err(Flow::Err(c.runtime(
                                         format!("invalid value for Integer(): \"{s}\""),
                                         a.span,
@@ -1744,20 +1739,21 @@ fn f_match(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
             }
             _ => return Err(arg_err(c, a, "expects a pattern")),
         },
-        Some(other) => {
-            let klass = match other {
-                Value::Int(_) => "Integer",
-                Value::Float(_) => "Float",
-                Value::Bool(true) => "TrueClass",
-                Value::Bool(false) => "FalseClass",
-                Value::Undef => "NilClass",
-                Value::Hash(_) => "Hash",
-                Value::Default => "Symbol",
-                _ => return Err(arg_err(c, a, "expects a pattern")),
-            };
-            let msg = format!("match() expects pattern of T, where T is String, Regexp, Regexp[r], Pattern[p], or Array[T]. Got {klass}");
+        Some(
+            other @ (Value::Int(_)
+            | Value::Float(_)
+            | Value::Bool(_)
+            | Value::Undef
+            | Value::Hash(_)
+            | Value::Default),
+        ) => {
+            let msg = format!(
+                "match() expects pattern of T, where T is String, Regexp, Regexp[r], Pattern[p], or Array[T]. Got {}",
+                super::stdlib::ruby_class(other)
+            );
             return Err(Flow::Err(c.runtime(msg, a.span)));
         }
+        Some(_) => return Err(arg_err(c, a, "expects a pattern")),
         None => return Err(arg_err(c, a, "expects a pattern")),
     };
     let one = |s: &str| -> Value {
@@ -2552,8 +2548,7 @@ fn f_inline_epp(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 
 fn f_epp(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let path = str_arg(c, a, 0)?;
-    let (module, rest) = path.split_once('/').unwrap_or((&path, ""));
-    let Some((_, text)) = c.loader.load(module, &format!("templates/{rest}")) else {
+    let Some(text) = c.template_text(&path) else {
         return Err(arg_err(c, a, format!("Could not find template '{path}'")));
     };
     let params = a.values.get(1).cloned();

@@ -391,9 +391,8 @@ fn f_template_body(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let mut out = String::new();
     for spec in a.values.clone() {
         let spec = spec.to_display();
-        let (module, rest) = spec.split_once('/').unwrap_or((&spec, ""));
-        match c.loader.load(module, &format!("templates/{rest}")) {
-            Some((_, text)) => out.push_str(&text),
+        match c.template_text(&spec) {
+            Some(text) => out.push_str(&text),
             None => {
                 return Err(fail_plain(
                     c,
