@@ -348,6 +348,9 @@ impl<'a> Cooker<'a> {
                 reset(self);
                 return Ok(());
             }
+            // A prefix operator after a complete expression starts the next statement
+            // (`@notify { 'a': } @notify { 'b': }`): a new chain.
+            At | AtAt | Not if self.prev_ends_expr() => reset(self),
             Equals | Appends | Deletes | IsEqual | NotEqual | Match | NoMatch | GreaterEqual
             | GreaterThan | LessEqual | LessThan | LShift | RShift | Plus | Minus | UMinus
             | Div | Times | Splat | Modulo | Not | Dot | At | AtAt | QMark | InEdge | InEdgeSub
