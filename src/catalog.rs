@@ -266,6 +266,7 @@ pub(crate) mod pretty {
     }
 
     /// Writes a JSON object or array member by member, as serde_json's `PrettyFormatter`.
+    #[derive(Clone)]
     pub(crate) struct Block {
         /// The depth of the members.
         pub(crate) depth: usize,
@@ -313,6 +314,15 @@ pub(crate) mod pretty {
             Block {
                 depth: depth + 1,
                 first: true,
+            }
+        }
+
+        /// The members after the first of a list opened elsewhere (its members at `depth`):
+        /// each starts with the comma. See [`streamed_pieces`].
+        pub(crate) fn continued(depth: usize) -> Block {
+            Block {
+                depth,
+                first: false,
             }
         }
 
@@ -702,6 +712,11 @@ pub(crate) mod pretty {
         fn resource(&mut self, w: &mut Buf, depth: usize) -> bool;
         /// Writes the next edge, as [`Members::resource`]; asked for after every resource.
         fn edge(&mut self, w: &mut Buf, depth: usize) -> bool;
+        /// Writes the array of resources (opened at `depth`), handing the text to `out` as
+        /// it goes: by default one [`Members::resource`] at a time.
+        fn resources(&mut self, w: &mut Buf, out: &mut impl Write, depth: usize) -> io::Result<()> {
+            streamed(w, out, depth, |w, d| self.resource(w, d))
+        }
     }
 
     /// A catalog's own resources and edges.
@@ -724,7 +739,7 @@ pub(crate) mod pretty {
     }
 
     /// Hands the buffer to the writer once it is [`CHUNK`] full.
-    fn spill(buf: &mut Buf, out: &mut impl Write) -> io::Result<()> {
+    pub(crate) fn spill(buf: &mut Buf, out: &mut impl Write) -> io::Result<()> {
         if buf.len() >= CHUNK {
             out.write_all(buf)?;
             buf.clear();
@@ -734,7 +749,7 @@ pub(crate) mod pretty {
 
     /// A JSON array of members, each written by `one` until it says there are no more,
     /// handed to `out` as the buffer fills.
-    fn streamed(
+    pub(crate) fn streamed(
         w: &mut Buf,
         out: &mut impl Write,
         depth: usize,
@@ -752,6 +767,67 @@ pub(crate) mod pretty {
             }
             spill(w, out)?;
         }
+        list.close(w, b']');
+        Ok(())
+    }
+
+    /// A JSON array (opened at `depth`) written in `pieces` consecutive pieces, on two
+    /// threads: this one writes the even pieces with `own(k, w, list, out)` as they come,
+    /// handing the text to `out` as the buffer fills; `other(k, w, list)` writes each odd piece on a
+    /// second thread into a buffer of its own, at most one piece ahead, which is handed to
+    /// `out` in its turn. Both add members with `list.next(w)` then the member; `other` gets
+    /// a list whose members all start with the comma, which is cut off the first member of
+    /// the array. The text is the same as one thread writing the pieces in order.
+    pub(crate) fn streamed_pieces<W: Write, O>(
+        w: &mut Buf,
+        out: &mut W,
+        depth: usize,
+        pieces: usize,
+        mut own: impl FnMut(usize, &mut Buf, &mut Block, &mut W) -> io::Result<()>,
+        other: O,
+    ) -> io::Result<()>
+    where
+        O: Fn(usize, &mut Buf, &mut Block) + Sync,
+    {
+        let mut list = Block::open(w, depth, b'[');
+        let pretty = w.pretty;
+        let members = list.depth;
+        std::thread::scope(|s| {
+            let (tx, rx) = std::sync::mpsc::sync_channel::<Buf>(1);
+            let other = &other;
+            s.spawn(move || {
+                for k in (1..pieces).step_by(2) {
+                    let mut buf = Buf::new(CHUNK, pretty);
+                    other(k, &mut buf, &mut Block::continued(members));
+                    if tx.send(buf).is_err() {
+                        return;
+                    }
+                }
+            });
+            for k in 0..pieces {
+                if k % 2 == 0 {
+                    own(k, w, &mut list, out)?;
+                    continue;
+                }
+                // The sender hangs up only after the last odd piece.
+                let Ok(piece) = rx.recv() else { break };
+                let text: &[u8] = if list.first {
+                    piece.get(1..).unwrap_or_default()
+                } else {
+                    &piece
+                };
+                if !text.is_empty() {
+                    list.first = false;
+                    out.write_all(w)?;
+                    w.clear();
+                    out.write_all(text)?;
+                }
+            }
+            // An error above leaves the second thread blocked on a full channel: dropping
+            // the receiver lets it finish before the scope ends.
+            drop(rx);
+            Ok::<(), io::Error>(())
+        })?;
         list.close(w, b']');
         Ok(())
     }
@@ -786,7 +862,7 @@ pub(crate) mod pretty {
         b.field(w, "environment");
         string(w, &c.environment);
         b.field(w, "resources");
-        streamed(w, out, b.depth, |w, d| members.resource(w, d))?;
+        members.resources(w, out, b.depth)?;
         b.field(w, "edges");
         streamed(w, out, b.depth, |w, d| members.edge(w, d))?;
         b.field(w, "classes");

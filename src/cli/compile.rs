@@ -304,9 +304,18 @@ pub fn run(args: &CompileArgs) -> i32 {
             }
         }
         None => {
-            let mut w = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
             // A closed stdout is not an error (as `outln!`).
-            let _ = write_result(&mut w, &result, args.pretty).and_then(|_| w.flush());
+            let _ = match stdout_file() {
+                Some(f) => {
+                    let mut w = std::io::BufWriter::with_capacity(1 << 16, f);
+                    write_result(&mut w, &result, args.pretty).and_then(|_| w.flush())
+                }
+                None => {
+                    let mut w =
+                        std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+                    write_result(&mut w, &result, args.pretty).and_then(|_| w.flush())
+                }
+            };
             0
         }
     };
@@ -314,6 +323,20 @@ pub fn run(args: &CompileArgs) -> i32 {
     // time (tens of milliseconds on 100,000 resources). The OS takes the memory back.
     std::mem::forget(result);
     code
+}
+
+/// Standard output as a plain file (a copy of its descriptor), for writing a catalog in
+/// big pieces: `Stdout` is line-buffered and looks for the last new line in every piece
+/// it is given (4 million instructions for the compact catalog of mixed 10k, which has
+/// none, against 45 million for writing it).
+fn stdout_file() -> Option<std::fs::File> {
+    use std::os::fd::AsFd;
+    let out = std::io::stdout();
+    out.lock().flush().ok()?;
+    out.as_fd()
+        .try_clone_to_owned()
+        .ok()
+        .map(std::fs::File::from)
 }
 
 /// Writes the catalog of a successful compile as [`write_catalog`] does.

@@ -13,7 +13,7 @@ use crate::catalog::{capitalize_type, ResourceKind};
 use crate::span::Span;
 use indexmap::IndexMap;
 use std::borrow::Cow;
-use std::rc::Rc;
+use std::sync::Arc;
 
 /// Ordo's own metaparameters, valid on every resource and class declaration: Salt's
 /// requisites and run controls and Rudder's `priority` (docs/extensions.md). The runner gives
@@ -43,7 +43,7 @@ pub struct Override {
     pub type_name: String,
     pub title: String,
     pub params: Vec<AttrValue>,
-    pub source: Rc<str>,
+    pub source: Arc<str>,
     pub span: Span,
     /// Collector overrides replace values without the source checks.
     pub forced: bool,
@@ -421,7 +421,7 @@ impl Compiler<'_> {
         idx: usize,
         name: &str,
         value: Value,
-        source: &Rc<str>,
+        source: &Arc<str>,
         span: Span,
     ) {
         let line = self.span_line(span);
@@ -569,7 +569,7 @@ impl Compiler<'_> {
         self.copy_tags(declaring_res, idx);
         let dyn_parent = parent_scope.unwrap_or(scope);
         let lookup_next = parent_scope.unwrap_or_else(|| self.global_scope_for(scope));
-        let source = Rc::from(format!("class {name}"));
+        let source = Arc::from(format!("class {name}"));
         let mut s = Scope::with_source(
             ScopeKind::Class,
             Some(dyn_parent),
@@ -759,7 +759,7 @@ impl Compiler<'_> {
         let source = match self.define_sources.get(&def.name) {
             Some(s) => s.clone(),
             None => {
-                let s: Rc<str> = Rc::from(format!("define {}", def.name));
+                let s: Arc<str> = Arc::from(format!("define {}", def.name));
                 self.define_sources.insert(def.name.clone(), s.clone());
                 s
             }

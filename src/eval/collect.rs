@@ -23,7 +23,7 @@ pub struct Collector {
     pub type_name: String,
     pub query: Query,
     pub overrides: Vec<AttrValue>,
-    pub source: std::rc::Rc<str>,
+    pub source: std::sync::Arc<str>,
     pub span: Span,
     pub collected: Vec<usize>,
     /// The same, for membership tests.

@@ -12,6 +12,7 @@ use crate::fxhash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use crate::span::{FileId, SourceMap, Span};
 use indexmap::{IndexMap, IndexSet};
 use std::rc::Rc;
+use std::sync::Arc;
 
 /// Why evaluation stopped early: an error, or `break`/`next`/`return` travelling to the
 /// construct that handles them.
@@ -60,7 +61,7 @@ pub struct Res {
     /// The scope that declared it.
     pub scope: ScopeId,
     /// The definition that declared it (`scope.source`).
-    pub source: Rc<str>,
+    pub source: Arc<str>,
     pub evaluated: bool,
     pub is_define: bool,
     /// Removed from the catalog (exported without storeconfigs).
@@ -83,7 +84,7 @@ pub struct ParamSetters(Vec<ParamSetter>);
 #[derive(Clone, Debug)]
 struct ParamSetter {
     name: SetterName,
-    source: Rc<str>,
+    source: Arc<str>,
     /// `None` for parameters set by binding a definition's defaults.
     at: Option<SetAt>,
 }
@@ -124,7 +125,7 @@ impl ParamSetters {
     }
 
     /// Records that `source` set `name`, at `at` (when given; else the place stays).
-    pub fn set(&mut self, name: &str, source: &Rc<str>, at: Option<SetAt>) {
+    pub fn set(&mut self, name: &str, source: &Arc<str>, at: Option<SetAt>) {
         match self.0.iter_mut().find(|s| s.name.is(name)) {
             Some(s) => {
                 s.source = source.clone();
@@ -146,7 +147,7 @@ impl ParamSetters {
     }
 
     /// The definition that set `name`.
-    pub fn source(&self, name: &str) -> Option<&Rc<str>> {
+    pub fn source(&self, name: &str) -> Option<&Arc<str>> {
         self.find(name).map(|s| &s.source)
     }
 
@@ -283,7 +284,7 @@ pub struct Compiler<'a> {
     /// which would otherwise scan every resource on every pass).
     pub(super) by_type: HashMap<String, Vec<usize>>,
     /// `define NAME`, the source of a defined type's scopes, by name.
-    pub(super) define_sources: HashMap<String, Rc<str>>,
+    pub(super) define_sources: HashMap<String, Arc<str>>,
     /// The line [`Compiler::span_line`] found last: file, its byte range, its number.
     last_line: std::cell::Cell<(FileId, u32, u32, u32)>,
 }
@@ -1087,7 +1088,7 @@ impl<'a> Compiler<'a> {
         self.class_list.push(title.clone());
         let mut scope = Scope::new(ScopeKind::Node, Some(self.top), Some(self.top));
         scope.resource = Some(res);
-        scope.source = Rc::from(format!("node {title}"));
+        scope.source = Arc::from(format!("node {title}"));
         scope.matches = groups;
         let sid = self.new_scope(scope);
         self.node_scope = Some(sid);

@@ -70,7 +70,7 @@ impl Compiler<'_> {
                 r.line = stored.line;
                 r.is_define = is_define;
                 r.evaluated = !is_define;
-                r.source = std::rc::Rc::from(format!("exported by {node}"));
+                r.source = std::sync::Arc::from(format!("exported by {node}"));
                 for (k, v) in &stored.parameters {
                     r.params.insert(k.clone(), Value::from_json(v));
                 }

@@ -56,28 +56,60 @@ impl Compiler<'_> {
     }
 
     /// Builds the catalog, moving the parameters and tags out of the compiled resources
-    /// (this is the last use of them; the compiler keeps types, titles and spans).
+    /// (this is the last use of them; the compiler keeps types, titles and spans); a big
+    /// catalog's resources are converted on two threads.
     pub(super) fn build_catalog(&mut self) -> Catalog {
         let mut warnings = vec![];
+        for r in self.resources.iter().filter(|r| included(r)) {
+            rich_data_warnings_of(r, &mut warnings);
+        }
         let namevars = self.namevars();
+        let files = self.file_names();
         let mut cat = self.catalog_header();
+        let convert = |rs: &mut [Box<Res>], out: &mut Vec<Resource>| {
+            for r in rs.iter_mut().filter(|r| included(r)) {
+                let file = r.file.and_then(|f| files.get(&f).cloned().flatten());
+                let namevar = namevar(&namevars, r);
+                out.push(catalog_resource(r, namevar, file));
+            }
+        };
         cat.resources
             .reserve(self.resources.iter().filter(|r| included(r)).count());
-        for idx in 0..self.resources.len() {
-            if !included(&self.resources[idx]) {
-                continue;
-            }
-            rich_data_warnings_of(&self.resources[idx], &mut warnings);
-            let file = self.file_name(&self.resources[idx]);
-            let namevar = namevar(&namevars, &self.resources[idx]);
-            cat.resources
-                .push(catalog_resource(&mut self.resources[idx], namevar, file));
+        if self.resources.len() >= crate::graph::PARALLEL_FROM {
+            // Two threads, each converting half of the resources.
+            let half = self.resources.len() / 2;
+            let (head, tail) = self.resources.split_at_mut(half);
+            let mut tail = std::thread::scope(|s| {
+                let other = s.spawn(|| {
+                    let mut out = Vec::with_capacity(tail.len());
+                    convert(tail, &mut out);
+                    out
+                });
+                convert(head, &mut cat.resources);
+                other
+                    .join()
+                    .unwrap_or_else(|e| std::panic::resume_unwind(e))
+            });
+            cat.resources.append(&mut tail);
+        } else {
+            convert(&mut self.resources, &mut cat.resources);
         }
         cat.edges = catalog_edges(&self.resources, &self.containment);
         for w in warnings {
             self.log(super::LogLevel::Warning, w);
         }
         cat
+    }
+
+    /// The names of the files the catalog's resources were declared in.
+    fn file_names(&self) -> FxHashMap<crate::span::FileId, Option<String>> {
+        let mut files = FxHashMap::default();
+        for r in self.resources.iter().filter(|r| included(r)) {
+            if let Some(f) = r.file {
+                files.entry(f).or_insert_with(|| self.file_name(r));
+            }
+        }
+        files
     }
 
     /// The catalog without resources and edges.
@@ -104,16 +136,10 @@ impl Compiler<'_> {
         for w in warnings {
             self.log(super::LogLevel::Warning, w);
         }
-        let mut files = FxHashMap::default();
-        for r in self.resources.iter().filter(|r| included(r)) {
-            if let Some(f) = r.file {
-                files.entry(f).or_insert_with(|| self.file_name(r));
-            }
-        }
         CatalogSource {
             header: self.catalog_header(),
             namevars: self.namevars(),
-            files,
+            files: self.file_names(),
             resources: std::mem::take(&mut self.resources),
             containment: std::mem::take(&mut self.containment),
         }
@@ -138,23 +164,21 @@ impl CatalogSource {
     /// `build_catalog` builds (pretty or compact), straight from the compiler's resources
     /// (nothing converted, nothing copied but into the text).
     pub fn write_json(&self, w: &mut impl std::io::Write, pretty: bool) -> std::io::Result<()> {
-        let mut members = ResMembers {
-            source: self,
-            next: 0,
-            edges: EdgeCursor::default(),
-            tags: SortedTags::default(),
-            namevar: None,
-            last_source: None,
-        };
-        pretty::catalog(w, &self.header, &mut members, pretty)
+        pretty::catalog(w, &self.header, &mut ResMembers::new(self), pretty)
     }
 }
+
+/// Resources per piece when a big catalog's resources are written on two threads (see
+/// [`pretty::streamed_pieces`]): a piece of text is a few hundred kilobytes, and one
+/// waits ready while the next is written.
+const PIECE: usize = 1024;
 
 /// The resources and edges of a [`CatalogSource`], written as the catalog's.
 struct ResMembers<'a> {
     source: &'a CatalogSource,
-    /// The next resource to look at.
+    /// The next resource to look at, and where to stop.
     next: usize,
+    end: usize,
     edges: EdgeCursor,
     /// The tags of the resource being written, sorted (kept for its buffer, and for the
     /// next resource, which often has the same).
@@ -165,15 +189,79 @@ struct ResMembers<'a> {
     last_source: Option<(usize, Vec<u8>)>,
 }
 
+impl<'a> ResMembers<'a> {
+    fn new(source: &'a CatalogSource) -> ResMembers<'a> {
+        ResMembers {
+            source,
+            next: 0,
+            end: source.resources.len(),
+            edges: EdgeCursor::default(),
+            tags: SortedTags::default(),
+            namevar: None,
+            last_source: None,
+        }
+    }
+
+    /// Writes the resources of piece `k` as members of `list`.
+    fn piece(&mut self, k: usize, w: &mut pretty::Buf, list: &mut pretty::Block) {
+        let n = self.source.resources.len();
+        (self.next, self.end) = ((k * PIECE).min(n), ((k + 1) * PIECE).min(n));
+        while self.resource_in(w, list) {}
+    }
+
+    /// Writes the next resource as a member of `list`; false when there is none left.
+    fn resource_in(&mut self, w: &mut pretty::Buf, list: &mut pretty::Block) -> bool {
+        let (len, before) = (w.len(), list.clone());
+        list.next(w);
+        if pretty::Members::resource(self, w, list.depth) {
+            return true;
+        }
+        // Nothing written: take back the separator and new line.
+        w.truncate(len);
+        *list = before;
+        false
+    }
+}
+
 impl pretty::Members for ResMembers<'_> {
+    /// A big catalog's resources are written on two threads, in pieces.
+    fn resources(
+        &mut self,
+        w: &mut pretty::Buf,
+        out: &mut impl std::io::Write,
+        depth: usize,
+    ) -> std::io::Result<()> {
+        let src = self.source;
+        let pieces = src.resources.len().div_ceil(PIECE);
+        if pieces < 4 {
+            return pretty::streamed(w, out, depth, |w, d| self.resource(w, d));
+        }
+        pretty::streamed_pieces(
+            w,
+            out,
+            depth,
+            pieces,
+            |k, w, list, out| {
+                let n = src.resources.len();
+                (self.next, self.end) = ((k * PIECE).min(n), ((k + 1) * PIECE).min(n));
+                while self.resource_in(w, list) {
+                    pretty::spill(w, out)?;
+                }
+                Ok(())
+            },
+            |k, w, list| ResMembers::new(src).piece(k, w, list),
+        )
+    }
+
     fn resource(&mut self, w: &mut pretty::Buf, depth: usize) -> bool {
         let src = self.source;
-        while src.resources.get(self.next).is_some_and(|r| !included(r)) {
+        while self.next < self.end && !included(&src.resources[self.next]) {
             self.next += 1;
         }
-        let Some(r) = src.resources.get(self.next) else {
+        if self.next >= self.end {
             return false;
-        };
+        }
+        let r = &src.resources[self.next];
         self.next += 1;
         let file = r
             .file
@@ -687,5 +775,49 @@ d { 'd1': x => { 2 => 3, 2.0 => 4, 'z' => { 'deep' => [[[[[[[[[[1]]]]]]]]]] } } 
         ] {
             assert!(got.contains(seen), "{seen} not in {got}");
         }
+    }
+
+    /// Past a few thousand resources the catalog is built on two threads and written in
+    /// pieces on two (see `PIECE`): the text is still what one thread writes, and what
+    /// serde_json writes, with virtual resources (not written) inside and across pieces.
+    #[test]
+    fn big_catalogs_are_written_in_pieces_as_one_thread_writes_them() {
+        let mut manifest = String::new();
+        for i in 0..6000 {
+            if i % 7 == 3 || (1500..2700).contains(&i) {
+                manifest.push_str(&format!("@notify {{ 'v{i}': message => 'm{i}' }}\n"));
+            } else {
+                manifest.push_str(&format!(
+                    "file {{ '/tmp/f{i}': ensure => file, content => \"c\\t{i}\", tag => ['t{}'] }}\n",
+                    i % 5
+                ));
+            }
+        }
+        let opts = CompileOptions {
+            node: "n.example.com".into(),
+            ..Default::default()
+        };
+        let built = compile_catalog("site.pp", &manifest, &NoModules, &opts);
+        let built = built
+            .catalog
+            .unwrap_or_else(|| panic!("{:?}", built.diagnostics));
+        assert!(built.resources.len() > 4 * super::PIECE);
+        let source = compile_to_write("site.pp", &manifest, &NoModules, &opts);
+        let source = source.catalog_source.expect("compiles");
+        assert!(source.resources.len() > 4 * super::PIECE);
+        for pretty in [false, true] {
+            let (mut want, mut got) = (vec![], vec![]);
+            built.write_json(&mut want, pretty).unwrap();
+            source.write_json(&mut got, pretty).unwrap();
+            assert!(got == want, "pretty: {pretty}");
+        }
+        let mut got = vec![];
+        source.write_json(&mut got, false).unwrap();
+        assert!(got == serde_json::to_vec(&built).unwrap());
+        let parsed: serde_json::Value = serde_json::from_slice(&got).unwrap();
+        let written = parsed["resources"].as_array().unwrap();
+        assert_eq!(written.len(), built.resources.len());
+        assert_eq!(written.last().unwrap()["title"], "/tmp/f5999");
+        assert_eq!(written[2]["title"], "/tmp/f0");
     }
 }

@@ -189,7 +189,7 @@ mod tests {
             virtual_: false,
             kind: ResourceKind::CompilableType,
             scope: 0,
-            source: std::rc::Rc::from(""),
+            source: std::sync::Arc::from(""),
             evaluated: false,
             is_define: false,
             dropped: false,

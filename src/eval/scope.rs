@@ -35,7 +35,7 @@ pub struct Scope {
     pub resource: Option<usize>,
     /// The definition being evaluated: `""` for main, else `class foo`, `define foo`,
     /// `node x`. Overrides compare it (Puppet's `scope.source`).
-    pub source: std::rc::Rc<str>,
+    pub source: std::sync::Arc<str>,
     /// The class name for class scopes (lowercase).
     pub class_name: Option<String>,
     /// Whether this scope may not set variables (e.g. function bodies are still allowed).
@@ -44,7 +44,7 @@ pub struct Scope {
 
 impl Scope {
     pub fn new(kind: ScopeKind, parent: Option<ScopeId>, lookup_next: Option<ScopeId>) -> Scope {
-        Scope::with_source(kind, parent, lookup_next, std::rc::Rc::from(""))
+        Scope::with_source(kind, parent, lookup_next, std::sync::Arc::from(""))
     }
 
     /// [`Scope::new`] evaluating the definition `source`.
@@ -52,7 +52,7 @@ impl Scope {
         kind: ScopeKind,
         parent: Option<ScopeId>,
         lookup_next: Option<ScopeId>,
-        source: std::rc::Rc<str>,
+        source: std::sync::Arc<str>,
     ) -> Scope {
         Scope {
             kind,

@@ -4,14 +4,14 @@ use super::types::PType;
 use indexmap::IndexMap;
 use serde_json::Value as Json;
 use std::hash::{Hash, Hasher};
-use std::rc::Rc;
+use std::sync::Arc;
 
 /// A compiled regular expression with the source Puppet shows (`/^a$/`). Ruby patterns
 /// that the `regex` crate cannot run (look-around, backreferences) use `fancy-regex`.
 #[derive(Clone, Debug)]
 pub struct Regex {
-    pub source: Rc<str>,
-    engine: Rc<Engine>,
+    pub source: Arc<str>,
+    engine: Arc<Engine>,
 }
 
 #[derive(Debug)]
@@ -32,8 +32,8 @@ impl Regex {
             },
         };
         Ok(Regex {
-            source: Rc::from(source),
-            engine: Rc::new(engine),
+            source: Arc::from(source),
+            engine: Arc::new(engine),
         })
     }
 
