@@ -266,7 +266,6 @@ pub(crate) mod pretty {
     }
 
     /// Writes a JSON object or array member by member, as serde_json's `PrettyFormatter`.
-    #[derive(Clone)]
     pub(crate) struct Block {
         /// The depth of the members.
         pub(crate) depth: usize,
@@ -747,6 +746,23 @@ pub(crate) mod pretty {
         Ok(())
     }
 
+    /// Adds a member to `list`, written by `one` (at the list's depth); when `one` writes
+    /// nothing (false), the separator is taken back too.
+    pub(crate) fn member(
+        w: &mut Buf,
+        list: &mut Block,
+        one: impl FnOnce(&mut Buf, usize) -> bool,
+    ) -> bool {
+        let (len, first) = (w.len(), list.first);
+        list.next(w);
+        if one(w, list.depth) {
+            return true;
+        }
+        w.truncate(len);
+        list.first = first;
+        false
+    }
+
     /// A JSON array of members, each written by `one` until it says there are no more,
     /// handed to `out` as the buffer fills.
     pub(crate) fn streamed(
@@ -756,15 +772,7 @@ pub(crate) mod pretty {
         mut one: impl FnMut(&mut Buf, usize) -> bool,
     ) -> io::Result<()> {
         let mut list = Block::open(w, depth, b'[');
-        loop {
-            let (len, first) = (w.len(), list.first);
-            list.next(w);
-            if !one(w, list.depth) {
-                // Nothing written: take back the separator and new line.
-                w.truncate(len);
-                list.first = first;
-                break;
-            }
+        while member(w, &mut list, &mut one) {
             spill(w, out)?;
         }
         list.close(w, b']');
@@ -823,9 +831,8 @@ pub(crate) mod pretty {
                     out.write_all(text)?;
                 }
             }
-            // An error above leaves the second thread blocked on a full channel: dropping
-            // the receiver lets it finish before the scope ends.
-            drop(rx);
+            // On an error above, the receiver goes with this closure: a second thread
+            // blocked on the full channel then stops before the scope ends.
             Ok::<(), io::Error>(())
         })?;
         list.close(w, b']');

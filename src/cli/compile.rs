@@ -305,17 +305,12 @@ pub fn run(args: &CompileArgs) -> i32 {
         }
         None => {
             // A closed stdout is not an error (as `outln!`).
-            let _ = match stdout_file() {
-                Some(f) => {
-                    let mut w = std::io::BufWriter::with_capacity(1 << 16, f);
-                    write_result(&mut w, &result, args.pretty).and_then(|_| w.flush())
-                }
-                None => {
-                    let mut w =
-                        std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
-                    write_result(&mut w, &result, args.pretty).and_then(|_| w.flush())
-                }
+            let out: Box<dyn Write> = match stdout_file() {
+                Some(f) => Box::new(f),
+                None => Box::new(std::io::stdout().lock()),
             };
+            let mut w = std::io::BufWriter::with_capacity(1 << 16, out);
+            let _ = write_result(&mut w, &result, args.pretty).and_then(|_| w.flush());
             0
         }
     };

@@ -202,24 +202,15 @@ impl<'a> ResMembers<'a> {
         }
     }
 
-    /// Writes the resources of piece `k` as members of `list`.
-    fn piece(&mut self, k: usize, w: &mut pretty::Buf, list: &mut pretty::Block) {
+    /// Limits the resources written to those of piece `k` (see [`PIECE`]).
+    fn piece(&mut self, k: usize) {
         let n = self.source.resources.len();
         (self.next, self.end) = ((k * PIECE).min(n), ((k + 1) * PIECE).min(n));
-        while self.resource_in(w, list) {}
     }
 
     /// Writes the next resource as a member of `list`; false when there is none left.
     fn resource_in(&mut self, w: &mut pretty::Buf, list: &mut pretty::Block) -> bool {
-        let (len, before) = (w.len(), list.clone());
-        list.next(w);
-        if pretty::Members::resource(self, w, list.depth) {
-            return true;
-        }
-        // Nothing written: take back the separator and new line.
-        w.truncate(len);
-        *list = before;
-        false
+        pretty::member(w, list, |w, d| pretty::Members::resource(self, w, d))
     }
 }
 
@@ -242,14 +233,17 @@ impl pretty::Members for ResMembers<'_> {
             depth,
             pieces,
             |k, w, list, out| {
-                let n = src.resources.len();
-                (self.next, self.end) = ((k * PIECE).min(n), ((k + 1) * PIECE).min(n));
+                self.piece(k);
                 while self.resource_in(w, list) {
                     pretty::spill(w, out)?;
                 }
                 Ok(())
             },
-            |k, w, list| ResMembers::new(src).piece(k, w, list),
+            |k, w, list| {
+                let mut other = ResMembers::new(src);
+                other.piece(k);
+                while other.resource_in(w, list) {}
+            },
         )
     }
 
