@@ -133,6 +133,9 @@ impl Compiler<'_> {
             }
             ExprKind::Variable(name) => self.lookup_var(name, scope, e.span)?,
             ExprKind::Access { left, keys } => {
+                if let Some((name, name_span, title)) = reference_literal(e) {
+                    return self.access_reference(name, name_span, title, e.span);
+                }
                 let l = self.eval(left, scope)?;
                 let mut ks = vec![];
                 for k in keys {
@@ -199,7 +202,7 @@ impl Compiler<'_> {
                 self.eval_binary(*op, left, right, scope, e.span)?
             }
             ExprKind::Relationship { .. } => {
-                let ops = self.eval_relationship(e, scope)?;
+                let ops = self.eval_relationship(e, scope, want)?;
                 let vals: Vec<Value> = ops
                     .iter()
                     .filter_map(|o| match o {
@@ -788,6 +791,29 @@ impl Compiler<'_> {
         } else {
             out.pop().unwrap_or(Value::Undef)
         })
+    }
+
+    /// `Name['title']`, the common way to write a reference, evaluated as the generic access
+    /// is (the type name resolved, then accessed with the title) without its intermediate
+    /// values when the name is a resource type.
+    fn access_reference(
+        &mut self,
+        name: &str,
+        name_span: Span,
+        title: &str,
+        span: Span,
+    ) -> R<Value> {
+        match self.resolve_type_name(name, name_span)? {
+            PType::Resource(Some(t), None) => Ok(Value::Type(Box::new(PType::Resource(
+                Some(t),
+                Some(title.to_string()),
+            )))),
+            other => self.access(
+                Value::Type(Box::new(other)),
+                &[Value::Str(title.to_string())],
+                span,
+            ),
+        }
     }
 
     pub(super) fn access(&mut self, l: Value, keys: &[Value], span: Span) -> R<Value> {
@@ -1410,7 +1436,9 @@ impl Compiler<'_> {
 
     /// Evaluates `a -> b` (recording the relationship) and returns the right side's operands
     /// (or the left's when the right is empty).
-    fn eval_relationship(&mut self, e: &Expr, scope: ScopeId) -> R<Vec<Operand>> {
+    /// A relationship statement: records its edges and gives the operands a chain goes on
+    /// with (none unless `want`: a statement's value is not used).
+    fn eval_relationship(&mut self, e: &Expr, scope: ScopeId, want: bool) -> R<Vec<Operand>> {
         let ExprKind::Relationship { op, left, right } = &e.kind else {
             return self.rel_operands(e, scope, None);
         };
@@ -1429,9 +1457,11 @@ impl Compiler<'_> {
             let rv = r.clone();
             self.collectors[ci].empty_alternative = Some(l.clone());
             (l, rv, r)
-        } else {
+        } else if want {
             let rv = r.clone();
             (l, rv, r)
+        } else {
+            (l, r, vec![])
         };
         let ((source, source_span), (target, target_span)) = match op {
             RelOp::Before | RelOp::Notify => ((lv, ls), (rv, rs)),
@@ -1450,7 +1480,7 @@ impl Compiler<'_> {
     fn rel_operand_expr(&mut self, e: &Expr, scope: ScopeId, op: RelOp) -> R<Vec<Operand>> {
         match &e.kind {
             ExprKind::Relationship { .. } => {
-                let r = self.eval_relationship(e, scope);
+                let r = self.eval_relationship(e, scope, true);
                 match r {
                     Err(Flow::Err(err)) if !err.formatted => Err(Flow::Err(
                         self.finalize_error(err, "Relationship Statement"),
@@ -1472,8 +1502,20 @@ impl Compiler<'_> {
     /// The references an operand of `op` evaluates to. A string must be a reference; one
     /// that is not even a type name fails as Puppet's type parser does.
     fn rel_operands(&mut self, e: &Expr, scope: ScopeId, op: Option<RelOp>) -> R<Vec<Operand>> {
+        let value = match reference_literal(e) {
+            // The common operand, one reference: no list to flatten.
+            Some((name, name_span, title)) => {
+                match self.access_reference(name, name_span, title, e.span)? {
+                    Value::Type(t) if matches!(*t, PType::Resource(Some(_), Some(_))) => {
+                        return Ok(vec![Operand::Ref(*t)])
+                    }
+                    other => other,
+                }
+            }
+            None => self.eval(e, scope)?,
+        };
         let mut items = vec![];
-        flatten_into(self.eval(e, scope)?, &mut items);
+        flatten_into(value, &mut items);
         let mut out: Vec<Operand> = vec![];
         for item in items {
             let t = match item {
@@ -1821,5 +1863,22 @@ fn operand_span(e: &Expr) -> crate::span::Span {
     match &e.kind {
         ExprKind::Relationship { right, .. } => operand_span(right),
         _ => e.span,
+    }
+}
+
+/// `Name['title']`: the type name as written, its span, and the title.
+fn reference_literal(e: &Expr) -> Option<(&str, Span, &str)> {
+    let ExprKind::Access { left, keys } = &e.kind else {
+        return None;
+    };
+    match (&left.kind, keys.as_slice()) {
+        (
+            ExprKind::QualifiedReference(name),
+            [Expr {
+                kind: ExprKind::Str(title),
+                ..
+            }],
+        ) => Some((name, left.span, title)),
+        _ => None,
     }
 }
