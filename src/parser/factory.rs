@@ -10,9 +10,9 @@ use crate::span::{FileId, Span};
 pub struct B {
     pub file: FileId,
     pub errors: Vec<Diagnostic>,
-    /// Classes and defines built so far (with fewer than two, none is nested in a class,
-    /// so there are no names to qualify).
-    pub definitions: usize,
+    /// Where the classes and defines built so far begin (with fewer than two, none is
+    /// nested in a class, so there are no names to qualify).
+    pub definitions: Vec<usize>,
 }
 
 /// A statement as the grammar sees it before `transform_calls`: one expression, or a
@@ -60,7 +60,7 @@ impl B {
         B {
             file,
             errors: Vec::new(),
-            definitions: 0,
+            definitions: Vec::new(),
         }
     }
 

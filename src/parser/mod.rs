@@ -125,8 +125,8 @@ fn finish(
             diagnostics,
         };
     }
-    if b.definitions > 1 {
-        post::qualify_names(&mut program.body);
+    if b.definitions.len() > 1 {
+        post::qualify_names(&mut program.body, b.definitions);
     }
     diagnostics.extend(validate::validate(&program));
     let program = if diagnostics.iter().any(Diagnostic::is_error) {
@@ -293,6 +293,26 @@ mod tests {
             refused += usize::from(fast.starts_with("at "));
         }
         assert!(refused > 10, "some fixtures have syntax errors");
+    }
+
+    /// Naming nested classes and defines walks only the nodes that hold one: the names are
+    /// those a walk of every node gives (classes two deep, a define after resources and a
+    /// heredoc, definitions at the top and in a second class).
+    #[test]
+    fn qualifying_names_skips_nothing_that_holds_a_definition() {
+        let text = "class a {\n  file { '/x': content => @(EOT) }\n    text\n    | EOT\n  notify { 'n': }\n  class b {\n    notify { 'm': }\n    class c { }\n    define d() { }\n  }\n  $x = [1, 2]\n  define e() { notify { 'o': } }\n}\nclass f { class g { } }\ndefine h() { }\nnotify { 'top': }\n";
+        let mut b = factory::B::new(FileId(0));
+        let tree = grammar::ProgramParser::new()
+            .parse(&mut b, lexer::cook_stream(text))
+            .expect("the text parses");
+        assert_eq!(b.definitions.len(), 8);
+        let (mut pruned, mut every) = (tree.clone(), tree);
+        post::qualify_names(&mut pruned, b.definitions);
+        post::qualify_names(&mut every, (0..text.len()).collect());
+        assert_eq!(format!("{pruned:?}"), format!("{every:?}"));
+        for name in ["\"a::b::c\"", "\"a::b::d\"", "\"a::e\"", "\"f::g\""] {
+            assert!(format!("{pruned:?}").contains(name), "{name}");
+        }
     }
 
     #[test]

@@ -46,10 +46,12 @@ pub fn dismantle(e: Expr) {
 }
 
 /// Puppet's name stack: a class or define nested in a class gets the class's name as a
-/// prefix (`[namespace, name].join('::')` with one leading `::` removed).
-pub fn qualify_names(e: &mut Expr) {
+/// prefix (`[namespace, name].join('::')` with one leading `::` removed). `starts` are where
+/// the tree's classes and defines begin: a node whose span holds none is not walked.
+pub fn qualify_names(e: &mut Expr, mut starts: Vec<usize>) {
+    starts.sort_unstable();
     let mut stack = Vec::new();
-    qualify(e, &mut stack);
+    qualify(e, &mut stack, &starts);
 }
 
 fn qualified(stack: &[String], name: &str) -> String {
@@ -60,13 +62,22 @@ fn qualified(stack: &[String], name: &str) -> String {
         .unwrap_or(joined)
 }
 
-fn qualify(e: &mut Expr, stack: &mut Vec<String>) {
+/// Whether a class or define begins within `span` (a node's span holds its children's).
+fn holds_definition(span: crate::span::Span, starts: &[usize]) -> bool {
+    let from = starts.partition_point(|&s| s < span.start as usize);
+    starts.get(from).is_some_and(|&s| s < span.end as usize)
+}
+
+fn qualify(e: &mut Expr, stack: &mut Vec<String>, starts: &[usize]) {
+    if !holds_definition(e.span, starts) {
+        return;
+    }
     match &mut e.kind {
         ExprKind::Class(c) => {
             let raw = c.name.clone();
             std::sync::Arc::make_mut(c).name = qualified(stack, &raw);
             stack.push(raw);
-            for_each_child_mut(e, &mut |ch| qualify(ch, stack));
+            for_each_child_mut(e, &mut |ch| qualify(ch, stack, starts));
             stack.pop();
             return;
         }
@@ -76,6 +87,6 @@ fn qualify(e: &mut Expr, stack: &mut Vec<String>) {
         }
         _ => {}
     }
-    // A callback, not a collected list: this runs for every node of the tree.
-    for_each_child_mut(e, &mut |ch| qualify(ch, stack));
+    // A callback, not a collected list: this runs for every node that holds a definition.
+    for_each_child_mut(e, &mut |ch| qualify(ch, stack, starts));
 }
