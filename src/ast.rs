@@ -484,6 +484,25 @@ fn drop_elsewhere(slot: &mut Option<Expr>) {
     }
 }
 
+/// Frees a parsed file and class definitions taken from the evaluator: on a thread of their
+/// own when the file is large (see [`drop_elsewhere`]). A body still shared (with another
+/// compile's cache, say) is only let go of.
+pub fn drop_trees<P: Send + Sync + 'static>(
+    parsed: std::sync::Arc<P>,
+    classes: Vec<std::sync::Arc<ClassDef>>,
+) {
+    let size: u64 = classes
+        .iter()
+        .filter_map(|c| c.body.as_ref())
+        .map(|e| u64::from(e.span.end.saturating_sub(e.span.start)))
+        .sum();
+    if size >= u64::from(LARGE_TREE) {
+        let _ = std::thread::Builder::new()
+            .stack_size(8 << 20)
+            .spawn(move || drop((parsed, classes)));
+    }
+}
+
 impl Drop for Program {
     fn drop(&mut self) {
         let span = self.body.span;

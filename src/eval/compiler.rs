@@ -435,7 +435,9 @@ impl<'a> Compiler<'a> {
                 };
             }
         };
-        let mut result = self.compile_program(program);
+        let result = self.evaluate_program(program);
+        self.release_trees(parsed);
+        let mut result = result.and_then(|()| self.complete());
         // A module file that defines names outside its namespace fails the compile when it
         // is loaded (Puppet's checker); whatever went wrong after that is its consequence.
         if let Some(e) = self.load_error.take() {
@@ -485,7 +487,9 @@ impl<'a> Compiler<'a> {
         }
     }
 
-    fn compile_program(&mut self, program: &Program) -> Result<Compiled, EvalError> {
+    /// Evaluates the program: the main manifest, the node, then what declared defines and
+    /// collectors make (Puppet's `evaluate_generators`).
+    fn evaluate_program(&mut self, program: &Program) -> Result<(), EvalError> {
         self.register_definitions(&program.body)?;
         self.init_top_scope();
         let checked = self
@@ -497,7 +501,37 @@ impl<'a> Compiler<'a> {
         self.check_flow(flow)?;
         let _ = main;
         self.evaluate_node()?;
-        self.evaluate_generators()?;
+        self.evaluate_generators()
+    }
+
+    /// Lets go of the syntax trees once the program is evaluated: freed while the catalog
+    /// is finished and built (on a thread of their own when large, see
+    /// [`crate::ast::drop_trees`]) rather than at the end. The classes keep their names and
+    /// parameters; their bodies (all evaluated by now, and most of a big manifest's tree)
+    /// go with the tree. Not when deferred functions are to be called: they run Puppet code
+    /// after the compile.
+    fn release_trees(&mut self, parsed: std::sync::Arc<super::parse_cache::Parsed>) {
+        if self.opts.resolve_deferred {
+            return;
+        }
+        let mut bodies = Vec::new();
+        for def in self.classes.values_mut() {
+            if def.body.is_some() {
+                let bare = std::sync::Arc::new(ClassDef {
+                    name: def.name.clone(),
+                    params: def.params.clone(),
+                    parent: def.parent.clone(),
+                    body: None,
+                });
+                bodies.push(std::mem::replace(def, bare));
+            }
+        }
+        crate::ast::drop_trees(parsed, bodies);
+    }
+
+    /// What follows the evaluation: relationships, overrides and the checks of the finished
+    /// catalog, then the catalog (or its source).
+    fn complete(&mut self) -> Result<Compiled, EvalError> {
         self.validate_relationship_params()?;
         self.finish()?;
         self.fail_on_unevaluated()?;
