@@ -485,11 +485,13 @@ fn drop_elsewhere(slot: &mut Option<Expr>) {
 }
 
 /// Frees a parsed file and class definitions taken from the evaluator: on a thread of their
-/// own when the file is large (see [`drop_elsewhere`]). A body still shared (with another
+/// own when the bodies are large (see [`drop_elsewhere`]); small ones are left to the OS
+/// when the process exits after the compile (`exiting`). A body still shared (with another
 /// compile's cache, say) is only let go of.
 pub fn drop_trees<P: Send + Sync + 'static>(
     parsed: std::sync::Arc<P>,
     classes: Vec<std::sync::Arc<ClassDef>>,
+    exiting: bool,
 ) {
     let size: u64 = classes
         .iter()
@@ -500,6 +502,8 @@ pub fn drop_trees<P: Send + Sync + 'static>(
         let _ = std::thread::Builder::new()
             .stack_size(8 << 20)
             .spawn(move || drop((parsed, classes)));
+    } else if exiting {
+        std::mem::forget((parsed, classes));
     }
 }
 

@@ -526,7 +526,8 @@ impl<'a> Compiler<'a> {
                 bodies.push(std::mem::replace(def, bare));
             }
         }
-        crate::ast::drop_trees(parsed, bodies);
+        // `defer_catalog`: the process exits once the catalog is written.
+        crate::ast::drop_trees(parsed, bodies, self.defer_catalog);
     }
 
     /// What follows the evaluation: relationships, overrides and the checks of the finished
