@@ -508,10 +508,11 @@ impl<'a> Compiler<'a> {
     /// is finished and built (on a thread of their own when large, see
     /// [`crate::ast::drop_trees`]) rather than at the end. The classes keep their names and
     /// parameters; their bodies (all evaluated by now, and most of a big manifest's tree)
-    /// go with the tree. Not when deferred functions are to be called: they run Puppet code
-    /// after the compile.
+    /// go with the tree. Not when deferred functions are to be called (they run Puppet code
+    /// after the compile), nor when the trees are shared with other compiles through a
+    /// parse cache (`ordo compile --nodes`: nothing would be freed).
     fn release_trees(&mut self, parsed: std::sync::Arc<super::parse_cache::Parsed>) {
-        if self.opts.resolve_deferred {
+        if self.opts.resolve_deferred || self.loader.parse_cache().is_some() {
             return;
         }
         let mut bodies = Vec::new();
