@@ -476,12 +476,17 @@ fn drop_elsewhere(slot: &mut Option<Expr>) {
         .as_ref()
         .is_some_and(|e| e.span.end.saturating_sub(e.span.start) >= LARGE_TREE);
     if let (true, Some(tree)) = (large, slot.take()) {
-        // If no thread can be had, the closure (and the tree) is dropped right here. The
-        // stack is the main thread's: dropping recurses once per level of the tree.
-        let _ = std::thread::Builder::new()
-            .stack_size(8 << 20)
-            .spawn(move || drop(tree));
+        drop_on_thread(tree);
     }
+}
+
+/// Drops `trees` on a thread of their own. If no thread can be had, the closure (and the
+/// trees) is dropped right here. The stack is the main thread's: dropping recurses once per
+/// level of a tree.
+fn drop_on_thread<T: Send + 'static>(trees: T) {
+    let _ = std::thread::Builder::new()
+        .stack_size(8 << 20)
+        .spawn(move || drop(trees));
 }
 
 /// Frees a parsed file and class definitions taken from the evaluator: on a thread of their
@@ -499,9 +504,7 @@ pub fn drop_trees<P: Send + Sync + 'static>(
         .map(|e| u64::from(e.span.end.saturating_sub(e.span.start)))
         .sum();
     if size >= u64::from(LARGE_TREE) {
-        let _ = std::thread::Builder::new()
-            .stack_size(8 << 20)
-            .spawn(move || drop((parsed, classes)));
+        drop_on_thread((parsed, classes));
     } else if exiting {
         std::mem::forget((parsed, classes));
     }

@@ -1435,9 +1435,8 @@ impl Compiler<'_> {
     // ---- relationships -----------------------------------------------------------------------
 
     /// Evaluates `a -> b` (recording the relationship) and returns the right side's operands
-    /// (or the left's when the right is empty).
-    /// A relationship statement: records its edges and gives the operands a chain goes on
-    /// with (none unless `want`: a statement's value is not used).
+    /// (or the left's when the right is empty); none unless `want` (a statement's value is
+    /// not used).
     fn eval_relationship(&mut self, e: &Expr, scope: ScopeId, want: bool) -> R<Vec<Operand>> {
         let ExprKind::Relationship { op, left, right } = &e.kind else {
             return self.rel_operands(e, scope, None);
@@ -1502,17 +1501,17 @@ impl Compiler<'_> {
     /// The references an operand of `op` evaluates to. A string must be a reference; one
     /// that is not even a type name fails as Puppet's type parser does.
     fn rel_operands(&mut self, e: &Expr, scope: ScopeId, op: Option<RelOp>) -> R<Vec<Operand>> {
-        let value = match reference_literal(e) {
+        let value = match self.eval(e, scope)? {
             // The common operand, one reference: no list to flatten.
-            Some((name, name_span, title)) => {
-                match self.access_reference(name, name_span, title, e.span)? {
-                    Value::Type(t) if matches!(*t, PType::Resource(Some(_), Some(_))) => {
-                        return Ok(vec![Operand::Ref(*t)])
-                    }
-                    other => other,
-                }
+            Value::Type(t)
+                if matches!(
+                    *t,
+                    PType::Resource(Some(_), Some(_)) | PType::Class(Some(_))
+                ) =>
+            {
+                return Ok(vec![Operand::Ref(*t)])
             }
-            None => self.eval(e, scope)?,
+            other => other,
         };
         let mut items = vec![];
         flatten_into(value, &mut items);
