@@ -100,7 +100,7 @@ static GLOBAL: Allocator = Allocator;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    exit(match cli.command {
+    let code = match cli.command {
         Command::Parse { dump, files } => {
             let dump = dump.map(|d| match d {
                 DumpFormat::Pn => ordo::cli::parse::Dump::Pn,
@@ -118,5 +118,14 @@ fn main() -> ExitCode {
         Command::Graph(a) => ordo::cli::graph::graph(&a),
         Command::Explain(a) => ordo::cli::graph::explain_cmd(&a),
         Command::Bucket(a) => ordo::cli::bucket::run(&a),
-    })
+    };
+    // Output that could not be written (a full disk, not a reader that stopped early) fails
+    // a command that would have succeeded.
+    match ordo::cli::stdout_error() {
+        Some(e) => {
+            eprintln!("Error: Could not write to standard output: {e}");
+            exit(if code == 0 { 1 } else { code })
+        }
+        None => exit(code),
+    }
 }

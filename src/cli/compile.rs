@@ -304,13 +304,13 @@ pub fn run(args: &CompileArgs) -> i32 {
             }
         }
         None => {
-            // A closed stdout is not an error (as `outln!`).
             let out: Box<dyn Write> = match stdout_file() {
                 Some(f) => Box::new(f),
                 None => Box::new(std::io::stdout().lock()),
             };
             let mut w = std::io::BufWriter::with_capacity(1 << 16, out);
-            let _ = write_result(&mut w, &result, args.pretty).and_then(|_| w.flush());
+            // A failure is reported with the exit status (see `cli::note_stdout`).
+            super::note_stdout(write_result(&mut w, &result, args.pretty).and_then(|_| w.flush()));
             0
         }
     };

@@ -5,20 +5,42 @@
 //! compiled first and fed in.
 
 /// `println!` that survives a closed stdout (`ordo compile x.pp | head`): the output is
-/// simply dropped instead of panicking.
+/// simply dropped instead of panicking. Any other failure (a full disk) is noted for the
+/// exit status (see [`note_stdout`]).
 macro_rules! outln {
     ($($t:tt)*) => {{
         use std::io::Write as _;
-        let _ = writeln!(std::io::stdout().lock(), $($t)*);
+        $crate::cli::note_stdout(writeln!(std::io::stdout().lock(), $($t)*));
     }};
 }
 
-/// `print!` that survives a closed stdout.
+/// `print!` that survives a closed stdout, as [`outln!`].
 macro_rules! out {
     ($($t:tt)*) => {{
         use std::io::Write as _;
-        let _ = write!(std::io::stdout().lock(), $($t)*);
+        $crate::cli::note_stdout(write!(std::io::stdout().lock(), $($t)*));
     }};
+}
+
+/// The first failure to write standard output, other than a closed pipe.
+static STDOUT_ERROR: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// Notes the outcome of a write to standard output: a reader that stopped early (a closed
+/// pipe) is not an error, anything else is (the output is incomplete); the command then
+/// fails (see [`stdout_error`]).
+pub fn note_stdout(written: std::io::Result<()>) {
+    if let Err(e) = written {
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            let _ = STDOUT_ERROR.set(e.to_string());
+        }
+    }
+}
+
+/// The first failure to write standard output noted by [`note_stdout`], after a last flush.
+pub fn stdout_error() -> Option<&'static str> {
+    use std::io::Write as _;
+    note_stdout(std::io::stdout().lock().flush());
+    STDOUT_ERROR.get().map(String::as_str)
 }
 
 pub mod apply;

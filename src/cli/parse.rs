@@ -50,7 +50,7 @@ pub fn run(files: &[String], dump: Option<Dump>) -> bool {
                 Dump::Pn => crate::pn::to_pn(program),
                 Dump::Json => crate::pn::to_json(program),
             };
-            let _ = writeln!(out, "{text}");
+            super::note_stdout(writeln!(out, "{text}"));
         }
         if i == last {
             // The process exits right after the last file: freeing its tree (millions of
