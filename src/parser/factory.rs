@@ -198,15 +198,23 @@ impl B {
 
     /// Puppet's `transform_calls`: a statement-call name followed by an expression (or a
     /// comma list) becomes a call; a named call used as a statement does not need its value.
-    pub fn transform_calls(&mut self, stmts: Vec<SynStmt>) -> Vec<Expr> {
-        let mut memo: Vec<Expr> = Vec::with_capacity(stmts.len());
-        for s in stmts {
-            let name = matches!(memo.last(), Some(Expr {
-                kind: ExprKind::QualifiedName(n),
-                ..
-            }) if name_is_statement(n));
+    pub fn transform_calls(&mut self, mut stmts: Vec<SynStmt>) -> Vec<Expr> {
+        // In place: the statements done so far are kept as `One` at the front (`done` of
+        // them) and the list becomes the expressions without a second allocation (a
+        // `SynStmt` is the size of an `Expr`). A large class body has hundreds of thousands.
+        let hole = || SynStmt::One(Expr::new(ExprKind::Nop, Span::default()));
+        let mut done: usize = 0;
+        for at in 0..stmts.len() {
+            let s = std::mem::replace(&mut stmts[at], hole());
+            let name = done > 0
+                && matches!(&stmts[done - 1], SynStmt::One(Expr {
+                    kind: ExprKind::QualifiedName(n),
+                    ..
+                }) if name_is_statement(n));
             if name {
-                let functor = memo.pop().expect("checked above");
+                let SynStmt::One(functor) = std::mem::replace(&mut stmts[done - 1], hole()) else {
+                    continue;
+                };
                 let args = match s {
                     SynStmt::One(e) => vec![e],
                     SynStmt::Many(v, _) => v,
@@ -216,7 +224,7 @@ impl B {
                     end,
                     ..functor.span
                 };
-                memo.push(Expr::new(
+                stmts[done - 1] = SynStmt::One(Expr::new(
                     ExprKind::Call(Box::new(Call {
                         kind: CallKind::Named,
                         functor,
@@ -230,11 +238,11 @@ impl B {
             }
             match s {
                 SynStmt::Many(_, comma) => {
-                    let msg = match memo.last() {
-                        Some(Expr {
+                    let msg = match done.checked_sub(1).map(|l| &stmts[l]) {
+                        Some(SynStmt::One(Expr {
                             kind: ExprKind::QualifiedName(n),
                             ..
-                        }) => format!(
+                        })) => format!(
                             "attempt to pass argument list to the function '{n}' which cannot be called without parentheses"
                         ),
                         _ => "illegal comma separated argument list".to_string(),
@@ -247,11 +255,19 @@ impl B {
                             c.rval_required = false;
                         }
                     }
-                    memo.push(e);
+                    stmts[done] = SynStmt::One(e);
+                    done += 1;
                 }
             }
         }
-        memo
+        stmts.truncate(done);
+        stmts
+            .into_iter()
+            .filter_map(|s| match s {
+                SynStmt::One(e) => Some(e),
+                SynStmt::Many(..) => None,
+            })
+            .collect()
     }
 
     /// `left { attribute_operations }` (no title): a resource, defaults or an override
