@@ -212,6 +212,9 @@ pub struct Compiler<'a> {
     pub(super) defines: HashMap<String, std::sync::Arc<DefineDef>>,
     pub(super) nodes: Vec<NodeInfo>,
     pub(super) functions: HashMap<String, Rc<FunctionDef>>,
+    /// Built-in functions as resolved by name (`None`: no such built-in), so that a call
+    /// looks the name up once rather than through every registry (see `call_function`).
+    pub(super) builtins: HashMap<String, Option<super::functions::Builtin>>,
     pub(super) type_aliases: HashMap<String, Expr>,
     pub(super) resolved_aliases: HashMap<String, PType>,
     pub(super) loaded_files: HashSet<String>,
@@ -306,6 +309,7 @@ impl<'a> Compiler<'a> {
             defines: HashMap::default(),
             nodes: Vec::new(),
             functions: HashMap::default(),
+            builtins: HashMap::default(),
             type_aliases: HashMap::default(),
             resolved_aliases: HashMap::default(),
             loaded_files: HashSet::default(),

@@ -195,6 +195,18 @@ impl Compiler<'_> {
         self.call_function(&name, values, lambda, scope, span)
     }
 
+    /// The built-in function `lname` names, if this compile has it: stdlib's only when a
+    /// module ships them (see [`super::stdlib::builtin`]).
+    fn resolve_builtin(&self, lname: &str) -> Option<Builtin> {
+        let mine = super::stdlib::builtin(lname).filter(|_| {
+            super::stdlib::CORE.contains(&lname) || self.loader.has_ruby_function(lname)
+        });
+        mine.or_else(|| {
+            builtin(lname)
+                .filter(|_| !STDLIB.contains(&lname) || self.loader.has_ruby_function(lname))
+        })
+    }
+
     pub(super) fn call_function(
         &mut self,
         name: &str,
@@ -207,14 +219,14 @@ impl Compiler<'_> {
         if let Some(def) = self.find_function(&lname) {
             return self.call_puppet_function(&def, values, span);
         }
-        let mine = super::stdlib::builtin(&lname).filter(|_| {
-            super::stdlib::CORE.contains(&lname.as_str()) || self.loader.has_ruby_function(&lname)
-        });
-        let f = mine.or_else(|| {
-            builtin(&lname).filter(|_| {
-                !STDLIB.contains(&lname.as_str()) || self.loader.has_ruby_function(&lname)
-            })
-        });
+        let f = match self.builtins.get(&lname) {
+            Some(f) => *f,
+            None => {
+                let f = self.resolve_builtin(&lname);
+                self.builtins.insert(lname.clone(), f);
+                f
+            }
+        };
         let Some(f) = f else {
             let mut msg = format!("Unknown function: '{lname}'.");
             if self.loader.has_ruby_function(&lname) {

@@ -610,7 +610,16 @@ impl PType {
     /// How a type value is stored as a catalog parameter (`Notify[x]`, `Class[Foo]`).
     pub fn catalog_string(&self) -> String {
         match self {
-            PType::Resource(Some(t), Some(title)) => format!("{t}[{title}]"),
+            // Built directly: every relationship metaparameter of a catalog goes through
+            // here, and `format!` costs several times the copy.
+            PType::Resource(Some(t), Some(title)) => {
+                let mut s = String::with_capacity(t.len() + title.len() + 2);
+                s.push_str(t);
+                s.push('[');
+                s.push_str(title);
+                s.push(']');
+                s
+            }
             PType::Class(Some(n)) => format!("Class[{}]", capitalize_type(n)),
             other => other.to_string(),
         }
