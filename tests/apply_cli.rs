@@ -33,6 +33,21 @@ fn write_catalog(dir: &Path, resources: serde_json::Value) -> PathBuf {
     p
 }
 
+/// `ordo apply CATALOG --detailed-exitcodes --log-format puppet`: exit code, stdout, stderr.
+fn apply_puppet_log(catalog: &str, bucket: &str) -> (i32, String, String) {
+    ordo(&[
+        "apply",
+        catalog,
+        "--detailed-exitcodes",
+        "--log-format",
+        "puppet",
+        "--node",
+        "x",
+        "--bucket-dir",
+        bucket,
+    ])
+}
+
 #[test]
 fn apply_exit_codes_and_formats() {
     let dir = tempfile::tempdir().unwrap();
@@ -43,17 +58,7 @@ fn apply_exit_codes_and_formats() {
         serde_json::json!([{"type": "Notify", "title": "hi"}]),
     );
     let cat = cat.to_str().unwrap();
-    let (code, out, _) = ordo(&[
-        "apply",
-        cat,
-        "--detailed-exitcodes",
-        "--log-format",
-        "puppet",
-        "--node",
-        "x",
-        "--bucket-dir",
-        bucket,
-    ]);
+    let (code, out, _) = apply_puppet_log(cat, bucket);
     assert_eq!(code, 2);
     assert_eq!(
         out,
@@ -251,4 +256,50 @@ fn services_users_groups_packages_in_safe_ways() {
     assert!(out.contains("User[ordo-test-no-such-user]/ensure: current_value 'absent', should be 'present' (noop)"), "{out}");
     assert!(out.contains("Group[ordo-test-no-such-group]/ensure: current_value 'absent', should be 'present' (noop)"), "{out}");
     assert!(out.contains("Package[ordo-test-no-such-package]/ensure: current_value 'purged', should be 'installed' (noop)"), "{out}");
+}
+
+/// `exec { user => ... }` is resolved when the command runs, as Puppet does (the user may be
+/// one the same run creates): a user that does not exist fails that exec with Puppet's
+/// messages, its dependents are skipped, and the rest of the catalog is applied.
+#[test]
+fn exec_as_a_missing_user_fails_at_run_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let bucket = dir.path().join("bucket");
+    let marker = dir.path().join("applied");
+    let cat = write_catalog(
+        dir.path(),
+        serde_json::json!([
+            {"type": "Exec", "title": "build",
+             "parameters": {"command": "/bin/true", "user": "ordo-no-such-user-42"}},
+            {"type": "Notify", "title": "after", "parameters": {"require": "Exec[build]"}},
+            {"type": "File", "title": marker.to_str().unwrap(),
+             "parameters": {"ensure": "file", "content": "x"}},
+        ]),
+    );
+    let (code, out, err) = apply_puppet_log(cat.to_str().unwrap(), bucket.to_str().unwrap());
+    let all = format!("{out}{err}");
+    if !rustix::process::geteuid().is_root() {
+        // As Puppet: only root may run commands as another user (refused before applying).
+        assert_eq!(code, 1, "{all}");
+        assert!(
+            all.contains("Only root can execute commands as other users"),
+            "{all}"
+        );
+        assert!(!marker.exists());
+        return;
+    }
+    // Changes (the file) and failures: 2 | 4.
+    assert_eq!(code, 6, "{all}");
+    for line in [
+        "Notice: /Stage[main]/Main/Exec[build]/returns: Error: Could not execute posix command: Invalid user: ordo-no-such-user-42",
+        "Error: /Stage[main]/Main/Exec[build]/returns: change from 'notrun' to ['0'] failed: '/bin/true' returned 1 instead of one of [0]",
+        "Notice: /Stage[main]/Main/Notify[after]: Dependency Exec[build] has failures: true",
+        "Warning: /Stage[main]/Main/Notify[after]: Skipping because of failed dependencies",
+    ] {
+        assert!(all.contains(line), "missing {line:?} in:\n{all}");
+    }
+    assert!(
+        marker.exists(),
+        "the rest of the catalog is applied:\n{all}"
+    );
 }

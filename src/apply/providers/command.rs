@@ -207,6 +207,18 @@ pub fn gid_of(name: &str) -> Option<u32> {
     name.parse().ok().or_else(|| lookup_id("/etc/group", name))
 }
 
+/// The primary group of user id `uid`, from /etc/passwd.
+pub fn primary_gid_of(uid: u32) -> Option<u32> {
+    std::fs::read_to_string("/etc/passwd")
+        .ok()?
+        .lines()
+        .find_map(|l| {
+            let mut f = l.split(':').skip(2);
+            (f.next()?.parse::<u32>().ok()? == uid).then_some(())?;
+            f.next()?.parse().ok()
+        })
+}
+
 fn lookup_id(db: &str, name: &str) -> Option<u32> {
     std::fs::read_to_string(db).ok()?.lines().find_map(|l| {
         let mut f = l.split(':');

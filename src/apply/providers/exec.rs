@@ -40,6 +40,9 @@ pub struct Exec {
     command: String,
     shell: bool,
     spec: RunSpec,
+    /// `user` and `group`, resolved when a command runs (see [`Exec::ids`]).
+    user: Option<String>,
+    group: Option<String>,
     creates: Vec<String>,
     onlyif: Vec<String>,
     unless: Vec<String>,
@@ -90,20 +93,16 @@ impl Exec {
         // process, /proc/self/status), which was most of `ordo check`'s time on a catalog
         // of many execs.
         let running_as_root = || command::uid_of("root").is_some() && is_root();
-        let uid = match param_str(r, "user") {
-            Some(u) if running_as_root() => {
-                Some(command::uid_of(&u).ok_or_else(|| format!("Could not find user {u}"))?)
-            }
-            Some(_) => return Err("Only root can execute commands as other users".into()),
-            None => None,
-        };
-        let gid = match param_str(r, "group") {
-            Some(g) if running_as_root() => {
-                Some(command::gid_of(&g).ok_or_else(|| format!("Could not find group {g}"))?)
-            }
-            Some(_) => return Err("Only root can execute commands as other groups".into()),
-            None => None,
-        };
+        // The names are looked up when a command runs, as Puppet does: the user may be one
+        // that this run creates before the exec.
+        let user = param_str(r, "user");
+        if user.is_some() && !running_as_root() {
+            return Err("Only root can execute commands as other users".into());
+        }
+        let group = param_str(r, "group");
+        if group.is_some() && !running_as_root() {
+            return Err("Only root can execute commands as other groups".into());
+        }
         let timeout = match param_str(r, "timeout") {
             Some(t) => {
                 Some(Duration::from_secs_f64(t.parse::<f64>().map_err(|_| {
@@ -149,11 +148,13 @@ impl Exec {
                 cwd: param_str(r, "cwd").map(Into::into),
                 env,
                 search_path: path,
-                uid,
-                gid,
+                uid: None,
+                gid: None,
                 umask: param_str(r, "umask"),
                 timeout,
             },
+            user,
+            group,
             creates: param_list(r, "creates"),
             onlyif: param_list(r, "onlyif"),
             unless: param_list(r, "unless"),
@@ -260,9 +261,43 @@ impl Exec {
         }
     }
 
-    /// Runs one command; errors do not show a sensitive command.
+    /// The user and group ids a command runs as, as Puppet's `change_privileges` finds them:
+    /// a `user` alone runs with its primary group; a `group` is looked up first. A name
+    /// that does not resolve is Puppet's message (`Invalid user: x`).
+    fn ids(&self) -> Result<(Option<u32>, Option<u32>), String> {
+        let uid = |u: &str| command::uid_of(u).ok_or_else(|| format!("Invalid user: {u}"));
+        match (&self.user, &self.group) {
+            (None, None) => Ok((None, None)),
+            (Some(u), None) => {
+                let uid = uid(u)?;
+                Ok((Some(uid), command::primary_gid_of(uid)))
+            }
+            (u, Some(g)) => {
+                let gid = command::gid_of(g).ok_or_else(|| format!("Invalid group: {g}"))?;
+                Ok((u.as_deref().map(uid).transpose()?, Some(gid)))
+            }
+        }
+    }
+
+    /// Runs one command; errors do not show a sensitive command. A user or group that does
+    /// not exist fails the command as it fails Puppet's child process: status 1 and the
+    /// error as its output.
     fn exec(&self, cmd: &str) -> Result<command::RunOutput, String> {
-        command::run(&self.spec_for(cmd)).map_err(|e| {
+        let (uid, gid) = match self.ids() {
+            Ok(ids) => ids,
+            Err(e) => {
+                return Ok(command::RunOutput {
+                    code: 1,
+                    output: format!("Error: Could not execute posix command: {e}\n"),
+                })
+            }
+        };
+        let spec = RunSpec {
+            uid,
+            gid,
+            ..self.spec_for(cmd)
+        };
+        command::run(&spec).map_err(|e| {
             if self.sensitive && e.starts_with("Could not execute") {
                 "Could not execute [command redacted]".to_string()
             } else {
