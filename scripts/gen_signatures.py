@@ -25,18 +25,24 @@ for fn in sorted(os.listdir(SRC)):
         continue
     name = m.group(1)
     local_types = 'local_types' in text
+    # The hiera family's dispatches are in their base class (`init_dispatch` of
+    # lib/hiera/puppet_function.rb, beside lib/puppet).
+    if 'Hiera::PuppetFunction' in text and 'init_dispatch' in text:
+        text = open(os.path.join(SRC, '..', '..', 'hiera', 'puppet_function.rb')).read()
     dispatches = []
     cur = None
+    indent = ''
     for line in text.split('\n'):
         s = line.strip()
         dm = re.match(r"^(dispatch|argument_mismatch)\s+:(\w+)\s+do", s)
         if dm:
             cur = {'mismatch_handler': dm.group(1) == 'argument_mismatch', 'params': [], 'block': None}
             dispatches.append(cur)
+            indent = line[:len(line) - len(line.lstrip())]
             continue
         if cur is None:
             continue
-        if s == 'end' and line.startswith('  end'):
+        if s == 'end' and line.startswith(indent + 'end'):
             cur = None
             continue
         pm = LINE.match(line)
@@ -65,7 +71,7 @@ for fn in sorted(os.listdir(SRC)):
     out[name] = {'local_types': local_types, 'dispatches': dispatches}
 
 # Functions Ordo leaves out of the table: min and max take any arguments (their own
-# deprecation handling decides), the hiera family and import have no dispatch.
+# deprecation handling decides); import has no dispatch.
 SKIP = {'min', 'max'}
 KIND = {'required_param': 'Required', 'param': 'Required', 'optional_param': 'Optional',
         'repeated_param': 'Repeated', 'optional_repeated_param': 'Repeated',

@@ -1367,6 +1367,350 @@ pub const SIGNATURES: &[Signature] = &[
         ],
     },
     Signature {
+        name: "hiera",
+        min: 1,
+        max: Some(3),
+        block: Block::Optional,
+        dispatches: &[
+            Dispatch {
+                params: &[
+                    Param {
+                        name: "args",
+                        ty: "Tuple[String, Any, Any, 1, 3]",
+                        kind: Kind::Required,
+                    },
+                ],
+                block: None,
+                handler: false,
+            },
+            Dispatch {
+                params: &[
+                    Param {
+                        name: "key",
+                        ty: "String",
+                        kind: Kind::Required,
+                    },
+                ],
+                block: None,
+                handler: false,
+            },
+            Dispatch {
+                params: &[
+                    Param {
+                        name: "key",
+                        ty: "String",
+                        kind: Kind::Required,
+                    },
+                    Param {
+                        name: "default",
+                        ty: "Any",
+                        kind: Kind::Required,
+                    },
+                    Param {
+                        name: "override",
+                        ty: "Any",
+                        kind: Kind::Optional,
+                    },
+                ],
+                block: None,
+                handler: false,
+            },
+            Dispatch {
+                params: &[
+                    Param {
+                        name: "key",
+                        ty: "String",
+                        kind: Kind::Required,
+                    },
+                ],
+                block: Some(BlockParam {
+                    name: "default_block",
+                    ty: "Callable[1,1]",
+                    optional: false,
+                }),
+                handler: false,
+            },
+            Dispatch {
+                params: &[
+                    Param {
+                        name: "key",
+                        ty: "String",
+                        kind: Kind::Required,
+                    },
+                    Param {
+                        name: "override",
+                        ty: "Any",
+                        kind: Kind::Required,
+                    },
+                ],
+                block: Some(BlockParam {
+                    name: "default_block",
+                    ty: "Callable[1,1]",
+                    optional: false,
+                }),
+                handler: false,
+            },
+        ],
+    },
+    Signature {
+        name: "hiera_array",
+        min: 1,
+        max: Some(3),
+        block: Block::Optional,
+        dispatches: &[
+            Dispatch {
+                params: &[
+                    Param {
+                        name: "args",
+                        ty: "Tuple[String, Any, Any, 1, 3]",
+                        kind: Kind::Required,
+                    },
+                ],
+                block: None,
+                handler: false,
+            },
+            Dispatch {
+                params: &[
+                    Param {
+                        name: "key",
+                        ty: "String",
+                        kind: Kind::Required,
+                    },
+                ],
+                block: None,
+                handler: false,
+            },
+            Dispatch {
+                params: &[
+                    Param {
+                        name: "key",
+                        ty: "String",
+                        kind: Kind::Required,
+                    },
+                    Param {
+                        name: "default",
+                        ty: "Any",
+                        kind: Kind::Required,
+                    },
+                    Param {
+                        name: "override",
+                        ty: "Any",
+                        kind: Kind::Optional,
+                    },
+                ],
+                block: None,
+                handler: false,
+            },
+            Dispatch {
+                params: &[
+                    Param {
+                        name: "key",
+                        ty: "String",
+                        kind: Kind::Required,
+                    },
+                ],
+                block: Some(BlockParam {
+                    name: "default_block",
+                    ty: "Callable[1,1]",
+                    optional: false,
+                }),
+                handler: false,
+            },
+            Dispatch {
+                params: &[
+                    Param {
+                        name: "key",
+                        ty: "String",
+                        kind: Kind::Required,
+                    },
+                    Param {
+                        name: "override",
+                        ty: "Any",
+                        kind: Kind::Required,
+                    },
+                ],
+                block: Some(BlockParam {
+                    name: "default_block",
+                    ty: "Callable[1,1]",
+                    optional: false,
+                }),
+                handler: false,
+            },
+        ],
+    },
+    Signature {
+        name: "hiera_hash",
+        min: 1,
+        max: Some(3),
+        block: Block::Optional,
+        dispatches: &[
+            Dispatch {
+                params: &[
+                    Param {
+                        name: "args",
+                        ty: "Tuple[String, Any, Any, 1, 3]",
+                        kind: Kind::Required,
+                    },
+                ],
+                block: None,
+                handler: false,
+            },
+            Dispatch {
+                params: &[
+                    Param {
+                        name: "key",
+                        ty: "String",
+                        kind: Kind::Required,
+                    },
+                ],
+                block: None,
+                handler: false,
+            },
+            Dispatch {
+                params: &[
+                    Param {
+                        name: "key",
+                        ty: "String",
+                        kind: Kind::Required,
+                    },
+                    Param {
+                        name: "default",
+                        ty: "Any",
+                        kind: Kind::Required,
+                    },
+                    Param {
+                        name: "override",
+                        ty: "Any",
+                        kind: Kind::Optional,
+                    },
+                ],
+                block: None,
+                handler: false,
+            },
+            Dispatch {
+                params: &[
+                    Param {
+                        name: "key",
+                        ty: "String",
+                        kind: Kind::Required,
+                    },
+                ],
+                block: Some(BlockParam {
+                    name: "default_block",
+                    ty: "Callable[1,1]",
+                    optional: false,
+                }),
+                handler: false,
+            },
+            Dispatch {
+                params: &[
+                    Param {
+                        name: "key",
+                        ty: "String",
+                        kind: Kind::Required,
+                    },
+                    Param {
+                        name: "override",
+                        ty: "Any",
+                        kind: Kind::Required,
+                    },
+                ],
+                block: Some(BlockParam {
+                    name: "default_block",
+                    ty: "Callable[1,1]",
+                    optional: false,
+                }),
+                handler: false,
+            },
+        ],
+    },
+    Signature {
+        name: "hiera_include",
+        min: 1,
+        max: Some(3),
+        block: Block::Optional,
+        dispatches: &[
+            Dispatch {
+                params: &[
+                    Param {
+                        name: "args",
+                        ty: "Tuple[String, Any, Any, 1, 3]",
+                        kind: Kind::Required,
+                    },
+                ],
+                block: None,
+                handler: false,
+            },
+            Dispatch {
+                params: &[
+                    Param {
+                        name: "key",
+                        ty: "String",
+                        kind: Kind::Required,
+                    },
+                ],
+                block: None,
+                handler: false,
+            },
+            Dispatch {
+                params: &[
+                    Param {
+                        name: "key",
+                        ty: "String",
+                        kind: Kind::Required,
+                    },
+                    Param {
+                        name: "default",
+                        ty: "Any",
+                        kind: Kind::Required,
+                    },
+                    Param {
+                        name: "override",
+                        ty: "Any",
+                        kind: Kind::Optional,
+                    },
+                ],
+                block: None,
+                handler: false,
+            },
+            Dispatch {
+                params: &[
+                    Param {
+                        name: "key",
+                        ty: "String",
+                        kind: Kind::Required,
+                    },
+                ],
+                block: Some(BlockParam {
+                    name: "default_block",
+                    ty: "Callable[1,1]",
+                    optional: false,
+                }),
+                handler: false,
+            },
+            Dispatch {
+                params: &[
+                    Param {
+                        name: "key",
+                        ty: "String",
+                        kind: Kind::Required,
+                    },
+                    Param {
+                        name: "override",
+                        ty: "Any",
+                        kind: Kind::Required,
+                    },
+                ],
+                block: Some(BlockParam {
+                    name: "default_block",
+                    ty: "Callable[1,1]",
+                    optional: false,
+                }),
+                handler: false,
+            },
+        ],
+    },
+    Signature {
         name: "hocon_data",
         min: 2,
         max: Some(2),
