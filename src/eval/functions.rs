@@ -727,8 +727,10 @@ fn f_defined(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     Ok(Value::Bool(false))
 }
 
+/// `fail` is a 3.x function: each argument is Ruby's `to_s` of it (an array or hash in
+/// Ruby's inspect form, `{"a"=>nil}`), joined by spaces.
 fn f_fail(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
-    let msg: Vec<String> = a.values.iter().map(|v| v.to_display()).collect();
+    let msg: Vec<String> = a.values.iter().map(super::erb::ruby_to_s).collect();
     Err(Flow::Err(c.runtime(msg.join(" "), a.span)))
 }
 
