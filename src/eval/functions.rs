@@ -932,21 +932,48 @@ fn f_call(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 
 fn f_reverse_each(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let v = first_arg(a);
-    let mut items = iteration_items(&v).unwrap_or_default();
+    let mut items = entries(&v);
     items.reverse();
     match a.lambda {
         Some(l) => {
-            for (k, x) in items {
-                match c.call_lambda(l, lambda_args(l, false, &k, &x), a.scope, a.span) {
-                    Ok(_) => {}
-                    Err(Flow::Break(_)) => break,
-                    Err(e) => return Err(e),
-                }
-            }
-            Ok(v)
+            each_with_lambda(c, a, l, items)?;
+            // With a block, Puppet's reverse_each returns nil.
+            Ok(Value::Undef)
         }
         None => Ok(Value::Array(items.into_iter().map(|(_, x)| x).collect())),
     }
+}
+
+/// The elements `reverse_each` and `step` go through, as (index, element): a hash's are its
+/// entries as `[key, value]` arrays (Puppet's Iterable of a hash).
+fn entries(v: &Value) -> Vec<(Value, Value)> {
+    let items = iteration_items(v).unwrap_or_default();
+    if !matches!(v, Value::Hash(_)) {
+        return items;
+    }
+    items
+        .into_iter()
+        .enumerate()
+        .map(|(i, (k, x))| (Value::Int(i as i64), Value::Array(vec![k, x])))
+        .collect()
+}
+
+/// Calls `l` with each element (one parameter), as
+/// `reverse_each` and `step` do with a block; `break` ends the iteration.
+fn each_with_lambda(
+    c: &mut Compiler<'_>,
+    a: &Args,
+    l: &Lambda,
+    items: Vec<(Value, Value)>,
+) -> R<()> {
+    for (k, x) in items {
+        match c.call_lambda(l, lambda_args(l, false, &k, &x), a.scope, a.span) {
+            Ok(_) => {}
+            Err(Flow::Break(_)) => break,
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 fn f_map(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
@@ -1155,13 +1182,15 @@ fn f_step(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         Some(Value::Int(n)) if *n > 0 => *n as usize,
         _ => return Err(arg_err(c, a, "expects a positive step")),
     };
-    let items: Vec<Value> = iteration_items(&v)
-        .unwrap_or_default()
-        .into_iter()
-        .map(|(_, x)| x)
-        .step_by(n)
-        .collect();
-    Ok(Value::Array(items))
+    let items = entries(&v).into_iter().step_by(n);
+    match a.lambda {
+        // With a block, Puppet's step calls it for every n-th element and returns nil.
+        Some(l) => {
+            each_with_lambda(c, a, l, items.collect())?;
+            Ok(Value::Undef)
+        }
+        None => Ok(Value::Array(items.map(|(_, x)| x).collect())),
+    }
 }
 
 fn f_return(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
