@@ -557,7 +557,7 @@ impl Compiler<'_> {
                         } else {
                             BinaryOp::Sub
                         };
-                        self.arith(bop, cur, v, left.span)?
+                        self.arith(bop, cur, v, left.span, (left.span, left.span))?
                     }
                 };
                 if name.contains("::") || name.chars().all(|c| c.is_ascii_digit()) {
@@ -832,6 +832,13 @@ impl Compiler<'_> {
                         let (s, end) = slice_bounds(*start, *count, n);
                         Ok(Value::Array(a[s..end].to_vec()))
                     }
+                    _ if keys.len() > 2 => Err(Flow::Err(self.issue(
+                        format!(
+                            "Array supports [] with one or two arguments. Got {}",
+                            keys.len()
+                        ),
+                        span,
+                    ))),
                     _ => Err(Flow::Err(
                         self.issue("Array access expects Integer index", span),
                     )),
@@ -863,6 +870,13 @@ impl Compiler<'_> {
                         let (st, end) = slice_bounds(*start, *count, n);
                         Ok(Value::Str(chars[st..end].iter().collect()))
                     }
+                    _ if keys.len() > 2 => Err(Flow::Err(self.issue(
+                        format!(
+                            "String supports [] with one or two arguments. Got {}",
+                            keys.len()
+                        ),
+                        span,
+                    ))),
                     _ => Err(Flow::Err(
                         self.issue("String access expects Integer index", span),
                     )),
@@ -987,11 +1001,11 @@ impl Compiler<'_> {
                 }))
             }
             BinaryOp::Match | BinaryOp::NotMatch => {
-                let m = self.match_op(&l, &r, scope, span)?;
+                let m = self.match_op(&l, &r, scope, span, right.span)?;
                 Ok(Value::Bool(if op == BinaryOp::Match { m } else { !m }))
             }
             BinaryOp::In => Ok(Value::Bool(self.in_op(&l, &r, scope, span)?)),
-            _ => self.arith(op, l, r, span),
+            _ => self.arith(op, l, r, span, (left.span, right.span)),
         }
     }
 
@@ -1026,33 +1040,65 @@ impl Compiler<'_> {
         }
     }
 
-    fn match_op(&mut self, l: &Value, r: &Value, scope: ScopeId, span: Span) -> R<bool> {
+    /// `l =~ r`; `right_at` is where the right operand is written (Puppet reports a right
+    /// operand that is no pattern there).
+    fn match_op(
+        &mut self,
+        l: &Value,
+        r: &Value,
+        scope: ScopeId,
+        span: Span,
+        right_at: Span,
+    ) -> R<bool> {
         match r {
             Value::Type(t) => Ok(t.is_instance(l)),
             Value::Regex(re) => {
                 let Value::Str(s) = l else {
-                    return Ok(false);
+                    return Err(self.match_not_string(l, span));
                 };
                 Ok(self.regex_match(re, s, scope))
             }
             Value::Str(src) => {
                 let re = Regex::new(src).map_err(|m| Flow::Err(self.issue(m, span)))?;
                 let Value::Str(s) = l else {
-                    return Err(Flow::Err(self.issue(
-                        format!("Left operand of =~ must be a String, got {}", l.type_name()),
-                        span,
-                    )));
+                    return Err(self.match_not_string(l, span));
                 };
                 Ok(self.regex_match(&re, s, scope))
             }
-            other => Err(Flow::Err(self.issue(
-                format!(
-                    "Right operand of =~ must be a Regexp, String or Type, got {}",
-                    other.type_name()
-                ),
-                span,
-            ))),
+            // Puppet hands anything else to Ruby's Regexp.new, whose TypeError is the cause.
+            other => {
+                let ruby = match other {
+                    Value::Undef => "nil",
+                    Value::Bool(true) => "true",
+                    Value::Bool(false) => "false",
+                    Value::Default => "Symbol",
+                    other => super::stdlib::ruby_class(other),
+                };
+                Err(Flow::Err(self.issue(
+                    format!(
+                        "Can not convert right match operand to a regular expression. Caused by 'no implicit conversion of {ruby} into String'."
+                    ),
+                    right_at,
+                )))
+            }
         }
+    }
+
+    /// Puppet's MATCH_NOT_STRING: a pattern matches Strings only (`undef =~ /x/` fails).
+    fn match_not_string(&self, l: &Value, at: Span) -> Flow {
+        let label = match l {
+            Value::Undef => "an Undef Value".to_string(),
+            Value::Default => "an Object".to_string(),
+            Value::Type(t) => match &**t {
+                PType::Resource(Some(_), Some(_)) => a_an(&format!("{t} Resource-Reference")),
+                _ => a_an(&format!("{t}-Type")),
+            },
+            other => a_an(&simple_type_name(other)),
+        };
+        Flow::Err(self.issue(
+            format!("Left match operand must result in a String value. Got {label}."),
+            at,
+        ))
     }
 
     /// The value of an if, unless, case or selector expression.
@@ -1186,7 +1232,17 @@ impl Compiler<'_> {
         })
     }
 
-    pub(super) fn arith(&mut self, op: BinaryOp, l: Value, r: Value, span: Span) -> R<Value> {
+    /// Arithmetic and the collection operators. `operands` are where the left and right
+    /// operands are written: an operand that is not a number is reported there, as Puppet's
+    /// `coerce_numeric` does; other errors are reported at `span`.
+    pub(super) fn arith(
+        &mut self,
+        op: BinaryOp,
+        l: Value,
+        r: Value,
+        span: Span,
+        operands: (Span, Span),
+    ) -> R<Value> {
         match (op, &l, &r) {
             (BinaryOp::Add, Value::Array(a), Value::Array(b)) => {
                 let mut out = a.clone();
@@ -1270,8 +1326,15 @@ impl Compiler<'_> {
             }
             _ => {}
         }
-        let a = self.coerce_number(&l, span)?;
-        let b = self.coerce_number(&r, span)?;
+        let a = self.coerce_number(&l, operands.0)?;
+        let b = self.coerce_number(&r, operands.1)?;
+        // An Integer shifted by a Float: Ruby's Integer#<< takes the Float's integer part.
+        let b = match (op, &a, b) {
+            (BinaryOp::Shl | BinaryOp::Shr, Value::Int(_), Value::Float(f)) if f.is_finite() => {
+                Value::Int(f.trunc() as i64)
+            }
+            (_, _, b) => b,
+        };
         match (a, b) {
             (Value::Int(x), Value::Int(y)) => {
                 let v = match op {
