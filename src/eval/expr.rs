@@ -1342,7 +1342,7 @@ impl Compiler<'_> {
                     BinaryOp::Sub => x.checked_sub(y),
                     BinaryOp::Mul => x.checked_mul(y),
                     BinaryOp::Div | BinaryOp::Mod if y == 0 => {
-                        return Err(Flow::Err(self.issue("Division by 0", span)))
+                        return Err(Flow::Err(self.issue("Division by 0", operands.1)))
                     }
                     BinaryOp::Div => Some(floor_div(x, y)),
                     BinaryOp::Mod => Some(x - y * floor_div(x, y)),
