@@ -3627,7 +3627,7 @@ fn iterable_of(e: &PType) -> PType {
 fn judged(t: &PType) -> bool {
     use PType::*;
     match t {
-        Runtime | SemVer | Timespan | Timestamp | Init | Callable => false,
+        Runtime | SemVer | Timespan | Timestamp | Init | Callable(_) => false,
         Alias(name, inner) => name == "Deferred" || matches!(**inner, Object),
         Array(e, ..) | Optional(Some(e)) | NotUndef(Some(e)) | Sensitive(Some(e)) => judged(e),
         Hash(k, v, ..) => judged(k) && judged(v),

@@ -38,7 +38,9 @@ pub enum PType {
     Collection(i64, i64),
     Iterable,
     Iterator,
-    Callable,
+    /// `Callable`, or `Callable[...]` with its parameters as Puppet prints them (no value of
+    /// the language is callable: only lambdas, which are not values).
+    Callable(Option<std::string::String>),
     Type(Option<Box<PType>>),
     /// `Resource`, `Resource[notify]` (printed `Notify`), `Notify['x']`.
     Resource(Option<String>, Option<String>),
@@ -83,7 +85,7 @@ pub fn builtin(name: &str) -> Option<PType> {
         "Collection" => PType::Collection(0, MAX),
         "Iterable" => PType::Iterable,
         "Iterator" => PType::Iterator,
-        "Callable" => PType::Callable,
+        "Callable" => PType::Callable(None),
         "Type" => PType::Type(None),
         "Resource" => PType::Resource(None, None),
         "Class" => PType::Class(None),
@@ -102,6 +104,22 @@ pub fn builtin(name: &str) -> Option<PType> {
         }
         _ => return None,
     })
+}
+
+/// A parameter of `Callable[...]` as Puppet prints it: types, counts, `default`, and the
+/// parameter types' list in brackets.
+fn callable_arg(v: &Value) -> std::string::String {
+    match v {
+        Value::Array(items) => format!(
+            "[{}]",
+            items
+                .iter()
+                .map(callable_arg)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        other => other.to_string_repr(),
+    }
 }
 
 fn int_arg(v: &Value, default: i64) -> Result<i64, String> {
@@ -172,6 +190,10 @@ impl PType {
                         _ => {}
                     }
                 }
+                // Puppet's PEnumType keeps its values unique and sorted: they print, compare
+                // and iterate in that order (`Enum[b, a]` is `Enum['a', 'b']`).
+                out.sort();
+                out.dedup();
                 Enum(out, case_insensitive)
             }
             Pattern(_) => {
@@ -304,6 +326,9 @@ impl PType {
                 _ => return Err("Class[] expects a class name".into()),
             },
             Alias(_, t) => t.parameterize(args)?,
+            Callable(None) => Callable(Some(
+                args.iter().map(callable_arg).collect::<Vec<_>>().join(", "),
+            )),
             other => return Err(format!("{} is not a parameterized type", other)),
         })
     }
@@ -429,7 +454,7 @@ impl PType {
                     Value::Array(_) | Value::Hash(_) | Value::Str(_) | Value::Int(_)
                 ) || matches!(v, Value::Type(t) if matches!(**t, Integer(..) | Enum(..)))
             }
-            Callable => false,
+            Callable(_) => false,
             Type(inner) => match v {
                 Value::Type(t) => inner.as_ref().is_none_or(|i| i.is_assignable(t)),
                 _ => false,
@@ -718,6 +743,8 @@ pub fn mismatch(t: &PType, v: &Value) -> String {
     use PType::*;
     let got = || short_got(v);
     match t {
+        // Puppet names a callable by its base type whatever its parameters.
+        Callable(Some(_)) => mismatch(&Callable(None), v),
         // A scalar alias is named with what it stands for (`a Port = Integer[1, 65535]`);
         // containers and variants are described through the aliased type.
         Alias(name, inner) => match &**inner {
@@ -911,8 +938,29 @@ fn join_types(ts: &[PType]) -> String {
         .join(", ")
 }
 
+thread_local! {
+    /// How deep the type being printed is inside the one asked for, and whether that one is
+    /// an alias (see `Alias` below).
+    static PRINTING: std::cell::Cell<(u32, bool)> = const { std::cell::Cell::new((0, false)) };
+}
+
 impl fmt::Display for PType {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (depth, expanded) = PRINTING.with(|p| p.get());
+        let expanded = if depth == 0 {
+            matches!(self, PType::Alias(..))
+        } else {
+            expanded
+        };
+        PRINTING.with(|p| p.set((depth + 1, expanded)));
+        let r = self.fmt_inner(f);
+        PRINTING.with(|p| p.set((depth, expanded)));
+        r
+    }
+}
+
+impl PType {
+    fn fmt_inner(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         use PType::*;
         match self {
             Any => write!(f, "Any"),
@@ -1029,7 +1077,8 @@ impl fmt::Display for PType {
             Collection(min, max) => fmt_range(f, "Collection", *min, *max, 0),
             Iterable => write!(f, "Iterable"),
             Iterator => write!(f, "Iterator"),
-            Callable => write!(f, "Callable"),
+            Callable(None) => write!(f, "Callable"),
+            Callable(Some(args)) => write!(f, "Callable[{args}]"),
             Type(None) => write!(f, "Type"),
             Type(Some(t)) => write!(f, "Type[{t}]"),
             Resource(None, _) => write!(f, "Resource"),
@@ -1047,7 +1096,13 @@ impl fmt::Display for PType {
             Init => write!(f, "Init"),
             Object => write!(f, "Object"),
             Alias(name, t) if name == "Deferred" && **t == Object => f.write_str(DEFERRED_SHOWN),
-            Alias(name, t) => write!(f, "{name} = {t}"),
+            // A type Ordo knows by name only prints as its name.
+            Alias(name, t) if matches!(**t, Object) => write!(f, "{name}"),
+            // As Puppet's TypeFormatter: printing an alias expands it (`Port = Integer[...]`)
+            // and every alias inside it; inside any other type an alias is its name
+            // (`Array[Port]`).
+            Alias(name, t) if PRINTING.with(|p| p.get().1) => write!(f, "{name} = {t}"),
+            Alias(name, _) => write!(f, "{name}"),
         }
     }
 }
