@@ -309,7 +309,7 @@ impl Compiler<'_> {
         s.is_function = true;
         s.resource = self.scopes[self.top].resource;
         let sid = self.new_scope(s);
-        self.bind_call_params(&def.params, values, sid, &format!("{}()", def.name), span)?;
+        self.bind_call_params(&def.params, values, sid, &format!("'{}'", def.name), span)?;
         let v = match &def.body {
             Some(b) => match self.eval(b, sid) {
                 Ok(v) => v,
@@ -352,17 +352,23 @@ impl Compiler<'_> {
             };
             if let Some(te) = &p.type_expr {
                 let t = self.eval_type(te, sid)?;
-                let ok = if p.captures_rest {
+                // The value that does not fit: for a captures-rest parameter, the first of
+                // its values that does not (Puppet describes that one).
+                let bad = if p.captures_rest {
                     match &v {
-                        Value::Array(items) => items.iter().all(|x| t.is_instance(x)),
-                        _ => false,
+                        Value::Array(items) => items.iter().find(|x| !t.is_instance(x)),
+                        other => Some(other),
                     }
                 } else {
-                    t.is_instance(&v)
+                    Some(&v).filter(|v| !t.is_instance(v))
                 };
-                if !ok {
+                if let Some(bad) = bad {
                     return Err(Flow::Err(self.runtime(
-                        format!("{label} parameter '{}' {}", p.name, types::mismatch(&t, &v)),
+                        format!(
+                            "{label} parameter '{}' {}",
+                            p.name,
+                            types::mismatch(&t, bad)
+                        ),
                         span,
                     )));
                 }
