@@ -5,7 +5,7 @@ use super::builtin_types;
 use super::compiler::{add_tag, join_loc, Compiler, EvalError, Flow, Operand, Res, R};
 use super::priority::PRIORITY;
 use super::scope::{Scope, ScopeId, ScopeKind};
-use super::types::{mismatch, PType};
+use super::types::PType;
 use super::value::{quote_string, Value};
 use crate::ast::{Expr, Parameter};
 use crate::catalog::TrimColons;
@@ -726,10 +726,18 @@ impl Compiler<'_> {
             if let Some(te) = &p.type_expr {
                 let t = self.eval_type(te, sid)?;
                 if !t.is_instance(&value) {
-                    return Err(Flow::Err(self.runtime(
-                        format!("{label}: parameter '{}' {}", p.name, mismatch(&t, &value)),
-                        span,
-                    )));
+                    // Several problems (a struct's) are listed one per line, as Puppet does.
+                    let msg = match super::types::mismatches(&t, &value).as_slice() {
+                        [one] => format!("{label}: parameter '{}' {one}", p.name),
+                        many => format!(
+                            "{label}:\n{}",
+                            many.iter()
+                                .map(|m| format!("  parameter '{}' {m}", p.name))
+                                .collect::<Vec<_>>()
+                                .join("\n")
+                        ),
+                    };
+                    return Err(Flow::Err(self.runtime(msg, span)));
                 }
             }
             self.scopes[sid].vars.insert(p.name.clone(), value);

@@ -1230,7 +1230,16 @@ fn f_assert_type(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         let actual = Value::Type(Box::new(types::infer(&v)));
         return c.call_lambda(l, vec![Value::Type(Box::new(t)), actual], a.scope, a.span);
     }
-    Err(arg_err(c, a, types::mismatch(&t, &v)))
+    match types::mismatches(&t, &v).as_slice() {
+        [one] => Err(arg_err(c, a, one)),
+        // Several problems (a struct's), one per line as Puppet prints them.
+        many => {
+            let lines: Vec<String> = many.iter().map(|m| format!("{}(): {m}", a.name)).collect();
+            Err(Flow::Err(
+                c.runtime(format!(" {}", lines.join("\n  ")), a.span),
+            ))
+        }
+    }
 }
 
 fn f_type(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {

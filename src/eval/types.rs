@@ -757,7 +757,11 @@ pub fn mismatch(t: &PType, v: &Value) -> String {
             }
             Pattern(_) => no_match(t, v),
             Integer(..) | Float(..) if matches!(v, Value::Int(_) | Value::Float(_)) => {
-                format!("expects {}, got {}", t.article_label(), infer(v))
+                format!(
+                    "expects {}, got {}",
+                    t.article_label(),
+                    numeric_got(inner, v)
+                )
             }
             Integer(..) | Float(..) | String(..) | Boolean(_) => {
                 format!("expects {}, got {}", t.article_label(), got())
@@ -779,11 +783,40 @@ pub fn mismatch(t: &PType, v: &Value) -> String {
             format!("expects a value of type {}, got {}", join_or(&names), got())
         }
         Enum(..) | Pattern(_) => no_match(t, v),
+        // A number of the expected kind outside the range: both in full. An Integer where
+        // a Float is expected (or the reverse): both by their names (Puppet's describer
+        // details only a mismatch within one kind).
         Integer(..) | Float(..) if matches!(v, Value::Int(_) | Value::Float(_)) => {
-            format!("expects {}, got {}", t.article_label(), infer(v))
+            if same_numeric_kind(t, v) {
+                format!("expects {}, got {}", t.article_label(), infer(v))
+            } else {
+                format!(
+                    "expects {}, got {}",
+                    t.generalize().article_label(),
+                    numeric_got(t, v)
+                )
+            }
         }
         _ => nested_mismatch(t, v)
             .unwrap_or_else(|| format!("expects {}, got {}", t.generalize_label(v), got())),
+    }
+}
+
+/// Whether a number is of the kind (Integer or Float) that `t` expects.
+fn same_numeric_kind(t: &PType, v: &Value) -> bool {
+    matches!(
+        (t, v),
+        (PType::Integer(..), Value::Int(_)) | (PType::Float(..), Value::Float(_))
+    )
+}
+
+/// A number in a mismatch with a numeric type `t`: its exact type when of the expected kind
+/// (`Integer[9, 9]`), else its kind's name (`Float`).
+fn numeric_got(t: &PType, v: &Value) -> std::string::String {
+    if same_numeric_kind(t, v) {
+        infer(v).to_string()
+    } else {
+        class_name(&infer(v))
     }
 }
 
@@ -879,25 +912,50 @@ fn nested_mismatch(t: &PType, v: &Value) -> Option<String> {
         (Hash(_, vt, ..), Value::Hash(h)) => h.iter().find_map(|(k, x)| {
             (!vt.is_instance(x)).then(|| format!("entry '{}' {}", k.to_display(), mismatch(vt, x)))
         }),
-        (Struct(es), Value::Hash(h)) => {
-            for (name, optional, et) in es {
-                match h.get(&Value::Str(name.clone())) {
-                    Some(x) if !et.is_instance(x) => {
-                        return Some(format!("entry '{name}' {}", mismatch(et, x)))
-                    }
-                    None if !optional && !et.is_instance(&Value::Undef) => {
-                        return Some(format!("expects a value for key '{name}'"))
-                    }
-                    _ => {}
-                }
-            }
-            h.keys().find_map(|k| {
-                let ks = k.to_display();
-                (!es.iter().any(|(n, _, _)| *n == ks)).then(|| format!("unrecognized key '{ks}'"))
-            })
-        }
+        (Struct(es), Value::Hash(h)) => struct_problems(es, h).into_iter().next(),
         _ => None,
     }
+}
+
+/// Every way `v` does not fit `t`, as Puppet's describer lists them for a struct (its
+/// entries in order, then the keys it does not know); one message for any other type.
+pub fn mismatches(t: &PType, v: &Value) -> Vec<std::string::String> {
+    let problems = match (t, v) {
+        (PType::Struct(es), Value::Hash(h)) => struct_problems(es, h),
+        _ => vec![],
+    };
+    if problems.is_empty() {
+        vec![mismatch(t, v)]
+    } else {
+        problems
+    }
+}
+
+/// A hash's problems against a struct's entries: their values and the required keys in
+/// the struct's order, then the keys it does not know.
+fn struct_problems(
+    es: &[(std::string::String, bool, PType)],
+    h: &super::value::HashValue,
+) -> Vec<std::string::String> {
+    let mut out = Vec::new();
+    for (name, optional, et) in es {
+        match h.get(&Value::Str(name.clone())) {
+            Some(x) if !et.is_instance(x) => {
+                out.push(format!("entry '{name}' {}", mismatch(et, x)))
+            }
+            None if !optional && !et.is_instance(&Value::Undef) => {
+                out.push(format!("expects a value for key '{name}'"))
+            }
+            _ => {}
+        }
+    }
+    for k in h.keys() {
+        let ks = k.to_display();
+        if !es.iter().any(|(n, _, _)| *n == ks) {
+            out.push(format!("unrecognized key '{ks}'"));
+        }
+    }
+    out
 }
 
 fn variant_names(t: &PType) -> Vec<String> {
