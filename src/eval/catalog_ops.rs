@@ -405,8 +405,9 @@ impl Compiler<'_> {
     /// Puppet refuses tags that are not tag-shaped (`Invalid tag 'in foo'`).
     pub(super) fn check_tags(&self, v: &Value, span: Span) -> Result<(), EvalError> {
         for t in flatten_values(v) {
-            let t = t.to_display();
-            if !super::compiler::is_valid_tag(&t.to_lowercase()) {
+            // Puppet lowercases a tag before checking it, and names it so.
+            let t = t.to_display().to_lowercase();
+            if !super::compiler::is_valid_tag(&t) {
                 return Err(self.plain(
                     join_loc(format!("Invalid tag '{t}'"), &self.span_location(span)),
                     Some(span),
@@ -924,13 +925,22 @@ impl Compiler<'_> {
                 let Some(v) = r.params.get(*p) else { continue };
                 for item in flatten_values(v) {
                     let Some((t, title)) = ref_parts(&item) else {
-                        if let Value::Str(_) | Value::Int(_) | Value::Float(_) = item {
-                            // Puppet::Resource.new(nil, value) cannot split it into a type
-                            // and a title.
+                        // Puppet::Resource.new(nil, value) cannot split it into a type and a
+                        // title; a type without a title (`require => Notify`) reads `Notify[]`.
+                        let shown = match &item {
+                            Value::Str(_) | Value::Int(_) | Value::Float(_) => {
+                                Some(item.to_display())
+                            }
+                            Value::Type(t) => match &**t {
+                                PType::Resource(Some(name), None) => Some(format!("{name}[]")),
+                                _ => None,
+                            },
+                            _ => None,
+                        };
+                        if let Some(shown) = shown {
                             let (f, l) = r.setters.at(p).unwrap_or((r.file, r.line));
                             let msg = format!(
-                                "No title provided and {:?} is not a valid resource reference",
-                                item.to_display()
+                                "No title provided and {shown:?} is not a valid resource reference"
                             );
                             let span = self.recorder.param_span(idx, p).unwrap_or(r.span);
                             return Err(

@@ -663,7 +663,14 @@ fn f_realize(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 fn f_tag(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let container = c.scope_resource(a.scope);
     for v in &a.values {
-        c.check_tags(v, a.span)?;
+        // The function's failure is an evaluation error of the call (with its column).
+        if let Some(bad) = flatten_values(v)
+            .iter()
+            .map(|t| t.to_display().to_lowercase())
+            .find(|t| !super::compiler::is_valid_tag(t))
+        {
+            return Err(Flow::Err(c.runtime(format!("Invalid tag '{bad}'"), a.span)));
+        }
         for t in flatten_values(v) {
             super::compiler::add_tag(&mut c.resources[container].tags, &t.to_display());
         }
