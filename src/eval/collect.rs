@@ -18,6 +18,19 @@ pub enum Query {
     Or(Box<Query>, Box<Query>),
 }
 
+impl Query {
+    /// Whether a part asks for `tag == <number>`, which Puppet refuses (a tag is a word).
+    fn compares_tag_to_number(&self) -> bool {
+        match self {
+            Query::All | Query::Ne(..) => false,
+            Query::Eq(attr, v) => attr == "tag" && matches!(v, Value::Int(_) | Value::Float(_)),
+            Query::And(a, b) | Query::Or(a, b) => {
+                a.compares_tag_to_number() || b.compares_tag_to_number()
+            }
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Collector {
     pub type_name: String,
@@ -83,6 +96,23 @@ impl Compiler<'_> {
             Some(e) => self.eval_query(e, scope)?,
             None => Query::All,
         };
+        if q.compares_tag_to_number() {
+            let what = if query.exported {
+                "an Exported Query"
+            } else {
+                "a Virtual Query"
+            };
+            let loc = self.line_col_location(Some(span));
+            return Err(Flow::Err(self.plain(
+                super::compiler::join_loc(
+                    format!(
+                        "Evaluation Error: Error while evaluating {what}, Cannot transform a number to a tag"
+                    ),
+                    &loc,
+                ),
+                Some(span),
+            )));
+        }
         if query.exported && !storeconfigs {
             return Ok(None);
         }
