@@ -2081,26 +2081,105 @@ fn ruby_sort(mut items: Vec<Value>) -> Result<Vec<Value>, (Value, Value)> {
     Ok(items)
 }
 
-fn f_min(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
-    let items: Vec<Value> = match a.values.as_slice() {
-        [Value::Array(x)] => x.clone(),
-        other => other.to_vec(),
-    };
-    Ok(items
-        .into_iter()
-        .min_by(natural_cmp)
-        .unwrap_or(Value::Undef))
+fn f_min(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    min_max(c, a, false)
 }
 
-fn f_max(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+fn f_max(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    min_max(c, a, true)
+}
+
+/// min() and max() as Puppet 7.23's dispatches do: numbers by value; strings as strings,
+/// except two that both look like numbers (compared as numbers, with a deprecation
+/// warning); other mixes by their string forms (another warning); with a block, by what
+/// it returns. One array argument stands for its elements. Ties keep the first.
+fn min_max(c: &mut Compiler<'_>, a: &mut Args, max: bool) -> R<Value> {
     let items: Vec<Value> = match a.values.as_slice() {
         [Value::Array(x)] => x.clone(),
         other => other.to_vec(),
     };
-    Ok(items
-        .into_iter()
-        .max_by(natural_cmp)
-        .unwrap_or(Value::Undef))
+    let Some(first) = items.first().cloned() else {
+        return Err(arg_err(c, a, "Wrong number of arguments need at least one"));
+    };
+    let numbers = items
+        .iter()
+        .all(|v| matches!(v, Value::Int(_) | Value::Float(_)));
+    let strings = items.iter().all(|v| matches!(v, Value::Str(_)));
+    let want = if max {
+        Ordering::Greater
+    } else {
+        Ordering::Less
+    };
+    let mut best = first;
+    for x in items.into_iter().skip(1) {
+        let ord = match a.lambda {
+            Some(l) => {
+                let r = c.call_lambda(l, vec![x.clone(), best.clone()], a.scope, a.span)?;
+                match r {
+                    Value::Int(n) => n.cmp(&0),
+                    Value::Float(f) => f.partial_cmp(&0.0).unwrap_or(Ordering::Equal),
+                    _ => Ordering::Equal,
+                }
+            }
+            None if numbers => natural_cmp(&x, &best),
+            None => {
+                let (xs, bs) = (super::erb::ruby_to_s(&x), super::erb::ruby_to_s(&best));
+                match (numeric_text(&xs), numeric_text(&bs)) {
+                    (Some(p), Some(q)) => {
+                        deprecation(c, &a.name, "numeric_coerce_string", "String to Numeric");
+                        p.partial_cmp(&q).unwrap_or(Ordering::Equal)
+                    }
+                    _ => {
+                        if !strings {
+                            deprecation(c, &a.name, "string_coerce_any", "Any to String");
+                        }
+                        xs.as_bytes().cmp(bs.as_bytes())
+                    }
+                }
+            }
+        };
+        if ord == want {
+            best = x;
+        }
+    }
+    Ok(best)
+}
+
+/// A string min() and max() compare as a number (`-?\d+([._eE]\d+)?`), as Ruby's to_f
+/// reads it.
+fn numeric_text(s: &str) -> Option<f64> {
+    let body = s.strip_prefix('-').unwrap_or(s);
+    let (int, rest) = match body.find(['.', '_', 'e', 'E']) {
+        Some(i) => (&body[..i], Some(&body[i + 1..])),
+        None => (body, None),
+    };
+    let digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
+    if !digits(int) || !rest.is_none_or(digits) {
+        return None;
+    }
+    s.replace('_', "").parse().ok()
+}
+
+/// Puppet's once-per-run deprecation warning of min() and max()'s conversions.
+fn deprecation(c: &mut Compiler<'_>, name: &str, key: &str, what: &str) {
+    warn_once(
+        c,
+        format!("{name}_function_{key}"),
+        format!(
+            "The {name}() function's auto conversion of {what} is deprecated - change to convert input before calling, or use lambda"
+        ),
+    );
+}
+
+/// A deprecation warning logged once per compile (`key` as Puppet's `warn_once`), without
+/// a location as Puppet logs it.
+fn warn_once(c: &mut Compiler<'_>, key: String, message: String) {
+    if c.warned_deprecations.insert(key) {
+        c.log(
+            super::LogLevel::Warning,
+            format!("{message}\n   (file & line not available)"),
+        );
+    }
 }
 
 fn numeric_arg(c: &Compiler<'_>, a: &Args) -> R<Value> {
@@ -2123,16 +2202,13 @@ fn numeric_from_string(c: &mut Compiler<'_>, a: &Args) -> R<Option<Value>> {
     };
     let name = a.name.as_str();
     let target = if name == "abs" { "Numeric" } else { "Float" };
-    if c.warned_deprecations
-        .insert(format!("{name}_function_numeric_coerce_string"))
-    {
-        c.log(
-            super::LogLevel::Warning,
-            format!(
-                "The {name}() function's auto conversion of String to {target} is deprecated - change to convert input before calling\n   (file & line not available)"
-            ),
-        );
-    }
+    warn_once(
+        c,
+        format!("{name}_function_numeric_coerce_string"),
+        format!(
+            "The {name}() function's auto conversion of String to {target} is deprecated - change to convert input before calling"
+        ),
+    );
     if name == "abs" {
         let digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
         let body = s.strip_prefix('-').unwrap_or(s);
