@@ -209,6 +209,8 @@ pub struct Compiler<'a> {
     pub(super) classes: HashMap<String, std::sync::Arc<ClassDef>>,
     /// Where each class is defined (for errors about the definition itself).
     pub(super) class_spans: HashMap<String, Span>,
+    /// Where each define is defined (to report a second definition of the name).
+    define_spans: HashMap<String, Span>,
     pub(super) defines: HashMap<String, std::sync::Arc<DefineDef>>,
     pub(super) nodes: Vec<NodeInfo>,
     pub(super) functions: HashMap<String, Rc<FunctionDef>>,
@@ -306,6 +308,7 @@ impl<'a> Compiler<'a> {
             sources: SourceMap::new(),
             classes: HashMap::default(),
             class_spans: HashMap::default(),
+            define_spans: HashMap::default(),
             defines: HashMap::default(),
             nodes: Vec::new(),
             functions: HashMap::default(),
@@ -674,6 +677,26 @@ impl<'a> Compiler<'a> {
 
     /// Records the definitions of a tree (the parser has already given nested classes and
     /// defines their qualified names, as Puppet's name stack does).
+    /// Puppet's refusal of a second definition: `SUBJECT is already defined (file: ...,
+    /// line: ...)AS; cannot VERB (file: ..., line: ...)`.
+    fn redefinition(
+        &self,
+        subject: &str,
+        earlier: Span,
+        as_what: &str,
+        verb: &str,
+        at: Span,
+    ) -> EvalError {
+        self.plain(
+            format!(
+                "{subject} is already defined {}{as_what}; cannot {verb} {}",
+                self.span_location(earlier),
+                self.span_location(at)
+            ),
+            Some(at),
+        )
+    }
+
     pub(super) fn register_definitions(&mut self, e: &Expr) -> Result<(), EvalError> {
         match &e.kind {
             ExprKind::Block(items) => {
@@ -686,7 +709,17 @@ impl<'a> Compiler<'a> {
                     self.register_definitions(body)?;
                 }
                 let name = definition_name(&def.name);
-                self.class_spans.entry(name.clone()).or_insert(e.span);
+                // A name defines one class or define, once (Puppet's messages).
+                if let Some(&earlier) = self.class_spans.get(&name) {
+                    let subject = format!("Class '{name}'");
+                    return Err(self.redefinition(&subject, earlier, "", "redefine", e.span));
+                }
+                if let Some(&earlier) = self.define_spans.get(&name) {
+                    let subject = format!("Definition '{name}'");
+                    let verb = "be redefined as a class";
+                    return Err(self.redefinition(&subject, earlier, "", verb, e.span));
+                }
+                self.class_spans.insert(name.clone(), e.span);
                 self.note_module(&name, e.span.file);
                 // The tree's definition, shared; a copy only to rename it.
                 let mut def = def.clone();
@@ -697,6 +730,24 @@ impl<'a> Compiler<'a> {
             }
             ExprKind::Define(def) => {
                 let name = definition_name(&def.name);
+                if let Some(&earlier) = self.define_spans.get(&name) {
+                    let at = self.sources.get(earlier.file).map(|f| {
+                        let (line, col) = f.line_col(earlier.start as usize);
+                        format!("file://{}?line={line}&pos={col}", f.name)
+                    });
+                    return Err(self.plain(
+                        format!(
+                            "Attempt to redefine entity 'http://puppet.com/2016.1/runtime/type/{name}'. Originally set at {}.",
+                            at.unwrap_or_default()
+                        ),
+                        Some(e.span),
+                    ));
+                }
+                if let Some(&earlier) = self.class_spans.get(&name) {
+                    let (subject, verb) = (format!("'{name}'"), "redefine as a definition");
+                    return Err(self.redefinition(&subject, earlier, " as a class", verb, e.span));
+                }
+                self.define_spans.insert(name.clone(), e.span);
                 self.note_module(&name, e.span.file);
                 let mut def = def.clone();
                 if def.name != name {
@@ -716,13 +767,13 @@ impl<'a> Compiler<'a> {
                             .any(|o| node_match_key(o) == Some(key.clone()))
                     });
                     if let Some(earlier) = earlier {
-                        return Err(self.plain(
-                            format!(
-                                "Node '{key}' is already defined {}; cannot redefine {}",
-                                self.span_location(earlier.span),
-                                self.span_location(e.span)
-                            ),
-                            Some(e.span),
+                        let subject = format!("Node '{key}'");
+                        return Err(self.redefinition(
+                            &subject,
+                            earlier.span,
+                            "",
+                            "redefine",
+                            e.span,
                         ));
                     }
                 }
