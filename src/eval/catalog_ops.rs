@@ -404,17 +404,13 @@ impl Compiler<'_> {
 
     /// Puppet refuses tags that are not tag-shaped (`Invalid tag 'in foo'`).
     pub(super) fn check_tags(&self, v: &Value, span: Span) -> Result<(), EvalError> {
-        for t in flatten_values(v) {
-            // Puppet lowercases a tag before checking it, and names it so.
-            let t = t.to_display().to_lowercase();
-            if !super::compiler::is_valid_tag(&t) {
-                return Err(self.plain(
-                    join_loc(format!("Invalid tag '{t}'"), &self.span_location(span)),
-                    Some(span),
-                ));
-            }
+        match invalid_tag(v) {
+            Some(t) => Err(self.plain(
+                join_loc(format!("Invalid tag '{t}'"), &self.span_location(span)),
+                Some(span),
+            )),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     pub(super) fn set_param(
@@ -1506,4 +1502,13 @@ pub(super) fn capitalized(name: &str) -> Cow<'_, str> {
     } else {
         Cow::Borrowed(name)
     }
+}
+
+/// The first of the tags `v` holds that is not tag-shaped, lowercased (Puppet lowercases a
+/// tag before checking it, and names it so).
+pub(super) fn invalid_tag(v: &Value) -> Option<String> {
+    flatten_values(v)
+        .iter()
+        .map(|t| t.to_display().to_lowercase())
+        .find(|t| !super::compiler::is_valid_tag(t))
 }

@@ -97,21 +97,8 @@ impl Compiler<'_> {
             None => Query::All,
         };
         if q.compares_tag_to_number() {
-            let what = if query.exported {
-                "an Exported Query"
-            } else {
-                "a Virtual Query"
-            };
-            let loc = self.line_col_location(Some(span));
-            return Err(Flow::Err(self.plain(
-                super::compiler::join_loc(
-                    format!(
-                        "Evaluation Error: Error while evaluating {what}, Cannot transform a number to a tag"
-                    ),
-                    &loc,
-                ),
-                Some(span),
-            )));
+            let detail = "Cannot transform a number to a tag";
+            return Err(self.query_error(query.exported, detail, span));
         }
         if query.exported && !storeconfigs {
             return Ok(None);

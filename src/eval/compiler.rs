@@ -675,8 +675,6 @@ impl<'a> Compiler<'a> {
         }
     }
 
-    /// Records the definitions of a tree (the parser has already given nested classes and
-    /// defines their qualified names, as Puppet's name stack does).
     /// Puppet's refusal of a second definition: `SUBJECT is already defined (file: ...,
     /// line: ...)AS; cannot VERB (file: ..., line: ...)`.
     fn redefinition(
@@ -697,6 +695,8 @@ impl<'a> Compiler<'a> {
         )
     }
 
+    /// Records the definitions of a tree (the parser has already given nested classes and
+    /// defines their qualified names, as Puppet's name stack does).
     pub(super) fn register_definitions(&mut self, e: &Expr) -> Result<(), EvalError> {
         match &e.kind {
             ExprKind::Block(items) => {

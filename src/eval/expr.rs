@@ -816,6 +816,12 @@ impl Compiler<'_> {
         }
     }
 
+    /// Puppet's refusal of `[]` with more than two keys on an Array or a String.
+    fn slice_arity(&self, what: &str, n: usize, span: Span) -> Flow {
+        let msg = format!("{what} supports [] with one or two arguments. Got {n}");
+        Flow::Err(self.issue(msg, span))
+    }
+
     pub(super) fn access(&mut self, l: Value, keys: &[Value], span: Span) -> R<Value> {
         match l {
             Value::Array(a) => {
@@ -832,13 +838,7 @@ impl Compiler<'_> {
                         let (s, end) = slice_bounds(*start, *count, n);
                         Ok(Value::Array(a[s..end].to_vec()))
                     }
-                    _ if keys.len() > 2 => Err(Flow::Err(self.issue(
-                        format!(
-                            "Array supports [] with one or two arguments. Got {}",
-                            keys.len()
-                        ),
-                        span,
-                    ))),
+                    _ if keys.len() > 2 => Err(self.slice_arity("Array", keys.len(), span)),
                     _ => Err(Flow::Err(
                         self.issue("Array access expects Integer index", span),
                     )),
@@ -870,13 +870,7 @@ impl Compiler<'_> {
                         let (st, end) = slice_bounds(*start, *count, n);
                         Ok(Value::Str(chars[st..end].iter().collect()))
                     }
-                    _ if keys.len() > 2 => Err(Flow::Err(self.issue(
-                        format!(
-                            "String supports [] with one or two arguments. Got {}",
-                            keys.len()
-                        ),
-                        span,
-                    ))),
+                    _ if keys.len() > 2 => Err(self.slice_arity("String", keys.len(), span)),
                     _ => Err(Flow::Err(
                         self.issue("String access expects Integer index", span),
                     )),

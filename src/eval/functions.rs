@@ -664,11 +664,7 @@ fn f_tag(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let container = c.scope_resource(a.scope);
     for v in &a.values {
         // The function's failure is an evaluation error of the call (with its column).
-        if let Some(bad) = flatten_values(v)
-            .iter()
-            .map(|t| t.to_display().to_lowercase())
-            .find(|t| !super::compiler::is_valid_tag(t))
-        {
+        if let Some(bad) = super::catalog_ops::invalid_tag(v) {
             return Err(Flow::Err(c.runtime(format!("Invalid tag '{bad}'"), a.span)));
         }
         for t in flatten_values(v) {

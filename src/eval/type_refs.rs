@@ -121,11 +121,6 @@ impl Compiler<'_> {
         span: Span,
     ) -> R<()> {
         let lower = type_name.trim_colons().to_lowercase();
-        let what = if exported {
-            "an Exported Query"
-        } else {
-            "a Virtual Query"
-        };
         let detail = if lower == "class" {
             "Classes cannot be collected".to_string()
         } else if !self.is_resource_type(&lower) {
@@ -133,13 +128,24 @@ impl Compiler<'_> {
         } else {
             return Ok(());
         };
+        Err(self.query_error(exported, &detail, span))
+    }
+
+    /// A collector's failure as Puppet words it (`Error while evaluating a Virtual Query,
+    /// DETAIL`), at the collector.
+    pub(super) fn query_error(&self, exported: bool, detail: &str, span: Span) -> Flow {
+        let what = if exported {
+            "an Exported Query"
+        } else {
+            "a Virtual Query"
+        };
         let loc = self.line_col_location(Some(span));
-        Err(Flow::Err(self.plain(
+        Flow::Err(self.plain(
             super::compiler::join_loc(
                 format!("Evaluation Error: Error while evaluating {what}, {detail}"),
                 &loc,
             ),
             Some(span),
-        )))
+        ))
     }
 }

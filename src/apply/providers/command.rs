@@ -207,16 +207,21 @@ pub fn gid_of(name: &str) -> Option<u32> {
     name.parse().ok().or_else(|| lookup_id("/etc/group", name))
 }
 
-/// The primary group of user id `uid`, from /etc/passwd.
-pub fn primary_gid_of(uid: u32) -> Option<u32> {
-    std::fs::read_to_string("/etc/passwd")
-        .ok()?
-        .lines()
-        .find_map(|l| {
-            let mut f = l.split(':').skip(2);
-            (f.next()?.parse::<u32>().ok()? == uid).then_some(())?;
-            f.next()?.parse().ok()
-        })
+/// A user's id and primary group (a numeric name is the id itself), from one read of
+/// /etc/passwd; `None` when the name is no user.
+pub fn user_ids(name: &str) -> Option<(u32, Option<u32>)> {
+    let numeric = name.parse::<u32>().ok();
+    let passwd = std::fs::read_to_string("/etc/passwd").unwrap_or_default();
+    let entry = passwd.lines().find_map(|l| {
+        let f: Vec<&str> = l.split(':').collect();
+        let uid = f.get(2)?.parse::<u32>().ok()?;
+        let ours = match numeric {
+            Some(n) => uid == n,
+            None => f.first() == Some(&name),
+        };
+        ours.then(|| (uid, f.get(3).and_then(|g| g.parse().ok())))
+    });
+    entry.or(numeric.map(|n| (n, None)))
 }
 
 fn lookup_id(db: &str, name: &str) -> Option<u32> {

@@ -265,16 +265,17 @@ impl Exec {
     /// a `user` alone runs with its primary group; a `group` is looked up first. A name
     /// that does not resolve is Puppet's message (`Invalid user: x`).
     fn ids(&self) -> Result<(Option<u32>, Option<u32>), String> {
-        let uid = |u: &str| command::uid_of(u).ok_or_else(|| format!("Invalid user: {u}"));
+        let user = |u: &str| command::user_ids(u).ok_or_else(|| format!("Invalid user: {u}"));
         match (&self.user, &self.group) {
             (None, None) => Ok((None, None)),
             (Some(u), None) => {
-                let uid = uid(u)?;
-                Ok((Some(uid), command::primary_gid_of(uid)))
+                let (uid, primary) = user(u)?;
+                Ok((Some(uid), primary))
             }
             (u, Some(g)) => {
                 let gid = command::gid_of(g).ok_or_else(|| format!("Invalid group: {g}"))?;
-                Ok((u.as_deref().map(uid).transpose()?, Some(gid)))
+                let uid = u.as_deref().map(user).transpose()?.map(|(uid, _)| uid);
+                Ok((uid, Some(gid)))
             }
         }
     }
