@@ -19,7 +19,8 @@ pub enum Tok {
     Regex(String),
     /// `@(TAG:syntax)`: carries the syntax (empty when none).
     Heredoc(String),
-    Boolean(bool),
+    True,
+    False,
 
     // keywords
     Case,
@@ -133,8 +134,8 @@ impl Tok {
             "and" => Tok::And,
             "or" => Tok::Or,
             "undef" => Tok::Undef,
-            "false" => Tok::Boolean(false),
-            "true" => Tok::Boolean(true),
+            "false" => Tok::False,
+            "true" => Tok::True,
             "in" => Tok::In,
             "unless" => Tok::Unless,
             "function" => Tok::Function,
@@ -166,8 +167,8 @@ impl Tok {
             Tok::Type => "type",
             Tok::Attr => "attr",
             Tok::Private => "private",
-            Tok::Boolean(true) => "true",
-            Tok::Boolean(false) => "false",
+            Tok::True => "true",
+            Tok::False => "false",
             _ => return None,
         })
     }
@@ -185,7 +186,8 @@ impl Tok {
                 | Tok::Str(_)
                 | Tok::DqPost(_)
                 | Tok::Regex(_)
-                | Tok::Boolean(_)
+                | Tok::True
+                | Tok::False
                 | Tok::Default
                 | Tok::Undef
                 | Tok::RParen
@@ -214,7 +216,8 @@ impl Tok {
                     | Tok::ClassRef(_)
                     | Tok::Number(_)
                     | Tok::Str(_)
-                    | Tok::Boolean(_)
+                    | Tok::True
+                    | Tok::False
                     | Tok::DqPre(_)
                     | Tok::DqMid(_)
                     | Tok::DqPost(_)
