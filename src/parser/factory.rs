@@ -13,6 +13,12 @@ pub struct B {
     /// Where the classes and defines built so far begin (with fewer than two, none is
     /// nested in a class, so there are no names to qualify).
     pub definitions: Vec<usize>,
+    /// The attribute operations of the lists being read, innermost last: a list is taken
+    /// off the top when it ends, into a vector of its exact length (grown one push at a
+    /// time, a list of three would hold room for four).
+    pub ops: Vec<AttributeOp>,
+    /// The source's length: a long statement list reserves room for the rest of it.
+    pub text_len: usize,
 }
 
 /// A statement as the grammar sees it before `transform_calls`: one expression, or a
@@ -24,6 +30,17 @@ pub enum SynStmt {
 }
 
 impl SynStmt {
+    /// From the start of its first expression to the end of its last.
+    fn span(&self) -> Span {
+        match self {
+            SynStmt::One(e) => e.span,
+            SynStmt::Many(v, _) => match (v.first(), v.last()) {
+                (Some(a), Some(z)) => a.span.to(z.span),
+                _ => Span::default(),
+            },
+        }
+    }
+
     pub fn push(self, comma: usize, e: Expr) -> SynStmt {
         match self {
             SynStmt::One(a) => SynStmt::Many(vec![a, e], comma),
@@ -56,12 +73,45 @@ pub fn name_is_statement(name: &str) -> bool {
 }
 
 impl B {
-    pub fn new(file: FileId) -> B {
+    pub fn new(file: FileId, text_len: usize) -> B {
         B {
             file,
             errors: Vec::new(),
             definitions: Vec::new(),
+            ops: Vec::new(),
+            text_len,
         }
+    }
+
+    /// Starts a list of attribute operations with `op`; the list is known by where it
+    /// starts in [`B::ops`].
+    pub fn start_ops(&mut self, op: AttributeOp) -> usize {
+        self.ops.push(op);
+        self.ops.len() - 1
+    }
+
+    /// The list of attribute operations that starts at `start` (see [`B::start_ops`]);
+    /// lists nested in its values have been taken already.
+    pub fn take_ops(&mut self, start: usize) -> Vec<AttributeOp> {
+        self.ops.drain(start..).collect()
+    }
+
+    /// Appends a statement to a statement list. A long list (a class body of thousands of
+    /// resources) reserves room for as many more statements as the rest of the source
+    /// would hold at the list's bytes per statement so far, instead of doubling its
+    /// allocation, copying it and touching fresh memory each time.
+    pub fn push_statement(&self, v: &mut Vec<SynStmt>, s: SynStmt) {
+        const ESTIMATE_FROM: usize = 4096;
+        if v.len() == v.capacity() && v.len() >= ESTIMATE_FROM {
+            let first = v.first().map_or(0, |s| s.span().start as usize);
+            let last = v.last().map_or(0, |s| s.span().end as usize);
+            let per = (last.saturating_sub(first) / v.len()).max(1);
+            let more = self.text_len.saturating_sub(last) / per;
+            // At least a quarter more, so that a list longer than its estimate still grows
+            // geometrically.
+            v.reserve_exact((more + more / 8 + 16).max(v.len() / 4));
+        }
+        v.push(s);
     }
 
     pub fn sp(&self, l: usize, r: usize) -> Span {

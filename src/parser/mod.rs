@@ -71,13 +71,13 @@ type GrammarResult = Result<Expr, ParseError<usize, Tok, LexError>>;
 /// actions found errors, is parsed again with the reference grammar, whose diagnostics are
 /// the ones reported (see grammar/puppet_reference.lalrpop).
 fn run<'a>(stream: impl Fn() -> lexer::Stream<'a>, text: &str, file: FileId) -> Parsed {
-    let mut b = factory::B::new(file);
+    let mut b = factory::B::new(file, text.len());
     let mut tokens = stream();
     let mut result: GrammarResult = grammar::ProgramParser::new().parse(&mut b, &mut tokens);
     if result.is_err() || !b.errors.is_empty() {
         // Stops a lexing thread still running (after a syntax error).
         drop(tokens);
-        b = factory::B::new(file);
+        b = factory::B::new(file, text.len());
         tokens = stream();
         result = reference_grammar::ProgramParser::new().parse(&mut b, &mut tokens);
     }
@@ -230,7 +230,7 @@ mod tests {
     /// note may differ between the grammars, the token it is met at may not), and the
     /// actions' errors.
     fn one_grammar(text: &str, epp: bool, reference: bool) -> String {
-        let mut b = factory::B::new(FileId(0));
+        let mut b = factory::B::new(FileId(0), text.len());
         let mut tokens = if epp {
             lexer::cook_epp_stream(text)
         } else {
@@ -301,7 +301,7 @@ mod tests {
     #[test]
     fn qualifying_names_skips_nothing_that_holds_a_definition() {
         let text = "class a {\n  file { '/x': content => @(EOT) }\n    text\n    | EOT\n  notify { 'n': }\n  class b {\n    notify { 'm': }\n    class c { }\n    define d() { }\n  }\n  $x = [1, 2]\n  define e() { notify { 'o': } }\n}\nclass f { class g { } }\ndefine h() { }\nnotify { 'top': }\n";
-        let mut b = factory::B::new(FileId(0));
+        let mut b = factory::B::new(FileId(0), text.len());
         let tree = grammar::ProgramParser::new()
             .parse(&mut b, lexer::cook_stream(text))
             .expect("the text parses");
