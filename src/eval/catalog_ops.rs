@@ -690,13 +690,35 @@ impl Compiler<'_> {
                 ))
             }
         }
+        // As in Puppet, the values given are there before any default is evaluated, and a
+        // default may read only parameters that have a value (given, or defaulted before).
+        for p in params {
+            if let Some(v) = self.resources[idx].params.get(&p.name) {
+                self.scopes[sid].vars.insert(p.name.clone(), v.clone());
+            } else if self.was_given(idx, &p.name) {
+                self.scopes[sid].vars.insert(p.name.clone(), Value::Undef);
+            }
+        }
+        let names: Vec<String> = params.iter().map(|p| p.name.clone()).collect();
+        // Parameters left without a value (accepting undef) are set after the defaults.
+        let mut unset = vec![];
         for p in params {
             let given = self.resources[idx].params.get(&p.name).cloned();
             let value = match given {
                 Some(v) if !v.is_undef() => v,
                 _ => match &p.value {
                     Some(default) => {
-                        let v = self.eval(default, sid)?;
+                        let guard = super::compiler::ParamGuard {
+                            scope: sid,
+                            label: label.to_string(),
+                            from: p.name.clone(),
+                            names: names.clone(),
+                            span,
+                        };
+                        let outer = self.param_guard.replace(guard);
+                        let v = self.eval(default, sid);
+                        self.param_guard = outer;
+                        let v = v?;
                         if !v.is_undef() || is_class {
                             self.resources[idx].params.insert(p.name.clone(), v.clone());
                             self.resources[idx].setters.set(&p.name, &source, None);
@@ -709,8 +731,11 @@ impl Compiler<'_> {
                             None => None,
                         };
                         let given_undef = self.was_given(idx, &p.name);
-                        if given_undef || t.as_ref().is_some_and(|t| t.is_instance(&Value::Undef)) {
+                        if given_undef {
                             Value::Undef
+                        } else if t.as_ref().is_some_and(|t| t.is_instance(&Value::Undef)) {
+                            unset.push(p.name.clone());
+                            continue;
                         } else {
                             return Err(Flow::Err(self.runtime(
                                 format!("{label}: expects a value for parameter '{}'", p.name),
@@ -738,6 +763,9 @@ impl Compiler<'_> {
                 }
             }
             self.scopes[sid].vars.insert(p.name.clone(), value);
+        }
+        for name in unset {
+            self.scopes[sid].vars.insert(name, Value::Undef);
         }
         self.resources[idx].params.retain(|_, v| !v.is_undef());
         Ok(())
@@ -896,6 +924,17 @@ impl Compiler<'_> {
                 self.resources[idx].params.shift_remove(&a.name);
             } else {
                 self.set_param(idx, &a.name, value, &o.source, a.span);
+            }
+        }
+        // An override may set only what the type has (Puppet checks when it merges).
+        if !o.params.is_empty() {
+            let type_name = self.resources[idx].type_name.clone();
+            if let Some(kind) = self.resolve_resource_type(&type_name) {
+                if !(self.resources[idx].virtual_ && self.resources[idx].is_define) {
+                    if let Err(Flow::Err(e)) = self.check_attributes(idx, &kind) {
+                        return Err(e);
+                    }
+                }
             }
         }
         Ok(())

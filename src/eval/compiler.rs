@@ -292,6 +292,23 @@ pub struct Compiler<'a> {
     pub(super) define_sources: HashMap<String, Arc<str>>,
     /// The line [`Compiler::span_line`] found last: file, its byte range, its number.
     last_line: std::cell::Cell<(FileId, u32, u32, u32)>,
+    /// Set while a class or define parameter's default is evaluated (Puppet's
+    /// `ParameterScope`): reading a parameter of that scope that has no value yet fails.
+    pub(super) param_guard: Option<ParamGuard>,
+}
+
+/// See [`Compiler::param_guard`].
+pub(super) struct ParamGuard {
+    /// The class or define scope whose parameters are being bound.
+    pub scope: ScopeId,
+    /// `Class[C]`, `D[x]`: how the error names the callee.
+    pub label: String,
+    /// The parameter whose default is evaluated.
+    pub from: String,
+    /// Every parameter, in declaration order.
+    pub names: Vec<String>,
+    /// The declaration, where the error is reported.
+    pub span: Span,
 }
 
 /// What a successful compile made: the catalog, or what it is made of.
@@ -354,6 +371,7 @@ impl<'a> Compiler<'a> {
             by_type: HashMap::default(),
             define_sources: HashMap::default(),
             last_line: std::cell::Cell::new((FileId::SYNTHETIC, 0, 0, 0)),
+            param_guard: None,
         }
     }
 
@@ -977,16 +995,17 @@ impl<'a> Compiler<'a> {
         };
         top.vars.insert("facts".into(), facts);
         let node = self.opts.node.clone();
+        // A certname without a dot has no domain (undef).
         let (host, domain) = match node.split_once('.') {
-            Some((h, d)) => (h.to_string(), d.to_string()),
-            None => (node.clone(), String::new()),
+            Some((h, d)) => (h.to_string(), Value::str(d)),
+            None => (node.clone(), Value::Undef),
         };
         let mut trusted = IndexMap::new();
         trusted.insert(Value::str("authenticated"), Value::str("local"));
         trusted.insert(Value::str("certname"), Value::str(node.clone()));
         trusted.insert(Value::str("extensions"), Value::Hash(Default::default()));
         trusted.insert(Value::str("hostname"), Value::str(host));
-        trusted.insert(Value::str("domain"), Value::str(domain));
+        trusted.insert(Value::str("domain"), domain);
         trusted.insert(Value::str("external"), Value::Hash(Default::default()));
         top.vars
             .insert("trusted".into(), Value::Hash(trusted.into()));

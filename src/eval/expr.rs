@@ -244,7 +244,12 @@ impl Compiler<'_> {
                 let name = match &t {
                     Value::Type(t) => match &**t {
                         PType::Resource(Some(n), None) => n.clone(),
-                        PType::Class(None) => "Class".into(),
+                        PType::Class(None) => {
+                            return Err(Flow::Err(self.runtime(
+                                "Illegal Resource Type expression, expected result to be a type name, or untitled Resource, got Type[Class]",
+                                type_ref.span,
+                            )))
+                        }
                         _ => {
                             return Err(Flow::Err(
                                 self.runtime("Illegal resource type for defaults", e.span),
@@ -257,8 +262,28 @@ impl Compiler<'_> {
                         ))
                     }
                 };
-                let attrs = self.eval_attribute_ops(ops, scope)?;
+                // A parameter may have one default per type and scope.
                 let target = self.real_scope(scope);
+                let mut seen: Vec<&str> = vec![];
+                for op in ops {
+                    if let AttributeOp::Set { name: p, .. } = op {
+                        let again = seen.contains(&p.as_str())
+                            || self.scopes[target]
+                                .defaults
+                                .get(&name)
+                                .is_some_and(|d| d.contains_key(p));
+                        if again {
+                            return Err(Flow::Err(self.runtime(
+                                format!(
+                                    "Default already defined for {name} {{ {p} }}; cannot redefine"
+                                ),
+                                e.span,
+                            )));
+                        }
+                        seen.push(p);
+                    }
+                }
+                let attrs = self.eval_attribute_ops(ops, scope)?;
                 let d = self.scopes[target].defaults.entry(name).or_default();
                 for a in attrs {
                     d.insert(a.name, a.value);
@@ -413,9 +438,30 @@ impl Compiler<'_> {
             if let Some(v) = self.scopes[id].vars.get(name) {
                 return Ok(v.clone());
             }
+            if let Some(g) = self.param_guard.as_ref().filter(|g| g.scope == id) {
+                if let Some(to) = g.names.iter().position(|n| n == name) {
+                    return Err(Flow::Err(self.unevaluated_parameter(g, to)));
+                }
+            }
             s = self.scopes[id].lookup_next;
         }
         self.unknown_var(name, span)
+    }
+
+    /// A parameter default read parameter `names[to]`, which has no value yet: Puppet's
+    /// `ParameterScope#parameter_reference_failure`.
+    fn unevaluated_parameter(&self, g: &super::compiler::ParamGuard, to: usize) -> EvalError {
+        let from = g.names.iter().position(|n| *n == g.from).unwrap_or(0);
+        let to_name = &g.names[to];
+        let msg = if to < from {
+            format!("{}: expects a value for parameter ${to_name}", g.label)
+        } else {
+            format!(
+                "{}: default expression for ${} tries to illegally access not yet evaluated ${to_name}",
+                g.label, g.from
+            )
+        };
+        self.runtime(msg, g.span)
     }
 
     /// An interpolated string made only of literal text and plain variables that are set,
@@ -490,6 +536,11 @@ impl Compiler<'_> {
             }
             return self.unknown_var(name, span);
         }
+        if class == "settings" {
+            if let Some(v) = self.setting(var) {
+                return Ok(v);
+            }
+        }
         match self.class_scopes.get(&class) {
             Some(&sid) => {
                 let mut s = Some(sid);
@@ -506,6 +557,28 @@ impl Compiler<'_> {
             }
             None => self.unknown_var(name, span),
         }
+    }
+
+    /// `$settings::name`: the settings a manifest may read, with the values of the
+    /// Debian-packaged Puppet 7 that Ordo is compared with (its paths), for the node.
+    fn setting(&self, name: &str) -> Option<Value> {
+        Some(match name {
+            "environment" => Value::str("production"),
+            "certname" | "node_name_value" => Value::str(self.opts.node.clone()),
+            "strict_variables" => Value::Bool(self.opts.strict_variables),
+            "noop" | "storeconfigs" => Value::Bool(false),
+            "runinterval" => Value::Int(1800),
+            "server" | "user" | "group" => Value::str("puppet"),
+            "confdir" => Value::str("/etc/puppet"),
+            "codedir" => Value::str("/etc/puppet/code"),
+            "vardir" => Value::str("/var/cache/puppet"),
+            "environmentpath" => Value::str("/etc/puppet/code/environments"),
+            "hiera_config" => Value::str("/etc/puppet/hiera.yaml"),
+            "ssldir" => Value::str("/var/lib/puppet/ssl"),
+            "rundir" => Value::str("/run/puppet"),
+            "logdir" => Value::str("/var/log/puppet"),
+            _ => return None,
+        })
     }
 
     fn unknown_var(&mut self, name: &str, span: Span) -> R<Value> {

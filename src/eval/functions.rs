@@ -641,6 +641,13 @@ fn f_contain(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 }
 
 fn f_realize(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    if a.values.is_empty() {
+        return Err(arg_err(
+            c,
+            a,
+            "Wrong number of arguments given (0 for minimum 1)",
+        ));
+    }
     let mut refs = vec![];
     for v in &a.values {
         for item in flatten_values(v) {
@@ -1346,12 +1353,25 @@ fn f_new(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     if *t == types::deferred_type() {
         return new_deferred(c, a);
     }
-    let args: Vec<Value> = a.values[1..].to_vec();
-    let v = args.first().cloned().unwrap_or(Value::Undef);
+    let mut args: Vec<Value> = a.values[1..].to_vec();
     let t = match *t {
         PType::Alias(_, inner) => *inner,
         other => other,
     };
+    // The named form of the numeric types: `Integer({from => '0x10', radix => 16})`.
+    if let (PType::Integer(..) | PType::Float(..) | PType::Numeric, [Value::Hash(h)]) =
+        (&t, args.as_slice())
+    {
+        let get = |k: &str| h.get(&Value::str(k)).cloned();
+        if let Some(from) = get("from") {
+            let abs = get("abs").unwrap_or(Value::Bool(false));
+            args = match t {
+                PType::Integer(..) => vec![from, get("radix").unwrap_or(Value::Default), abs],
+                _ => vec![from, abs],
+            };
+        }
+    }
+    let v = args.first().cloned().unwrap_or(Value::Undef);
     let res = match &t {
         PType::Integer(..) => match &v {
             Value::Int(i) => Some(Value::Int(*i)),
@@ -1441,16 +1461,16 @@ fn f_new(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
             Value::Int(i) => Some(Value::Float(*i as f64)),
             Value::Float(f) => Some(Value::Float(*f)),
             Value::Bool(b) => Some(Value::Float(*b as i64 as f64)),
-            Value::Str(s) => parse_number(s).map(|n| Value::Float(num_f64(&n))),
+            Value::Str(s) => float_pattern_number(s).map(|n| Value::Float(num_f64(&n))),
             _ => None,
         },
         PType::Numeric => match &v {
             Value::Int(_) | Value::Float(_) => Some(v.clone()),
             Value::Bool(b) => Some(Value::Int(*b as i64)),
-            Value::Str(s) => parse_number(s),
+            Value::Str(s) => float_pattern_number(s),
             _ => None,
         },
-        PType::String(..) => Some(Value::Str(match args.get(1) {
+        PType::String(..) | PType::Enum(..) | PType::Pattern(_) => Some(Value::Str(match args.get(1) {
             Some(Value::Str(fmt)) => strings::format_value(&v, fmt),
             _ => strings::to_string_conversion(&v),
         })),
@@ -1460,13 +1480,15 @@ fn f_new(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
             Value::Float(f) => Some(Value::Bool(*f != 0.0)),
             Value::Str(s) => match s.to_lowercase().as_str() {
                 "true" | "yes" | "y" => Some(Value::Bool(true)),
-                "false" | "no" | "n" | "" => Some(Value::Bool(false)),
+                "false" | "no" | "n" => Some(Value::Bool(false)),
                 _ => None,
             },
             _ => None,
         },
         PType::Array(..) | PType::Tuple(..) => Some(match &v {
             Value::Array(x) => Value::Array(x.clone()),
+            // `wrap`: anything but an array becomes its only element.
+            other if args.get(1) == Some(&Value::Bool(true)) => Value::Array(vec![other.clone()]),
             Value::Hash(h) => Value::Array(
                 h.iter()
                     .map(|(k, x)| Value::Array(vec![k.clone(), x.clone()]))
@@ -1488,6 +1510,16 @@ fn f_new(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         }),
         PType::Hash(..) | PType::Struct(_) => match &v {
             Value::Hash(h) => Some(Value::Hash(h.clone())),
+            Value::Array(items)
+                if matches!(args.get(1), Some(Value::Str(o)) if o == "tree" || o == "hash_tree")
+                    && !items.is_empty()
+                    && items
+                        .iter()
+                        .all(|x| matches!(x, Value::Array(p) if p.len() == 2 && matches!(p[0], Value::Array(_)))) =>
+            {
+                let all_hashes = matches!(args.get(1), Some(Value::Str(o)) if o == "hash_tree");
+                Some(hash_from_tree(items, all_hashes))
+            }
             Value::Array(items) => {
                 let mut h = IndexMap::new();
                 if items
@@ -1545,18 +1577,28 @@ fn f_new(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         }
         _ => None,
     };
+    // `abs`: Integer's third argument, Float's and Numeric's second.
+    let abs = match t {
+        PType::Integer(..) => args.get(2),
+        PType::Float(..) | PType::Numeric => args.get(1),
+        _ => None,
+    } == Some(&Value::Bool(true));
+    let res = match res {
+        Some(Value::Int(i)) if abs => Some(Value::Int(i.wrapping_abs())),
+        Some(Value::Float(f)) if abs => Some(Value::Float(f.abs())),
+        r => r,
+    };
     match res {
         Some(r) => {
             if !t.is_instance(&r) && !matches!(t, PType::Sensitive(_)) {
-                return Err(arg_err(
-                    c,
-                    a,
+                return Err(Flow::Err(c.runtime(
                     format!(
                         "Converted value from {}.new() has wrong type, {}",
                         t,
                         types::mismatch(&t, &r)
                     ),
-                ));
+                    a.span,
+                )));
             }
             Ok(r)
         }
@@ -1568,7 +1610,13 @@ fn f_new(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         {
             Err(Flow::Err(c.runtime(
                 format!(
-                    "'new' The string '{}' cannot be converted to {}",
+                    "'{}' The string '{}' cannot be converted to {}",
+                    match t {
+                        PType::Float(..) => "new_float",
+                        PType::Numeric => "new_numeric",
+                        PType::Boolean(_) => "new_boolean",
+                        _ => "new",
+                    },
                     v.to_display(),
                     t.generalize()
                 ),
@@ -1584,6 +1632,122 @@ fn f_new(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
             a.span,
         ))),
     }
+}
+
+/// A string that Puppet's `FLOAT_PATTERN` accepts (a sign, blanks, then a decimal with an
+/// optional fraction and exponent, or hex, octal or binary digits), as its number; `None`
+/// for any other (leading or trailing blanks, `.5`, `1.`).
+fn float_pattern_number(s: &str) -> Option<Value> {
+    let (neg, rest) = match s.strip_prefix('-') {
+        Some(r) => (true, r),
+        None => (false, s.strip_prefix('+').unwrap_or(s)),
+    };
+    let body = rest.trim_start_matches([' ', '\t', '\n', '\r', '\x0b', '\x0c']);
+    let signed = |v: Value| match v {
+        Value::Int(i) if neg => Value::Int(i.wrapping_neg()),
+        Value::Float(f) if neg => Value::Float(-f),
+        v => v,
+    };
+    if let Some(bin) = body.strip_prefix("0b").or_else(|| body.strip_prefix("0B")) {
+        return i64::from_str_radix(bin, 2)
+            .ok()
+            .map(|i| signed(Value::Int(i)));
+    }
+    let is_hex = body.len() > 2
+        && (body.starts_with("0x") || body.starts_with("0X"))
+        && body[2..].bytes().all(|b| b.is_ascii_hexdigit());
+    if !is_hex {
+        let digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
+        let (mantissa, exponent) = match body.find(['e', 'E']) {
+            Some(i) => (&body[..i], Some(&body[i + 1..])),
+            None => (body, None),
+        };
+        let (int, frac) = match mantissa.split_once('.') {
+            Some((i, f)) => (i, Some(f)),
+            None => (mantissa, None),
+        };
+        let ok = digits(int)
+            && frac.is_none_or(digits)
+            && exponent.is_none_or(|e| digits(e.strip_prefix('-').unwrap_or(e)));
+        if !ok {
+            return None;
+        }
+    }
+    parse_number(body).map(signed)
+}
+
+/// `Hash.new(array, 'tree' | 'hash_tree')`: `[path, value]` pairs built into nested hashes
+/// (with `hash_tree`, array values become hashes of their indexes).
+fn hash_from_tree(items: &[Value], all_hashes: bool) -> Value {
+    fn array_as_hash(v: &Value) -> Value {
+        match v {
+            Value::Array(a) => Value::Hash(
+                a.iter()
+                    .enumerate()
+                    .map(|(i, x)| (Value::Int(i as i64), array_as_hash(x)))
+                    .collect(),
+            ),
+            v => v.clone(),
+        }
+    }
+    fn put(node: &mut Value, path: &[Value], value: Value) {
+        let Some((key, rest)) = path.split_first() else {
+            return;
+        };
+        match node {
+            Value::Hash(h) if rest.is_empty() => {
+                h.insert(key.clone(), value);
+            }
+            Value::Hash(h) => {
+                let child = h
+                    .entry(key.clone())
+                    .or_insert_with(|| Value::Hash(Default::default()));
+                put(child, rest, value);
+            }
+            Value::Array(a) => {
+                let index = match key {
+                    Value::Int(i) => usize::try_from(*i).ok(),
+                    _ => None,
+                };
+                if let Some(child) = index.and_then(|i| a.get_mut(i)) {
+                    if rest.is_empty() {
+                        *child = value;
+                    } else {
+                        put(child, rest, value);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut result = Value::Hash(Default::default());
+    for item in items {
+        let Value::Array(pair) = item else { continue };
+        let (Value::Array(path), value) = (&pair[0], &pair[1]) else {
+            continue;
+        };
+        let value = if all_hashes {
+            array_as_hash(value)
+        } else {
+            value.clone()
+        };
+        if path.is_empty() {
+            if let Value::Hash(h) = &mut result {
+                match value {
+                    Value::Array(a) => {
+                        for (i, x) in a.into_iter().enumerate() {
+                            h.insert(Value::Int(i as i64), x);
+                        }
+                    }
+                    Value::Hash(m) => h.extend(m),
+                    _ => {}
+                }
+            }
+        } else {
+            put(&mut result, path, value);
+        }
+    }
+    result
 }
 
 // ---- strings -------------------------------------------------------------------------------------
@@ -1740,8 +1904,12 @@ fn f_compare(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 }
 
 fn f_versioncmp(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
-    let x = str_arg(c, a, 0)?;
-    let y = str_arg(c, a, 1)?;
+    let mut x = str_arg(c, a, 0)?;
+    let mut y = str_arg(c, a, 1)?;
+    if a.values.get(2) == Some(&Value::Bool(true)) {
+        x = strings::version_without_trailing_zeroes(&x);
+        y = strings::version_without_trailing_zeroes(&y);
+    }
     Ok(Value::Int(match strings::versioncmp(&x, &y) {
         Ordering::Less => -1,
         Ordering::Equal => 0,
@@ -2289,10 +2457,16 @@ fn f_empty(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 /// `dig(data, keys...)`: undef as soon as data or a key is undef; an error on a scalar, or on
 /// an array with a non-integer key (Puppet's SLICE_ERROR messages, with the path walked).
 fn f_dig(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
-    let mut cur = first_arg(a);
+    let keys = &a.values[1.min(a.values.len())..];
+    dig_values(first_arg(a), keys).map_err(|(_, msg)| Flow::Err(c.runtime(msg, a.span)))
+}
+
+/// Puppet's `dig` of `keys` into `data`; an error is its issue code and message.
+fn dig_values(data: Value, keys: &[Value]) -> Result<Value, (&'static str, String)> {
+    let mut cur = data;
     let mut walked: Vec<Value> = vec![];
     let path = |walked: &[Value]| super::ruby_inspect(&Value::Array(walked.to_vec()));
-    for k in &a.values[1.min(a.values.len())..] {
+    for k in keys {
         if cur.is_undef() || k.is_undef() {
             return Ok(Value::Undef);
         }
@@ -2302,7 +2476,7 @@ fn f_dig(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
                 path(&walked),
                 types::infer(&cur)
             );
-            return Err(Flow::Err(c.runtime(msg, a.span)));
+            return Err(("EXPECTED_COLLECTION", msg));
         }
         walked.push(k.clone());
         cur = match (&cur, k) {
@@ -2320,7 +2494,7 @@ fn f_dig(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
                     path(&walked),
                     types::infer(k).generalize()
                 );
-                return Err(Flow::Err(c.runtime(msg, a.span)));
+                return Err(("EXPECTED_INTEGER_INDEX", msg));
             }
         };
     }
@@ -2329,29 +2503,78 @@ fn f_dig(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 
 fn f_get(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let path = a.values.get(1).map(|v| v.to_display()).unwrap_or_default();
-    let mut cur = first_arg(a);
-    if !path.is_empty() {
-        for seg in path.split('.') {
-            cur = match &cur {
-                Value::Hash(h) => h.get(&Value::str(seg)).cloned().unwrap_or(Value::Undef),
-                Value::Array(x) => seg
-                    .parse::<usize>()
-                    .ok()
-                    .and_then(|i| x.get(i).cloned())
-                    .unwrap_or(Value::Undef),
-                _ => Value::Undef,
-            };
+    let value = first_arg(a);
+    let default = a.values.get(2).cloned().unwrap_or(Value::Undef);
+    if value.is_undef() {
+        return Ok(default);
+    }
+    if path.is_empty() {
+        return Ok(value);
+    }
+    let Some(segments) = dotted_segments(&path) else {
+        return Err(arg_err(c, a, "Syntax error in dotted-navigation string"));
+    };
+    match dig_values(value, &segments) {
+        Ok(v) if v.is_undef() => Ok(default),
+        Ok(v) => Ok(v),
+        // The block gets the error's data (Puppet gives it an Error object).
+        Err((code, msg)) => match a.lambda {
+            Some(l) => {
+                let data: IndexMap<Value, Value> = [
+                    ("msg", Value::str(msg)),
+                    ("kind", Value::str("SLICE_ERROR")),
+                    ("issue_code", Value::str(code)),
+                ]
+                .into_iter()
+                .map(|(k, v)| (Value::str(k), v))
+                .collect();
+                c.call_lambda(l, vec![Value::Hash(data.into())], a.scope, a.span)
+            }
+            None => Err(Flow::Err(c.runtime(msg, a.span))),
+        },
+    }
+}
+
+/// Puppet's `split_key` of a dotted path: segments between dots, quoted ones (`"a.b"`,
+/// `'a.b'`) taken as they are, numbers as integers; `None` for a syntax error.
+fn dotted_segments(path: &str) -> Option<Vec<Value>> {
+    let mut out = vec![];
+    let mut rest = path;
+    loop {
+        let trimmed = rest.trim_start();
+        let (seg, after) = match trimmed.chars().next() {
+            Some(q @ ('"' | '\'')) => {
+                let close = trimmed[1..].find(q)? + 1;
+                if close == 1 {
+                    return None;
+                }
+                (
+                    Value::str(&trimmed[1..close]),
+                    trimmed[close + 1..].trim_start(),
+                )
+            }
+            _ => {
+                let end = trimmed.find(['.', '"', '\'']).unwrap_or(trimmed.len());
+                let raw = trimmed[..end].trim();
+                if raw.is_empty() {
+                    return None;
+                }
+                let digits = raw.strip_prefix(['+', '-']).unwrap_or(raw);
+                let seg = if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+                    Value::Int(raw.parse().ok()?)
+                } else {
+                    Value::str(raw)
+                };
+                (seg, &trimmed[end..])
+            }
+        };
+        out.push(seg);
+        match after.strip_prefix('.') {
+            Some(r) => rest = r,
+            None if after.is_empty() => return Some(out),
+            None => return None,
         }
     }
-    if cur.is_undef() {
-        if let Some(d) = a.values.get(2) {
-            return Ok(d.clone());
-        }
-        if let Some(l) = a.lambda {
-            return c.call_lambda(l, vec![], a.scope, a.span);
-        }
-    }
-    Ok(cur)
 }
 
 fn f_delete(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {

@@ -294,61 +294,65 @@ fn to_float(v: &Value) -> Result<f64, String> {
 /// Puppet's `versioncmp`: compares dotted/dashed version strings segment by segment,
 /// numbers numerically.
 pub fn versioncmp(a: &str, b: &str) -> Ordering {
-    fn parts(s: &str) -> Vec<String> {
+    // Ruby's `scan(/[-.]|\d+|[^-.\d]+/)`.
+    fn parts(s: &str) -> Vec<&str> {
         let mut out = vec![];
-        let mut cur = String::new();
-        let mut digit = None;
-        for c in s.chars() {
-            if c == '.' || c == '-' {
-                if !cur.is_empty() {
-                    out.push(std::mem::take(&mut cur));
-                }
-                out.push(c.to_string());
-                digit = None;
-                continue;
+        let mut start = 0;
+        let kind = |c: char| match c {
+            '.' | '-' => 0,
+            c if c.is_ascii_digit() => 1,
+            _ => 2,
+        };
+        let chars: Vec<(usize, char)> = s.char_indices().collect();
+        for (i, &(at, c)) in chars.iter().enumerate() {
+            let end = chars.get(i + 1).map_or(s.len(), |n| n.0);
+            let k = kind(c);
+            let next = chars.get(i + 1).map(|n| kind(n.1));
+            if k == 0 || next != Some(k) {
+                out.push(&s[start..end]);
+                start = end;
             }
-            let d = c.is_ascii_digit();
-            if digit.is_some_and(|x| x != d) && !cur.is_empty() {
-                out.push(std::mem::take(&mut cur));
-            }
-            digit = Some(d);
-            cur.push(c);
-        }
-        if !cur.is_empty() {
-            out.push(cur);
+            let _ = at;
         }
         out
-    }
-    if a == b {
-        return Ordering::Equal;
     }
     let (pa, pb) = (parts(a), parts(b));
     for (x, y) in pa.iter().zip(pb.iter()) {
         if x == y {
             continue;
         }
-        if x == "-" && y != "-" {
+        if *x == "-" {
             return Ordering::Less;
         }
-        if y == "-" && x != "-" {
+        if *y == "-" {
             return Ordering::Greater;
         }
-        if x == "." {
-            return Ordering::Greater;
-        }
-        if y == "." {
+        if *x == "." {
             return Ordering::Less;
         }
-        let (nx, ny) = (x.parse::<u128>(), y.parse::<u128>());
-        let ord = match (nx, ny) {
-            (Ok(i), Ok(j)) => i.cmp(&j),
-            _ => x.to_uppercase().cmp(&y.to_uppercase()),
-        };
-        if ord != Ordering::Equal {
-            return ord;
+        if *y == "." {
+            return Ordering::Greater;
         }
+        let digits = |t: &str| t.bytes().all(|b| b.is_ascii_digit());
+        if digits(x) && digits(y) && !x.starts_with('0') && !y.starts_with('0') {
+            // Without leading zeros, the longer number is the larger.
+            return x.len().cmp(&y.len()).then_with(|| x.cmp(y));
+        }
+        return x.to_uppercase().cmp(&y.to_uppercase());
     }
-    pa.len().cmp(&pb.len())
+    a.cmp(b)
+}
+
+/// Puppet's `versioncmp(a, b, true)`: trailing `.0` parts of the version (before any `-`)
+/// do not count.
+pub fn version_without_trailing_zeroes(v: &str) -> String {
+    let mut parts = v.splitn(2, '-');
+    let first = parts.next().unwrap_or("");
+    let trimmed = first.trim_end_matches(['.', '0']);
+    match parts.next() {
+        Some(rest) => format!("{trimmed}-{rest}"),
+        None => trimmed.to_string(),
+    }
 }
 
 /// Ruby replacement text (`\1`, `\0`, `\\`) to the regex crate's (`${1}`, `$$`).
@@ -365,6 +369,27 @@ pub fn ruby_replacement(r: &str) -> String {
                 Some('\\') => {
                     out.push('\\');
                     chars.next();
+                }
+                // `\&`: the whole match.
+                Some('&') => {
+                    out.push_str("${0}");
+                    chars.next();
+                }
+                // `\k<name>`: a named group.
+                Some('k') => {
+                    let rest: String = chars.clone().skip(1).collect();
+                    match rest.strip_prefix('<').and_then(|r| r.split_once('>')) {
+                        Some((name, _))
+                            if !name.is_empty()
+                                && name.chars().all(|c| c.is_alphanumeric() || c == '_') =>
+                        {
+                            out.push_str(&format!("${{{name}}}"));
+                            for _ in 0..name.chars().count() + 3 {
+                                chars.next();
+                            }
+                        }
+                        _ => out.push('\\'),
+                    }
                 }
                 _ => out.push('\\'),
             },

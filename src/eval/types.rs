@@ -762,6 +762,13 @@ pub fn mismatch(t: &PType, v: &Value) -> String {
             }
             _ => mismatch(inner, v),
         },
+        // Puppet's pattern mismatch of an optional enum or pattern.
+        Optional(Some(inner)) if matches!(**inner, Enum(..) | Pattern(_)) => {
+            format!(
+                "expects an undef value or {}",
+                no_match(inner, v).trim_start_matches("expects ")
+            )
+        }
         Optional(Some(inner)) => {
             let mut names = vec!["Undef".to_string()];
             names.extend(variant_names(inner));

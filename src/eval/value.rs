@@ -59,15 +59,70 @@ impl Regex {
         }
     }
 
-    pub fn split(&self, s: &str) -> Vec<String> {
+    /// The groups of the first match starting at or after byte `from` (`None` for a group
+    /// that did not take part); anchors see the whole string.
+    fn groups_at(&self, s: &str, from: usize) -> Option<Vec<Option<(usize, usize)>>> {
+        let span = |m: Option<(usize, usize)>| m;
         match &*self.engine {
-            Engine::Plain(re) => re.split(s).map(str::to_string).collect(),
-            Engine::Fancy(re) => re
-                .split(s)
-                .filter_map(|p| p.ok())
-                .map(str::to_string)
-                .collect(),
+            Engine::Plain(re) => re.captures_at(s, from).map(|c| {
+                c.iter()
+                    .map(|g| span(g.map(|m| (m.start(), m.end()))))
+                    .collect()
+            }),
+            Engine::Fancy(re) => re.captures_from_pos(s, from).ok().flatten().map(|c| {
+                c.iter()
+                    .map(|g| span(g.map(|m| (m.start(), m.end()))))
+                    .collect()
+            }),
         }
+    }
+
+    /// Ruby's `String#split` with this pattern: the captured groups of each separator are
+    /// kept, an empty match splits between characters (never before the first), and
+    /// trailing empty strings are dropped.
+    pub fn split(&self, s: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        if s.is_empty() {
+            return out;
+        }
+        let next_char = |i: usize| i + s[i..].chars().next().map_or(1, char::len_utf8);
+        let (mut beg, mut start, mut last_null) = (0, 0, false);
+        while start <= s.len() {
+            let Some(groups) = self.groups_at(s, start) else {
+                break;
+            };
+            let Some((m0, m1)) = groups[0] else { break };
+            if start == m0 && m0 == m1 {
+                if last_null {
+                    let end = next_char(beg).min(s.len());
+                    out.push(s[beg..end].to_string());
+                    beg = start;
+                } else {
+                    start = if start == s.len() {
+                        start + 1
+                    } else {
+                        next_char(start)
+                    };
+                    last_null = true;
+                    continue;
+                }
+            } else {
+                out.push(s[beg..m0].to_string());
+                beg = m1;
+                start = m1;
+            }
+            last_null = false;
+            for g in groups.iter().skip(1).flatten() {
+                out.push(s[g.0..g.1].to_string());
+            }
+        }
+        if s.len() > beg {
+            out.push(s[beg..].to_string());
+        }
+        while out.last().is_some_and(String::is_empty) {
+            out.pop();
+        }
+        out
     }
 
     /// Replaces the first (or every) match; `repl` uses `${1}` group syntax.
@@ -83,12 +138,77 @@ impl Regex {
     }
 }
 
-/// Ruby spells a few things differently from the regex crate: `\A`/`\z` work in both, `\Z`
-/// and `\h` do not.
+/// Ruby's regular expressions in the regex crate's syntax:
+/// - `^` and `$` match at line boundaries in Ruby, always: `(?m)`;
+/// - Ruby's `m` flag (`(?m)`, `(?m-x:...)`) lets `.` match a newline: the crate's `s`;
+/// - `\Z` (the end, or before a final newline) is a look-ahead (run by fancy-regex), `\h`
+///   a hex digit, `\0` NUL.
 fn translate_ruby_regex(src: &str) -> String {
-    src.replace("\\Z", "\\z")
-        .replace("\\h", "[0-9a-fA-F]")
-        .replace("\\0", "\\x00")
+    let mut out = String::with_capacity(src.len() + 8);
+    out.push_str("(?m)");
+    let mut class = 0usize;
+    let mut chars = src.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.next() {
+                Some('Z') if class == 0 => out.push_str("(?=\\n?\\z)"),
+                Some('h') if class == 0 => out.push_str("[0-9a-fA-F]"),
+                Some('h') => out.push_str("0-9a-fA-F"),
+                Some('0') => {
+                    let mut code = 0u32;
+                    for _ in 0..2 {
+                        match chars.peek().and_then(|d| d.to_digit(8)) {
+                            Some(d) => {
+                                code = code * 8 + d;
+                                chars.next();
+                            }
+                            None => break,
+                        }
+                    }
+                    out.push_str(&format!("\\x{{{code:x}}}"));
+                }
+                Some(d) => {
+                    out.push('\\');
+                    out.push(d);
+                }
+                None => out.push('\\'),
+            },
+            '[' => {
+                class += 1;
+                out.push(c);
+                // A `]` or `^]` right after the opening bracket is a literal.
+                if chars.peek() == Some(&'^') {
+                    out.push('^');
+                    chars.next();
+                }
+                if chars.peek() == Some(&']') {
+                    out.push_str("\\]");
+                    chars.next();
+                }
+            }
+            ']' if class > 0 => {
+                class -= 1;
+                out.push(c);
+            }
+            '(' if class == 0 && chars.peek() == Some(&'?') => {
+                out.push_str("(?");
+                chars.next();
+                // Inline options: Ruby's `m` is the crate's `s`.
+                let mut flags = String::new();
+                while let Some(&f) = chars.peek() {
+                    if matches!(f, 'i' | 'm' | 'x' | '-') {
+                        flags.push(if f == 'm' { 's' } else { f });
+                        chars.next();
+                    } else {
+                        break;
+                    }
+                }
+                out.push_str(&flags);
+            }
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 #[derive(Clone, Debug)]
