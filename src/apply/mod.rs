@@ -59,6 +59,10 @@ pub struct ApplyOptions {
     /// `user`, `group` and `package` (dpkg) manage the system installed under this directory
     /// (`useradd --root DIR`, `DIR/etc/passwd`, `dpkg --root=DIR`) instead of this one.
     pub sysroot: Option<PathBuf>,
+    /// `--tags`: only resources with one of these tags are applied (none: all).
+    pub tags: Vec<String>,
+    /// `--skip_tags`: resources with one of these tags are not applied.
+    pub skip_tags: Vec<String>,
 }
 
 impl Default for ApplyOptions {
@@ -74,6 +78,8 @@ impl Default for ApplyOptions {
             schedule_file: None,
             stop: signals::StopFlag::new(),
             sysroot: None,
+            tags: Vec::new(),
+            skip_tags: Vec::new(),
         }
     }
 }

@@ -253,8 +253,8 @@ pub fn controlled_apply(
         );
         attempt_notes.push(m);
         let wait = r.interval + r.splay * jitter();
-        if wait > 0.0 {
-            std::thread::sleep(Duration::from_secs_f64(wait));
+        if let Ok(pause) = Duration::try_from_secs_f64(wait) {
+            std::thread::sleep(pause);
         }
         k += 1;
     }

@@ -384,7 +384,11 @@ impl Run<'_> {
         for &v in batch {
             self.propagate_failure(v);
             self.number(v);
-            if !self.scheduled(v) || self.skip(v) || !self.requisites_allow(v) {
+            if self.tag_skipped(v)
+                || !self.scheduled(v)
+                || self.skip(v)
+                || !self.requisites_allow(v)
+            {
                 continue;
             }
             to_apply.push(v);
@@ -396,6 +400,31 @@ impl Run<'_> {
             self.process_events(v);
             self.check_failhard(v);
         }
+    }
+
+    /// Whether `--skip_tags` or `--tags` leave `v` out (Puppet's `skip_tags?` and
+    /// `missing_tags?`): it is skipped quietly, and its queued events are dropped.
+    fn tag_skipped(&mut self, v: Vertex) -> bool {
+        if self.opts.tags.is_empty() && self.opts.skip_tags.is_empty() {
+            return false;
+        }
+        let Vertex::Resource(n) = v else { return false };
+        let Some(i) = self.graph.nodes[n].index else {
+            return false;
+        };
+        let tags = &self.catalog.resources[i].tags;
+        let has = |wanted: &[String]| {
+            wanted
+                .iter()
+                .any(|w| tags.iter().any(|t| t.eq_ignore_ascii_case(w)))
+        };
+        let out =
+            has(&self.opts.skip_tags) || (!self.opts.tags.is_empty() && !has(&self.opts.tags));
+        if out {
+            self.status.entry(v).or_default().skipped = true;
+            self.queues.remove(&v);
+        }
+        out
     }
 
     /// Whether `v` is due under its `schedule`; one that is not is skipped quietly, as Puppet
@@ -557,6 +586,10 @@ impl Run<'_> {
                     .index
                     .map(|i| self.catalog.resources[i].sensitive_parameters.clone())
                     .unwrap_or_default();
+                // A change is logged at the resource's `loglevel` (Puppet's event log level).
+                let level = self.graph.nodes[n].index.map_or(Level::Notice, |i| {
+                    crate::apply::providers::notify::level_of(&self.catalog.resources[i])
+                });
                 for mut c in changes {
                     if sensitive.contains(&c.property) {
                         // Puppet never shows sensitive values, not even in noop or errors.
@@ -569,7 +602,7 @@ impl Run<'_> {
                     let source = Some(format!("{path}/{}", c.property));
                     let (status, message) = match c.result {
                         ChangeResult::Synced(m) => {
-                            self.say(Level::Notice, source, m.clone());
+                            self.say(level, source, m.clone());
                             (EventStatus::Success, m)
                         }
                         ChangeResult::Noop => {
@@ -577,7 +610,7 @@ impl Run<'_> {
                                 "current_value {}, should be {} (noop)",
                                 c.previous, c.desired
                             );
-                            self.say(Level::Notice, source, m.clone());
+                            self.say(level, source, m.clone());
                             (EventStatus::Noop, m)
                         }
                         ChangeResult::Failed(detail) => {

@@ -57,6 +57,19 @@ pub struct ApplyArgs {
     /// (`useradd --root DIR`, `DIR/etc/passwd`, `dpkg --root=DIR`), for images and tests.
     #[arg(long, value_name = "DIR")]
     pub sysroot: Option<PathBuf>,
+    /// Apply only the resources with one of these tags (comma-separated), as Puppet's
+    /// `--tags`.
+    #[arg(long, value_delimiter = ',', value_name = "TAGS")]
+    pub tags: Vec<String>,
+    /// Do not apply the resources with one of these tags (comma-separated), as Puppet's
+    /// `--skip_tags`.
+    #[arg(
+        long = "skip_tags",
+        alias = "skip-tags",
+        value_delimiter = ',',
+        value_name = "TAGS"
+    )]
+    pub skip_tags: Vec<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -80,6 +93,14 @@ impl std::str::FromStr for ReportFormat {
     }
 }
 
+/// Tags as given on the command line, in lowercase as Puppet stores them.
+fn tag_list(tags: &[String]) -> Vec<String> {
+    tags.iter()
+        .map(|t| t.trim().to_lowercase())
+        .filter(|t| !t.is_empty())
+        .collect()
+}
+
 impl ApplyArgs {
     pub fn options(&self) -> ApplyOptions {
         let mut o = ApplyOptions {
@@ -94,6 +115,8 @@ impl ApplyArgs {
             jobs: self.jobs.max(1),
             failhard: self.failhard,
             sysroot: self.sysroot.clone(),
+            tags: tag_list(&self.tags),
+            skip_tags: tag_list(&self.skip_tags),
             ..ApplyOptions::default()
         };
         let state = StateDir::new(&self.state_dir);

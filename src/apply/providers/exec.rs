@@ -5,6 +5,7 @@ use super::command::{self, RunSpec};
 use super::{param_bool, param_list, param_str, Change, ChangeResult, Context, Provider};
 use crate::apply::log::Level;
 use crate::catalog::Resource;
+use serde_json::Value as Json;
 use std::time::Duration;
 
 pub const ATTRIBUTES: &[&str] = &[
@@ -38,6 +39,8 @@ enum LogOutput {
 
 pub struct Exec {
     command: String,
+    /// The command given as an array: its argv.
+    command_argv: Option<Vec<String>>,
     shell: bool,
     spec: RunSpec,
     /// `user` and `group`, resolved when a command runs (see [`Exec::ids`]).
@@ -58,9 +61,58 @@ pub struct Exec {
     sensitive: bool,
 }
 
+/// A number of seconds (`what` names the parameter in the error).
+fn seconds(t: &str, what: &str) -> Result<f64, String> {
+    t.parse::<f64>()
+        .ok()
+        .filter(|s| !s.is_nan())
+        .ok_or_else(|| format!("{what} must be a number, not '{t}'"))
+}
+
 impl Exec {
     pub fn new(r: &Resource) -> Result<Exec, String> {
-        let command = param_str(r, "command").unwrap_or_else(|| r.title.clone());
+        // Puppet 7 runs a command given as an array as it is, without a shell.
+        let command_argv = match r.parameters.get("command") {
+            Some(Json::Array(items)) if !items.is_empty() => Some(
+                items
+                    .iter()
+                    .map(|x| match x {
+                        Json::String(s) => s.clone(),
+                        other => other.to_string(),
+                    })
+                    .collect::<Vec<String>>(),
+            ),
+            _ => None,
+        };
+        let command = match &command_argv {
+            Some(argv) => argv.join(" "),
+            None => param_str(r, "command").unwrap_or_else(|| r.title.clone()),
+        };
+        for (name, what) in [("cwd", "cwd"), ("creates", "creates")] {
+            for p in param_list(r, name) {
+                if !p.starts_with('/') {
+                    return Err(format!(
+                        "Parameter {name} failed on {}: {what} must be a fully qualified path",
+                        r.reference()
+                    ));
+                }
+            }
+        }
+        if let Some(mask) = param_str(r, "umask") {
+            let digits = mask
+                .strip_prefix('0')
+                .filter(|d| !d.is_empty())
+                .unwrap_or(&mask);
+            if digits.is_empty()
+                || digits.len() > 4
+                || !digits.bytes().all(|b| (b'0'..=b'7').contains(&b))
+            {
+                return Err(format!(
+                    "Parameter umask failed on {}: The umask specification is invalid: \"{mask}\"",
+                    r.reference()
+                ));
+            }
+        }
         let shell = match param_str(r, "provider").as_deref() {
             None | Some("posix") => false,
             Some("shell") => true,
@@ -103,12 +155,11 @@ impl Exec {
         if group.is_some() && !running_as_root() {
             return Err("Only root can execute commands as other groups".into());
         }
+        // Puppet's munge: a negative timeout is 0, and 0 is no timeout.
         let timeout = match param_str(r, "timeout") {
-            Some(t) => {
-                Some(Duration::from_secs_f64(t.parse::<f64>().map_err(|_| {
-                    format!("The timeout must be a number, not '{t}'")
-                })?))
-            }
+            Some(t) => Duration::try_from_secs_f64(seconds(&t, "The timeout")?.max(0.0))
+                .ok()
+                .filter(|d| !d.is_zero()),
             None => Some(Duration::from_secs(300)),
         };
         let tries = match param_str(r, "tries") {
@@ -120,10 +171,17 @@ impl Exec {
             None => 1,
         };
         let try_sleep = match param_str(r, "try_sleep") {
-            Some(t) => Duration::from_secs_f64(
-                t.parse::<f64>()
-                    .map_err(|_| format!("try_sleep must be a number, not '{t}'"))?,
-            ),
+            Some(t) => {
+                let secs = seconds(&t, "try_sleep")?;
+                if secs < 0.0 {
+                    return Err(format!(
+                        "Parameter try_sleep failed on {}: Munging failed for value {t} in class try_sleep: try_sleep cannot be a negative number",
+                        r.reference()
+                    ));
+                }
+                Duration::try_from_secs_f64(secs)
+                    .map_err(|_| format!("try_sleep must be a number, not '{t}'"))?
+            }
             None => Duration::ZERO,
         };
         let logoutput = match param_str(r, "logoutput").as_deref() {
@@ -142,6 +200,7 @@ impl Exec {
         };
         Ok(Exec {
             command,
+            command_argv,
             shell,
             spec: RunSpec {
                 argv: Vec::new(),
@@ -173,7 +232,13 @@ impl Exec {
 
     fn spec_for(&self, command: &str) -> RunSpec {
         RunSpec {
-            argv: if self.shell {
+            argv: if let Some(argv) = self
+                .command_argv
+                .as_ref()
+                .filter(|_| command == self.command)
+            {
+                argv.clone()
+            } else if self.shell {
                 command::shell_argv(command)
             } else {
                 command::posix_argv(command)

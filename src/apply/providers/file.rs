@@ -166,9 +166,8 @@ impl File {
             Some("file") => Some(Ensure::File),
             Some("directory") => Some(Ensure::Directory),
             Some("absent") | Some("false") => Some(Ensure::Absent),
-            Some("link") => Some(Ensure::Link(target.clone().ok_or_else(|| {
-                format!("File[{}]: ensure => link needs a target", r.title)
-            })?)),
+            // Without a target, the change fails when it is made (empty target below).
+            Some("link") => Some(Ensure::Link(target.clone().unwrap_or_default())),
             // Any other value is a symlink's target (the type's `newvalue(/./)`), relative
             // ones included.
             Some(t) if !t.is_empty() => Some(Ensure::Link(t.to_string())),
@@ -179,6 +178,20 @@ impl File {
                 ))
             }
         };
+        for source in param_list(r, "source") {
+            let uri = source.split_once("://").is_some_and(|(scheme, _)| {
+                !scheme.is_empty()
+                    && scheme
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b == b'+' || b == b'-' || b == b'.')
+            });
+            if !uri && !source.starts_with('/') {
+                return Err(format!(
+                    "Parameter source failed on {}: Cannot use relative URLs '{source}'",
+                    r.reference()
+                ));
+            }
+        }
         let content = match (r.parameters.get("content"), param_list(r, "source")) {
             (Some(c), s) if !s.is_empty() => {
                 let _ = c;
@@ -211,6 +224,12 @@ impl File {
             return Err(format!(
                 "File[{}]: recurse is not supported by Ordo",
                 r.title
+            ));
+        }
+        if let Some(serde_json::Value::Number(_)) = r.parameters.get("mode") {
+            return Err(format!(
+                "Parameter mode failed on {}: The file mode specification must be a string, not 'Integer'",
+                r.reference()
             ));
         }
         let mode = param_str(r, "mode").map(|m| parse_mode(&m)).transpose()?;
@@ -417,6 +436,20 @@ impl File {
         Ok((f, tmp))
     }
 
+    /// The owner (`user`) or group that does not exist, if one does not.
+    fn missing_owner(&self) -> Option<(&'static str, &str)> {
+        [
+            ("user", &self.owner, uid_of as fn(&str) -> Option<u32>),
+            ("group", &self.group, gid_of),
+        ]
+        .into_iter()
+        .find_map(|(what, name, lookup)| {
+            name.as_deref()
+                .filter(|n| lookup(n).is_none())
+                .map(|n| (what, n))
+        })
+    }
+
     fn remove(&self, current: &Current) -> Result<(), String> {
         let r = match current {
             Current::Directory => fs::remove_dir_all(&self.path),
@@ -460,6 +493,16 @@ impl File {
     ) -> Result<String, String> {
         let from = current.name();
         let created = |c: &Current| matches!(c, Current::Absent);
+        // The owner and group must exist before anything is made (Puppet fails the change
+        // of `ensure` with them).
+        if !matches!(want, Ensure::Absent) {
+            if let Some((what, name)) = self.missing_owner() {
+                return Err(format!(
+                    "Could not set '{}' on ensure: Could not find {what} {name}",
+                    want.name()
+                ));
+            }
+        }
         match want {
             Ensure::Absent => {
                 if *current == Current::Directory && !self.force {
@@ -517,6 +560,9 @@ impl File {
                 } else {
                     format!("ensure changed '{from}' to 'directory'")
                 })
+            }
+            Ensure::Link(target) if target.is_empty() => {
+                Err("Cannot create a symlink without a target".to_string())
             }
             Ensure::Link(target) => {
                 if *current == Current::Directory && !self.force {
@@ -672,6 +718,10 @@ impl Provider for File {
     /// Stages a new file's content; an existing file only when it is in sync.
     fn stage(&mut self, cx: &mut Context) -> Option<(Vec<Change>, Option<Staged>)> {
         let want = self.ensure.clone()?;
+        // (Its failure is reported by the unstaged path.)
+        if self.missing_owner().is_some() {
+            return None;
+        }
         let (current, _) = self.current().ok()?;
         if current != Current::Absent {
             let changes = self.check_apply(cx, false).ok()?;

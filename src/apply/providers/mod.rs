@@ -139,6 +139,18 @@ pub fn build(r: &Resource) -> Result<Box<dyn Provider>, String> {
             ));
         }
     }
+    if let Some(level) = param_str(r, "loglevel") {
+        const LEVELS: &[&str] = &[
+            "debug", "info", "notice", "warning", "err", "alert", "emerg", "crit", "verbose",
+        ];
+        if !LEVELS.contains(&level.as_str()) {
+            return Err(format!(
+                "Parameter loglevel failed on {}: Invalid value \"{level}\". Valid values are {}.",
+                r.reference(),
+                LEVELS.join(", ")
+            ));
+        }
+    }
     Ok(match t.as_str() {
         "notify" => Box::new(notify::Notify::new(r)?),
         "file" => Box::new(file::File::new(r)?),

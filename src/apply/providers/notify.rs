@@ -36,7 +36,21 @@ impl Notify {
         Ok(Notify {
             message,
             level: level_of(r),
-            withpath: super::param_bool(r, "withpath", false)?,
+            withpath: match crate::graph::refs::param(r, "withpath") {
+                None | Some(Json::Null) => false,
+                Some(Json::Bool(b)) => *b,
+                Some(Json::String(s)) if s == "true" || s == "false" => s == "true",
+                Some(other) => {
+                    let shown = match other {
+                        Json::String(s) => s.clone(),
+                        other => other.to_string(),
+                    };
+                    return Err(format!(
+                        "Parameter withpath failed on {}: Invalid value \"{shown}\". Valid values are true, false.",
+                        r.reference()
+                    ));
+                }
+            },
         })
     }
 }
