@@ -616,7 +616,11 @@ impl Compiler<'_> {
         }
         self.containment.push((stage_idx, idx));
         if let Some(body) = &def.body {
-            self.eval_for_effect(body, sid)?;
+            // `return()` ends the class body (from a lambda in it too).
+            match self.eval_for_effect(body, sid) {
+                Ok(_) | Err(Flow::Return(..)) => {}
+                Err(e) => return Err(e),
+            }
         }
         Ok(idx)
     }
@@ -825,7 +829,7 @@ impl Compiler<'_> {
         self.bind_parameters(idx, &def.params, sid, &label, span, false)?;
         if let Some(body) = &def.body {
             match self.eval_for_effect(body, sid) {
-                Ok(_) | Err(Flow::Return(_)) => {}
+                Ok(_) | Err(Flow::Return(..)) => {}
                 Err(e) => return Err(e),
             }
         }
@@ -1017,6 +1021,15 @@ impl Compiler<'_> {
         for rel in &rels {
             let sources = self.operand_refs(&rel.source, true);
             let targets = self.operand_refs(&rel.target, false);
+            if let Some(r) = sources.iter().chain(&targets).find(|r| r.title.is_empty()) {
+                return Err(self.plain(
+                    format!(
+                        "No title provided and \"{}[]\" is not a valid resource reference",
+                        r.ty
+                    ),
+                    None,
+                ));
+            }
             let param = if rel.notify { "notify" } else { "before" };
             for s in &sources {
                 // Found once the first target is (a missing source with no targets is no

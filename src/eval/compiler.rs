@@ -21,7 +21,8 @@ pub enum Flow {
     Err(EvalError),
     Break(Span),
     Next(Value),
-    Return(Value),
+    /// `return()`: the value and where it was called.
+    Return(Value, Span),
 }
 
 /// An evaluation error. `formatted` errors already carry Puppet's full text with location;
@@ -523,6 +524,10 @@ impl<'a> Compiler<'a> {
         self.check_flow(checked)?;
         let main = self.create_main();
         let flow = self.eval_top(&program.body);
+        // `return()` may end a class, define or function body, not the main manifest.
+        if let Err(Flow::Return(_, span)) = flow {
+            return Err(self.issue("return() from context where this is illegal", span));
+        }
         self.check_flow(flow)?;
         let _ = main;
         self.evaluate_node()?;
@@ -573,7 +578,7 @@ impl<'a> Compiler<'a> {
 
     fn check_flow(&mut self, r: R<Value>) -> Result<(), EvalError> {
         match r {
-            Ok(_) | Err(Flow::Next(_)) | Err(Flow::Return(_)) => Ok(()),
+            Ok(_) | Err(Flow::Next(_)) | Err(Flow::Return(..)) => Ok(()),
             Err(Flow::Break(span)) => {
                 Err(self.issue("break() from context where this is illegal", span))
             }

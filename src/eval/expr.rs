@@ -962,6 +962,10 @@ impl Compiler<'_> {
                 }
                 // Resource references with several titles produce several references.
                 match &*t {
+                    // `Notify[undef]` is undef.
+                    PType::Resource(Some(_), None) if matches!(keys, [Value::Undef]) => {
+                        return Ok(Value::Undef);
+                    }
                     PType::Resource(Some(_), None) if keys.len() > 1 => {
                         let mut out = vec![];
                         for k in keys {
@@ -998,9 +1002,16 @@ impl Compiler<'_> {
                     }
                     _ => {}
                 }
-                let p = t
-                    .parameterize(keys)
-                    .map_err(|m| Flow::Err(self.issue(m, span)))?;
+                let p = t.parameterize(keys).map_err(|m| {
+                    // A range the type's constructor refuses is an evaluation error of the
+                    // access; the rest are Puppet's validation issues.
+                    if m.starts_with("'from' must be") {
+                        let m = format!("Error while evaluating a '[]' expression, {m}");
+                        Flow::Err(self.issue(m, span))
+                    } else {
+                        Flow::Err(self.issue(m, span))
+                    }
+                })?;
                 Ok(Value::Type(Box::new(p)))
             }
             Value::Undef => Err(Flow::Err(
@@ -1648,9 +1659,24 @@ impl Compiler<'_> {
         let mut out: Vec<Operand> = vec![];
         for item in items {
             let t = match item {
-                Value::Undef => continue,
+                Value::Undef => {
+                    return Err(Flow::Err(self.issue(
+                        "Illegal relationship operand, can not form a relationship with an Undef Value. A Catalog type is required.",
+                        e.span,
+                    )))
+                }
                 Value::Type(t) => match *t {
                     PType::Resource(Some(_), Some(_)) | PType::Class(Some(_)) => *t,
+                    // A type without a title is a catalog type: the relationship fails when
+                    // it is made (`No title provided`).
+                    PType::Resource(Some(name), None) => PType::Resource(Some(name), Some(String::new())),
+                    PType::Class(None) => {
+                        let op = op.map_or("->", RelOp::as_str);
+                        return Err(Flow::Err(self.issue(
+                            format!("Error while evaluating a '{op}' expression, No title provided and \"class\" is not a valid resource reference"),
+                            e.span,
+                        )));
+                    }
                     other => {
                         return Err(Flow::Err(self.issue(
                             format!("Illegal relationship operand, can not form a relationship with {}. A Catalog type is required.", a_an(&other.to_string())),

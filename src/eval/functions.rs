@@ -313,7 +313,7 @@ impl Compiler<'_> {
         let v = match &def.body {
             Some(b) => match self.eval(b, sid) {
                 Ok(v) => v,
-                Err(Flow::Return(v)) => v,
+                Err(Flow::Return(v, _)) => v,
                 Err(e) => return Err(e),
             },
             None => Value::Undef,
@@ -1176,12 +1176,17 @@ fn f_all(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 
 fn f_index(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let v = first_arg(a);
-    let is_hash = matches!(v, Value::Hash(_));
     for (k, x) in iteration_items(&v).unwrap_or_default() {
         let hit = match (a.lambda, a.values.get(1)) {
-            (Some(l), _) => c
-                .call_lambda(l, lambda_args(l, is_hash, &k, &x), a.scope, a.span)?
-                .truthy(),
+            // One parameter gets the value (of a hash entry too), two the key and value.
+            (Some(l), _) => {
+                let args = if l.params.len() >= 2 {
+                    vec![k.clone(), x.clone()]
+                } else {
+                    vec![x.clone()]
+                };
+                c.call_lambda(l, args, a.scope, a.span)?.truthy()
+            }
             (None, Some(want)) => puppet_eq(&x, want),
             _ => false,
         };
@@ -1210,7 +1215,7 @@ fn f_step(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 }
 
 fn f_return(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
-    Err(Flow::Return(first_arg(a)))
+    Err(Flow::Return(first_arg(a), a.span))
 }
 
 fn f_next(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
@@ -1471,7 +1476,8 @@ fn f_new(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
             _ => None,
         },
         PType::String(..) | PType::Enum(..) | PType::Pattern(_) => Some(Value::Str(match args.get(1) {
-            Some(Value::Str(fmt)) => strings::format_value(&v, fmt),
+            Some(Value::Str(fmt)) => strings::format_value(&v, fmt)
+                .map_err(|m| Flow::Err(c.runtime(m, a.span)))?,
             _ => strings::to_string_conversion(&v),
         })),
         PType::Boolean(_) => match &v {
@@ -1961,7 +1967,7 @@ fn f_match(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let re = match a.values.get(1) {
         Some(Value::Str(p)) => Regex::new(p).map_err(|m| arg_err(c, a, m))?,
         Some(Value::Regex(r)) => r.clone(),
-        Some(Value::Type(t)) => match &**t {
+        Some(Value::Type(t)) => match types::resolved(t) {
             PType::Regexp(Some(p)) => Regex::new(p).map_err(|m| arg_err(c, a, m))?,
             PType::Pattern(ps) if !ps.is_empty() => {
                 Regex::new(&ps[0]).map_err(|m| arg_err(c, a, m))?
@@ -1997,6 +2003,11 @@ fn f_match(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     })
 }
 
+/// What Ruby's `strip` removes.
+fn ruby_space(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\n' | '\x0b' | '\x0c' | '\r' | '\0')
+}
+
 fn f_string_op(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let name = a.name.clone();
     fn apply(name: &str, v: &Value) -> Value {
@@ -2005,9 +2016,10 @@ fn f_string_op(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
                 "upcase" => s.to_uppercase(),
                 "downcase" => s.to_lowercase(),
                 "capitalize" => strings::ruby_capitalize(s),
-                "strip" => s.trim().to_string(),
-                "lstrip" => s.trim_start().to_string(),
-                "rstrip" => s.trim_end().to_string(),
+                // Ruby's whitespace: ASCII blanks and NUL, not Unicode spaces.
+                "strip" => s.trim_matches(ruby_space).to_string(),
+                "lstrip" => s.trim_start_matches(ruby_space).to_string(),
+                "rstrip" => s.trim_end_matches(ruby_space).to_string(),
                 "chomp" => s
                     .strip_suffix("\r\n")
                     .or_else(|| s.strip_suffix('\n'))
@@ -2087,25 +2099,57 @@ fn f_flatten(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     Ok(Value::Array(out))
 }
 
-fn f_unique(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+fn f_unique(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    // The identity of an element: the block's value for it, or the element itself.
+    let key = |c: &mut Compiler<'_>, v: &Value| -> R<Value> {
+        match a.lambda {
+            Some(l) => c.call_lambda(l, vec![v.clone()], a.scope, a.span),
+            None => Ok(v.clone()),
+        }
+    };
     Ok(match first_arg(a) {
         Value::Array(items) => {
+            let mut seen: Vec<Value> = vec![];
             let mut out: Vec<Value> = vec![];
             for x in items {
-                if !out.contains(&x) {
+                let k = key(c, &x)?;
+                if !seen.contains(&k) {
+                    seen.push(k);
                     out.push(x);
                 }
             }
             Value::Array(out)
         }
         Value::Str(s) => {
-            let mut seen = String::new();
+            let mut seen: Vec<Value> = vec![];
+            let mut out = String::new();
             for ch in s.chars() {
-                if !seen.contains(ch) {
-                    seen.push(ch);
+                let k = key(c, &Value::str(ch.to_string()))?;
+                if !seen.contains(&k) {
+                    seen.push(k);
+                    out.push(ch);
                 }
             }
-            Value::Str(seen)
+            Value::Str(out)
+        }
+        // Puppet's unique of a hash: the keys whose values (or block values) are the same,
+        // grouped, each group with its distinct values.
+        Value::Hash(h) => {
+            let mut groups: IndexMap<Value, (Vec<Value>, Vec<Value>)> = IndexMap::new();
+            for (k, v) in h.iter() {
+                let id = key(c, v)?;
+                let g = groups.entry(id).or_default();
+                g.0.push(k.clone());
+                if !g.1.contains(v) {
+                    g.1.push(v.clone());
+                }
+            }
+            Value::Hash(
+                groups
+                    .into_values()
+                    .map(|(keys, values)| (Value::Array(keys), Value::Array(values)))
+                    .collect(),
+            )
         }
         other => other,
     })
@@ -3022,7 +3066,7 @@ impl Compiler<'_> {
         let r = self.eval(&program.body, sid);
         let out = self.render_stack.pop().unwrap_or_default();
         match r {
-            Ok(_) | Err(Flow::Return(_)) => Ok(Value::Str(out)),
+            Ok(_) | Err(Flow::Return(..)) => Ok(Value::Str(out)),
             Err(e) => Err(e),
         }
     }

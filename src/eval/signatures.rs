@@ -3969,7 +3969,7 @@ fn variant_mismatch(members: &[&'static str], optional: bool, v: &Value) -> Stri
                 names.push(n);
             }
         }
-        (names, a_base.to_string())
+        (names, short_name(&a_text))
     };
     if optional {
         names.insert(0, "Undef".to_string());

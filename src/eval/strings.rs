@@ -1,38 +1,191 @@
 //! String helpers: `sprintf`, `String.new` formats, `versioncmp`, replacements, digests and
 //! base64 (small enough to keep here rather than adding crates).
 
-use super::value::{format_float, Value};
+use super::value::Value;
 use std::cmp::Ordering;
 
-/// `String(v)`: strings as is, containers with quoted strings inside.
+/// `String(v)`: strings as is, containers with quoted strings inside, a regexp as its
+/// source.
 pub fn to_string_conversion(v: &Value) -> String {
     match v {
         Value::Str(s) => s.clone(),
         Value::Undef => String::new(),
         Value::Float(f) => format!("{f:.6}"),
+        Value::Regex(r) => r.source.to_string(),
         other => other.to_string_repr(),
     }
 }
 
-/// `String(v, '%x')` and friends: one format applied to a value.
-pub fn format_value(v: &Value, fmt: &str) -> String {
-    // Puppet's string converter quotes a string for `%p` as it does inside containers
-    // (`'x'`), not as Ruby's inspect (`"x"`); width and `-` pad the quoted text.
-    if let (Value::Str(s), Some(spec)) =
-        (v, fmt.strip_prefix('%').and_then(|f| f.strip_suffix('p')))
-    {
-        let (left, width) = match spec.strip_prefix('-') {
-            Some(w) => (true, w),
-            None => (false, spec),
+/// A format of Puppet's string converter: `%<flags><width>.<prec><format>`.
+struct Format<'f> {
+    orig: &'f str,
+    flags: &'f str,
+    width: Option<usize>,
+    prec: Option<usize>,
+    conv: char,
+}
+
+impl Format<'_> {
+    fn alt(&self) -> bool {
+        self.flags.contains('#')
+    }
+
+    /// Puppet's `apply_string_flags`: width, `-` and precision applied to a literal.
+    fn pad(&self, literal: &str) -> String {
+        let literal: String = match self.prec {
+            Some(p) => literal.chars().take(p).collect(),
+            None => literal.to_string(),
         };
-        if width.chars().all(|c| c.is_ascii_digit()) {
-            let q = super::value::quote_string(s);
-            let w = width.parse::<usize>().unwrap_or(0).min(MAX_FORMAT_WIDTH);
-            let pad = " ".repeat(w.saturating_sub(q.chars().count()));
-            return if left { q + &pad } else { pad + &q };
+        let w = self.width.unwrap_or(0).min(MAX_FORMAT_WIDTH);
+        let pad = " ".repeat(w.saturating_sub(literal.chars().count()));
+        if self.flags.contains('-') {
+            literal + &pad
+        } else {
+            pad + &literal
         }
     }
-    sprintf(fmt, std::slice::from_ref(v)).unwrap_or_else(|_| to_string_conversion(v))
+
+    /// This format with another conversion letter, for Ruby's sprintf.
+    fn with_conv(&self, conv: char) -> String {
+        format!(
+            "{}{conv}",
+            &self.orig[..self.orig.len() - self.conv.len_utf8()]
+        )
+    }
+}
+
+/// Parses a format as Puppet's `FMT_PATTERN` does.
+fn parse_format(fmt: &str) -> Result<Format<'_>, String> {
+    let bad = || {
+        format!(
+            "The format '{fmt}' is not a valid format on the form '%<flags><width>.<prec><format>'"
+        )
+    };
+    let body = fmt.strip_prefix('%').ok_or_else(bad)?;
+    let flags_end = body
+        .find(|c: char| {
+            !matches!(
+                c,
+                ' ' | '\t' | '[' | '+' | '#' | '0' | '{' | '<' | '(' | '|' | '-'
+            )
+        })
+        .unwrap_or(body.len());
+    let (flags, rest) = body.split_at(flags_end);
+    let digits_end = rest
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(rest.len());
+    let (width, rest) = rest.split_at(digits_end);
+    if width.starts_with('0') {
+        return Err(bad());
+    }
+    let (prec, rest) = match rest.strip_prefix('.') {
+        Some(r) => {
+            let end = r.find(|c: char| !c.is_ascii_digit()).unwrap_or(r.len());
+            if end == 0 {
+                return Err(bad());
+            }
+            (Some(&r[..end]), &r[end..])
+        }
+        None => (None, rest),
+    };
+    let mut chars = rest.chars();
+    let conv = chars
+        .next()
+        .filter(char::is_ascii_alphabetic)
+        .ok_or_else(bad)?;
+    if chars.next().is_some() {
+        return Err(bad());
+    }
+    Ok(Format {
+        orig: fmt,
+        flags,
+        width: (!width.is_empty()).then(|| width.parse().unwrap_or(usize::MAX)),
+        prec: prec.map(|p| p.parse().unwrap_or(usize::MAX)),
+        conv,
+    })
+}
+
+/// `String(v, '%x')` and friends: one format applied to a value, as Puppet's string
+/// converter does for undef, booleans, strings and regexps (Ruby's sprintf for numbers).
+pub fn format_value(v: &Value, fmt: &str) -> Result<String, String> {
+    let f = parse_format(fmt)?;
+    match (v, f.conv) {
+        (Value::Undef, c) => Ok(f.pad(match c {
+            'n' if f.alt() => "null",
+            'n' => "nil",
+            'u' if f.alt() => "undefined",
+            'u' => "undef",
+            'd' | 'x' | 'X' | 'o' | 'b' | 'B' | 'e' | 'E' | 'f' | 'g' | 'G' | 'a' | 'A' => "NaN",
+            'v' => "n/a",
+            'V' => "N/A",
+            's' if f.alt() => "\"\"",
+            's' => "",
+            'p' if f.alt() => "\"undef\"",
+            'p' => "undef",
+            _ => {
+                return Err(format!(
+                    "Illegal format '{c}' for Undef (legal formats: nudxXobBeEfgGaAvVsp)"
+                ))
+            }
+        })),
+        (Value::Bool(b), c) => {
+            let word = |w: &str| {
+                if f.alt() {
+                    w[..1].to_string()
+                } else {
+                    w.to_string()
+                }
+            };
+            match c {
+                't' | 's' | 'p' if !(c == 't' && f.alt()) => {
+                    Ok(f.pad(if *b { "true" } else { "false" }))
+                }
+                't' => Ok(f.pad(&word(if *b { "true" } else { "false" }))),
+                'T' => Ok(f.pad(&word(if *b { "True" } else { "False" }))),
+                'y' => Ok(f.pad(&word(if *b { "yes" } else { "no" }))),
+                'Y' => Ok(f.pad(&word(if *b { "Yes" } else { "No" }))),
+                'd' | 'x' | 'X' | 'o' | 'b' | 'B' => sprintf(fmt, &[Value::Int(*b as i64)]),
+                'e' | 'E' | 'f' | 'g' | 'G' | 'a' | 'A' => {
+                    sprintf(fmt, &[Value::Float(*b as i64 as f64)])
+                }
+                _ => Err(format!(
+                    "Illegal format '{c}' for Boolean (legal formats: tTyYdxXobBeEfgGaAsp)"
+                )),
+            }
+        }
+        (Value::Str(s), c) => {
+            let changed = match c {
+                's' => return sprintf(fmt, std::slice::from_ref(v)),
+                'p' => return Ok(f.pad(&super::value::quote_string(s))),
+                'c' => ruby_capitalize(s),
+                'C' => s
+                    .split("::")
+                    .map(ruby_capitalize)
+                    .collect::<Vec<_>>()
+                    .join("::"),
+                'u' => s.to_uppercase(),
+                'd' => s.to_lowercase(),
+                't' => s.trim().to_string(),
+                _ => {
+                    return Err(format!(
+                        "Illegal format '{c}' for String (legal formats: cCudspt)"
+                    ))
+                }
+            };
+            if f.alt() {
+                Ok(f.pad(&super::value::quote_string(&changed)))
+            } else {
+                sprintf(&f.with_conv('s'), &[Value::Str(changed)])
+            }
+        }
+        (Value::Regex(r), 'p') => {
+            sprintf(&f.with_conv('s'), &[Value::Str(format!("/{}/", r.source))])
+        }
+        (Value::Regex(r), 's') => sprintf(fmt, &[Value::Str(r.source.to_string())]),
+        // Containers in Puppet's own notation (`[1, 'a']`, `{'a' => 1}`).
+        (Value::Array(_) | Value::Hash(_), 's' | 'p') if !f.alt() => Ok(f.pad(&v.to_string_repr())),
+        _ => Ok(sprintf(fmt, std::slice::from_ref(v)).unwrap_or_else(|_| to_string_conversion(v))),
+    }
 }
 
 /// The widest field (and longest precision) `sprintf` pads to: 16 MiB.
@@ -129,12 +282,15 @@ pub fn sprintf(fmt: &str, args: &[Value]) -> Result<String, String> {
             return Err("incomplete format specifier".into());
         };
         if conv == '%' {
+            if !flags.is_empty() || !width.is_empty() || precision.is_some() {
+                return Err("invalid format character - %".into());
+            }
             out.push('%');
             continue;
         }
         let arg = match named {
             Some(v) => v,
-            None => next_arg.next().cloned().unwrap_or(Value::Undef),
+            None => next_arg.next().cloned().ok_or("too few arguments")?,
         };
         let body = match conv {
             // Ruby's Kernel#sprintf: to_s and inspect, on the values as Puppet passes them.
@@ -148,17 +304,24 @@ pub fn sprintf(fmt: &str, args: &[Value]) -> Result<String, String> {
             'p' => super::erb::ruby_inspect(&as_ruby_arg(arg)),
             'd' | 'i' | 'u' => {
                 let n = to_int(&arg)?;
-                let s = n.abs().to_string();
+                let s = zero_extend(n.unsigned_abs().to_string(), precision);
                 sign(n < 0, &flags) + &s
             }
             'x' | 'X' | 'o' | 'b' | 'B' => {
                 let n = to_int(&arg)?;
-                let s = match conv {
-                    'x' => format!("{:x}", n.abs()),
-                    'X' => format!("{:X}", n.abs()),
-                    'o' => format!("{:o}", n.abs()),
-                    _ => format!("{:b}", n.abs()),
+                // Ruby writes a negative number without a sign flag in two's complement,
+                // its infinite leading digits as `..` (`..f01` for -255 in hex).
+                let twos = n < 0 && !flags.contains('+') && !flags.contains(' ');
+                let s = match (conv, twos) {
+                    ('x' | 'X', true) => complement(n, 4, 68),
+                    ('o', true) => complement(n, 3, 66),
+                    (_, true) => complement(n, 1, 64),
+                    ('x' | 'X', false) => format!("{:x}", n.unsigned_abs()),
+                    ('o', false) => format!("{:o}", n.unsigned_abs()),
+                    (_, false) => format!("{:b}", n.unsigned_abs()),
                 };
+                let s = if conv == 'X' { s.to_uppercase() } else { s };
+                let s = if twos { s } else { zero_extend(s, precision) };
                 let prefix = if flags.contains('#') {
                     match conv {
                         'x' => "0x",
@@ -170,7 +333,7 @@ pub fn sprintf(fmt: &str, args: &[Value]) -> Result<String, String> {
                 } else {
                     ""
                 };
-                sign(n < 0, &flags) + prefix + &s
+                sign(n < 0 && !twos, &flags) + prefix + &s
             }
             'f' | 'e' | 'E' | 'g' | 'G' => {
                 let f = to_float(&arg)?;
@@ -188,7 +351,7 @@ pub fn sprintf(fmt: &str, args: &[Value]) -> Result<String, String> {
                             r
                         }
                     }
-                    _ => format_float(f.abs()),
+                    _ => general_float(f.abs(), precision, flags.contains('#'), conv == 'G'),
                 };
                 sign(f < 0.0, &flags) + &s
             }
@@ -196,6 +359,8 @@ pub fn sprintf(fmt: &str, args: &[Value]) -> Result<String, String> {
                 Value::Int(i) => char::from_u32(*i as u32)
                     .map(|c| c.to_string())
                     .unwrap_or_default(),
+                Value::Str(s) if s.chars().count() == 1 => s.clone(),
+                Value::Str(_) => return Err("%c requires a character".into()),
                 other => other.to_display().chars().take(1).collect(),
             },
             other => return Err(format!("malformed format string - %{other}")),
@@ -207,7 +372,11 @@ pub fn sprintf(fmt: &str, args: &[Value]) -> Result<String, String> {
             if flags.contains('-') {
                 out.push_str(&body);
                 out.push_str(&" ".repeat(pad));
-            } else if flags.contains('0') && !matches!(conv, 's' | 'p' | 'c') {
+            } else if flags.contains('0')
+                && !matches!(conv, 's' | 'p' | 'c')
+                // An integer's precision turns the 0 flag off.
+                && !(precision.is_some() && matches!(conv, 'd' | 'i' | 'u' | 'x' | 'X' | 'o' | 'b' | 'B'))
+            {
                 let (sgn, digits) = if body.starts_with(['-', '+', ' ']) {
                     body.split_at(1)
                 } else {
@@ -225,6 +394,78 @@ pub fn sprintf(fmt: &str, args: &[Value]) -> Result<String, String> {
         }
     }
     Ok(out)
+}
+
+/// Digits padded with zeros on the left to `precision` (an integer's precision is its
+/// least number of digits).
+fn zero_extend(digits: String, precision: Option<usize>) -> String {
+    match precision {
+        Some(p) if p > digits.len() => "0".repeat(p - digits.len()) + &digits,
+        _ => digits,
+    }
+}
+
+/// A negative number in two's complement with `bits` bits per digit, as Ruby shows it:
+/// `..` and the digits from the last all-ones one (`..f01`, `..70`, `..1011`).
+fn complement(n: i64, bits: u32, width: u32) -> String {
+    let m = ((1i128 << width) + n as i128) as u128;
+    let digits = match bits {
+        4 => format!("{m:x}"),
+        3 => format!("{m:o}"),
+        _ => format!("{m:b}"),
+    };
+    let top = match bits {
+        4 => 'f',
+        3 => '7',
+        _ => '1',
+    };
+    let rest = digits.trim_start_matches(top);
+    format!("..{top}{rest}")
+}
+
+/// C's `%g`: `%e` when the exponent is below -4 or not below the precision, else `%f`;
+/// trailing zeros dropped unless `alt` (`#`).
+fn general_float(f: f64, precision: Option<usize>, alt: bool, upper: bool) -> String {
+    if !f.is_finite() {
+        return if f.is_nan() {
+            "NaN".into()
+        } else {
+            "Inf".into()
+        };
+    }
+    let p = precision.unwrap_or(6).max(1);
+    let e_form = format!("{:.*e}", p - 1, f);
+    let exp: i64 = e_form
+        .split_once('e')
+        .map_or(0, |(_, e)| e.parse().unwrap_or(0));
+    let (body, exponent) = if exp < -4 || exp >= p as i64 {
+        let mantissa = e_form
+            .split_once('e')
+            .map_or(e_form.as_str(), |(m, _)| m)
+            .to_string();
+        let sign = if exp < 0 { '-' } else { '+' };
+        (
+            mantissa,
+            Some(format!(
+                "{}{sign}{:02}",
+                if upper { 'E' } else { 'e' },
+                exp.abs()
+            )),
+        )
+    } else {
+        (
+            format!("{:.*}", (p as i64 - 1 - exp).max(0) as usize, f),
+            None,
+        )
+    };
+    let body = if !alt && body.contains('.') {
+        body.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else if alt && !body.contains('.') {
+        body + "."
+    } else {
+        body
+    };
+    body + exponent.as_deref().unwrap_or("")
 }
 
 /// A value as Puppet hands it to Ruby's sprintf: a top-level undef as '' and a regex as its

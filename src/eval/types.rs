@@ -156,6 +156,11 @@ impl PType {
             Integer(..) => {
                 let min = args.first().map_or(Ok(MIN), |v| int_arg(v, MIN))?;
                 let max = args.get(1).map_or(Ok(MAX), |v| int_arg(v, MAX))?;
+                if min > max {
+                    return Err(format!(
+                        "'from' must be less or equal to 'to'. Got ({min}, {max}"
+                    ));
+                }
                 Integer(min, max)
             }
             Float(..) => {
@@ -164,10 +169,18 @@ impl PType {
                     Some(Value::Float(x)) => *x,
                     _ => d,
                 };
-                Float(
+                let (min, max) = (
                     f(args.first(), f64::NEG_INFINITY),
                     f(args.get(1), f64::INFINITY),
-                )
+                );
+                if min > max {
+                    return Err(format!(
+                        "'from' must be less or equal to 'to'. Got ({}, {}",
+                        Value::Float(min).to_display(),
+                        Value::Float(max).to_display()
+                    ));
+                }
+                Float(min, max)
             }
             String(..) => {
                 let (min, max) = size_args(args)?;
@@ -797,6 +810,14 @@ pub fn mismatch(t: &PType, v: &Value) -> String {
         }
         _ => nested_mismatch(t, v)
             .unwrap_or_else(|| format!("expects {}, got {}", t.generalize_label(v), got())),
+    }
+}
+
+/// The type an alias stands for (through aliases of aliases); any other type itself.
+pub fn resolved(t: &PType) -> &PType {
+    match t {
+        PType::Alias(_, inner) => resolved(inner),
+        t => t,
     }
 }
 

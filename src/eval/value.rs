@@ -482,8 +482,10 @@ impl Value {
             Value::Hash(h) => Json::Object(
                 h.iter()
                     .map(|(k, v)| {
+                        // A key that is not a string is written as Ruby's to_s of it.
                         let key = match k {
                             Value::Str(s) => s.clone(),
+                            Value::Array(_) | Value::Hash(_) => super::erb::ruby_inspect(k),
                             other => other.to_display(),
                         };
                         (key, v.to_json())
