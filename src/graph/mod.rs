@@ -426,7 +426,10 @@ impl Graph {
                         refresh,
                         origin: Origin::Metaparam { param, on: me },
                     };
-                    self.add_relation(rel);
+                    // Each reference is an edge of its own, as in Puppet: a reference given
+                    // twice (`notify => [A, A]`, or a parameter and a chain that both add
+                    // it) delivers two refresh events.
+                    self.push_relation(rel);
                 });
             }
         }
@@ -435,6 +438,15 @@ impl Graph {
     /// Adds a relationship edge unless the same one (ends, refresh and origin) is already
     /// there; returns whether it was added.
     pub fn add_relation(&mut self, rel: Relation) -> bool {
+        self.insert_relation(rel, true)
+    }
+
+    /// Adds a relationship edge, even one equal to an edge already there.
+    fn push_relation(&mut self, rel: Relation) {
+        self.insert_relation(rel, false);
+    }
+
+    fn insert_relation(&mut self, rel: Relation, unique: bool) -> bool {
         const END: u32 = u32::MAX;
         let at = u32::try_from(self.relations.len()).expect("fewer than 4 billion relations");
         let pair = (rel.source as u32, rel.target as u32);
@@ -445,7 +457,7 @@ impl Graph {
             std::collections::hash_map::Entry::Occupied(o) => {
                 let mut i = *o.get();
                 loop {
-                    if self.relations[i as usize] == rel {
+                    if unique && self.relations[i as usize] == rel {
                         return false;
                     }
                     let next = self.next_of_pair[i as usize];
