@@ -514,7 +514,19 @@ impl Compiler<'_> {
                     return Err(Flow::Err(self.plain(join_loc(msg, &loc), at)));
                 }
                 if self.find_resource("Class", &pname).is_none() {
-                    self.include_class(&pname, scope, span)?;
+                    let me = name.to_lowercase();
+                    if pname == me || self.inheriting.contains(&pname) {
+                        let mut chain = self.inheriting.clone();
+                        chain.push(me);
+                        chain.push(pname);
+                        let msg =
+                            format!("Circular class inheritance: {}", chain.join(" inherits "));
+                        return Err(Flow::Err(self.runtime(msg, span)));
+                    }
+                    self.inheriting.push(me);
+                    let r = self.include_class(&pname, scope, span);
+                    self.inheriting.pop();
+                    r?;
                 }
                 self.class_scopes.get(&pname).copied()
             }
@@ -604,10 +616,21 @@ impl Compiler<'_> {
             })
             .unwrap_or_else(|| "main".into());
         let Some(stage_idx) = self.find_resource("Stage", &stage) else {
-            return Err(Flow::Err(self.runtime(
-                format!("Could not find stage {stage} specified by {label}"),
-                span,
-            )));
+            return Err(Flow::Err(
+                self.runtime(
+                    format!(
+                        "Could not find stage {} specified by {label}",
+                        stage
+                            .strip_prefix("Stage[")
+                            .and_then(|s| s.strip_suffix(']'))
+                            .map_or(stage.clone(), |t| format!(
+                                "Stage[{}]",
+                                t.trim_matches('\'')
+                            ))
+                    ),
+                    span,
+                ),
+            ));
         };
         if stage != "main" && !self.resources[idx].params.contains_key("stage") {
             self.resources[idx]
@@ -616,9 +639,9 @@ impl Compiler<'_> {
         }
         self.containment.push((stage_idx, idx));
         if let Some(body) = &def.body {
-            // `return()` ends the class body (from a lambda in it too).
+            // `return()` and `next()` end the class body (from a lambda in it too).
             match self.eval_for_effect(body, sid) {
-                Ok(_) | Err(Flow::Return(..)) => {}
+                Ok(_) | Err(Flow::Return(..) | Flow::Next(..)) => {}
                 Err(e) => return Err(e),
             }
         }
@@ -658,6 +681,7 @@ impl Compiler<'_> {
         span: Span,
         is_class: bool,
     ) -> R<()> {
+        super::functions::reserved_parameter(self, params, span)?;
         self.check_queued_param_types()?;
         let source = self.scopes[sid].source.clone();
         if is_class {
@@ -665,22 +689,15 @@ impl Compiler<'_> {
                 self.hiera_class_param(idx, sid, &p.name, span)?;
             }
         }
-        // Every missing value is reported at once, as Puppet does.
-        let mut missing = vec![];
-        for p in params {
-            // An explicit `undef` is a value given: type-checked below (`expects a String
-            // value, got Undef`), accepted by an untyped parameter.
-            if p.value.is_some() || self.was_given(idx, &p.name) {
-                continue;
-            }
-            let accepts_undef = match &p.type_expr {
-                Some(te) => self.eval_type(te, sid)?.is_instance(&Value::Undef),
-                None => false,
-            };
-            if !accepts_undef {
-                missing.push(format!("expects a value for parameter '{}'", p.name));
-            }
-        }
+        // Every missing value is reported at once, as Puppet does. A parameter without a
+        // default needs a value whatever its type (`Optional[String] $x` too); an explicit
+        // `undef` is a value given: type-checked below (`expects a String value, got
+        // Undef`), accepted by an untyped or optional parameter.
+        let missing: Vec<String> = params
+            .iter()
+            .filter(|p| p.value.is_none() && !self.was_given(idx, &p.name))
+            .map(|p| format!("expects a value for parameter '{}'", p.name))
+            .collect();
         match missing.len() {
             0 => {}
             1 => {
@@ -704,8 +721,6 @@ impl Compiler<'_> {
             }
         }
         let names: Vec<String> = params.iter().map(|p| p.name.clone()).collect();
-        // Parameters left without a value (accepting undef) are set after the defaults.
-        let mut unset = vec![];
         for p in params {
             let given = self.resources[idx].params.get(&p.name).cloned();
             let value = match given {
@@ -730,16 +745,8 @@ impl Compiler<'_> {
                         v
                     }
                     None => {
-                        let t = match &p.type_expr {
-                            Some(te) => Some(self.eval_type(te, sid)?),
-                            None => None,
-                        };
-                        let given_undef = self.was_given(idx, &p.name);
-                        if given_undef {
+                        if self.was_given(idx, &p.name) {
                             Value::Undef
-                        } else if t.as_ref().is_some_and(|t| t.is_instance(&Value::Undef)) {
-                            unset.push(p.name.clone());
-                            continue;
                         } else {
                             return Err(Flow::Err(self.runtime(
                                 format!("{label}: expects a value for parameter '{}'", p.name),
@@ -767,9 +774,6 @@ impl Compiler<'_> {
                 }
             }
             self.scopes[sid].vars.insert(p.name.clone(), value);
-        }
-        for name in unset {
-            self.scopes[sid].vars.insert(name, Value::Undef);
         }
         self.resources[idx].params.retain(|_, v| !v.is_undef());
         Ok(())
@@ -829,7 +833,7 @@ impl Compiler<'_> {
         self.bind_parameters(idx, &def.params, sid, &label, span, false)?;
         if let Some(body) = &def.body {
             match self.eval_for_effect(body, sid) {
-                Ok(_) | Err(Flow::Return(..)) => {}
+                Ok(_) | Err(Flow::Return(..) | Flow::Next(..)) => {}
                 Err(e) => return Err(e),
             }
         }
@@ -891,7 +895,15 @@ impl Compiler<'_> {
                     .setters
                     .source(&a.name)
                     .map_or_else(String::new, |s| String::from(&**s));
-                if !self.source_child_of(&o.source, &csrc) {
+                // Puppet's override_parameter: a subclass may override, and so may the
+                // scope that set the value when the value is that scope's default.
+                let from_default = *o.source == *csrc && {
+                    let r = &self.resources[idx];
+                    self.lookup_defaults(r.scope, &r.type_name)
+                        .get(&a.name)
+                        .is_some_and(|d| *d == current)
+                };
+                if !from_default && !self.source_child_of(&o.source, &csrc) {
                     let r = &self.resources[idx];
                     let (f, l) = r.setters.at(&a.name).unwrap_or((r.file, r.line));
                     let by = if csrc.is_empty() {
@@ -1351,12 +1363,12 @@ impl Compiler<'_> {
                                 });
                             }
                         }
-                        Value::Undef => {}
                         other => {
-                            return Err(Flow::Err(self.runtime(
-                                format!("expects a Hash value, got {}", other.type_name()),
+                            let got = super::types::infer(&other).generalize_deep();
+                            return Err(Flow::Err(self.issue(
+                                format!("Expected value of type Hash, got {got}"),
                                 expr.span,
-                            )))
+                            )));
                         }
                     }
                 }

@@ -20,7 +20,8 @@ use std::sync::Arc;
 pub enum Flow {
     Err(EvalError),
     Break(Span),
-    Next(Value),
+    /// `next()`: the value and where it was called.
+    Next(Value, Span),
     /// `return()`: the value and where it was called.
     Return(Value, Span),
 }
@@ -296,6 +297,8 @@ pub struct Compiler<'a> {
     /// Set while a class or define parameter's default is evaluated (Puppet's
     /// `ParameterScope`): reading a parameter of that scope that has no value yet fails.
     pub(super) param_guard: Option<ParamGuard>,
+    /// The classes whose parents are being declared (to refuse circular inheritance).
+    pub(super) inheriting: Vec<String>,
 }
 
 /// See [`Compiler::param_guard`].
@@ -373,6 +376,7 @@ impl<'a> Compiler<'a> {
             define_sources: HashMap::default(),
             last_line: std::cell::Cell::new((FileId::SYNTHETIC, 0, 0, 0)),
             param_guard: None,
+            inheriting: Vec::new(),
         }
     }
 
@@ -525,8 +529,14 @@ impl<'a> Compiler<'a> {
         let main = self.create_main();
         let flow = self.eval_top(&program.body);
         // `return()` may end a class, define or function body, not the main manifest.
-        if let Err(Flow::Return(_, span)) = flow {
-            return Err(self.issue("return() from context where this is illegal", span));
+        match flow {
+            Err(Flow::Return(_, span)) => {
+                return Err(self.issue("return() from context where this is illegal", span))
+            }
+            Err(Flow::Next(_, span)) => {
+                return Err(self.issue("next() from context where this is illegal", span))
+            }
+            _ => {}
         }
         self.check_flow(flow)?;
         let _ = main;
@@ -578,7 +588,7 @@ impl<'a> Compiler<'a> {
 
     fn check_flow(&mut self, r: R<Value>) -> Result<(), EvalError> {
         match r {
-            Ok(_) | Err(Flow::Next(_)) | Err(Flow::Return(..)) => Ok(()),
+            Ok(_) | Err(Flow::Next(..)) | Err(Flow::Return(..)) => Ok(()),
             Err(Flow::Break(span)) => {
                 Err(self.issue("break() from context where this is illegal", span))
             }
@@ -720,6 +730,28 @@ impl<'a> Compiler<'a> {
 
     /// Records the definitions of a tree (the parser has already given nested classes and
     /// defines their qualified names, as Puppet's name stack does).
+    /// Puppet's `warn_if_metaparam`: a parameter named after a metaparameter needs a
+    /// default (and then is the metaparameter's value for what the definition contains).
+    fn metaparameter_names(
+        &self,
+        params: &[crate::ast::Parameter],
+        name: &str,
+    ) -> Result<(), EvalError> {
+        match params
+            .iter()
+            .find(|p| p.value.is_none() && super::catalog_ops::METAPARAMS.contains(&p.name.as_str()))
+        {
+            Some(p) => Err(self.plain(
+                format!(
+                    "{} is a metaparameter; please choose another parameter name in the {name} definition",
+                    p.name
+                ),
+                None,
+            )),
+            None => Ok(()),
+        }
+    }
+
     pub(super) fn register_definitions(&mut self, e: &Expr) -> Result<(), EvalError> {
         match &e.kind {
             ExprKind::Block(items) => {
@@ -742,6 +774,7 @@ impl<'a> Compiler<'a> {
                     let verb = "be redefined as a class";
                     return Err(self.redefinition(&subject, earlier, "", verb, e.span));
                 }
+                self.metaparameter_names(&def.params, &name)?;
                 self.class_spans.insert(name.clone(), e.span);
                 self.note_module(&name, e.span.file);
                 // The tree's definition, shared; a copy only to rename it.
@@ -770,6 +803,7 @@ impl<'a> Compiler<'a> {
                     let (subject, verb) = (format!("'{name}'"), "redefine as a definition");
                     return Err(self.redefinition(&subject, earlier, " as a class", verb, e.span));
                 }
+                self.metaparameter_names(&def.params, &name)?;
                 self.define_spans.insert(name.clone(), e.span);
                 self.note_module(&name, e.span.file);
                 let mut def = def.clone();
@@ -868,7 +902,20 @@ impl<'a> Compiler<'a> {
                 self.queue_param_type_checks(&p.body);
                 self.register_definitions(&p.body).is_ok()
             }
-            None => false,
+            // A module file that does not parse fails the compile with its syntax error
+            // (what it should have defined is then unknown, a consequence).
+            None => {
+                if let Some(d) = parsed.diagnostics.iter().find(|d| d.is_error()) {
+                    let loc = self.line_col_location(d.span);
+                    let e = EvalError {
+                        msg: join_loc(d.message.clone(), &loc),
+                        span: d.span,
+                        formatted: true,
+                    };
+                    self.load_error.get_or_insert(e);
+                }
+                false
+            }
         }
     }
 
@@ -904,6 +951,48 @@ impl<'a> Compiler<'a> {
             ExprKind::Block(items) => items.as_slice(),
             _ => std::slice::from_ref(body),
         };
+        // Only definitions may be at the top of an autoloaded file (Puppet's
+        // internal_check_top_construct_in_module).
+        let stray = items.iter().find_map(|item| {
+            let (label, at) = match &item.kind {
+                ExprKind::Resource(_) => ("Resource Statement".to_string(), item.span),
+                ExprKind::ResourceDefaults { .. } => {
+                    ("Resource Defaults Expression".into(), item.span)
+                }
+                ExprKind::ResourceOverride { .. } => ("Resource Override".into(), item.span),
+                ExprKind::Assignment { op, left, right } => (
+                    format!("'{}' expression", op.as_str()),
+                    self.operator_span(left.span, right.span, op.as_str()),
+                ),
+                ExprKind::Relationship { op, left, right } => (
+                    format!("'{}' expression", op.as_str()),
+                    self.operator_span(left.span, right.span, op.as_str()),
+                ),
+                ExprKind::Call(c) if c.kind == crate::ast::CallKind::Method => {
+                    ("Method call".into(), item.span)
+                }
+                ExprKind::Call(_) => ("Function Call".into(), item.span),
+                ExprKind::If { .. } => ("'if' statement".into(), item.span),
+                ExprKind::Unless { .. } => ("'unless' Statement".into(), item.span),
+                ExprKind::Case { .. } => ("'case' statement".into(), item.span),
+                ExprKind::Node(_) => ("Node Definition".into(), item.span),
+                _ => return None,
+            };
+            let loc = self.line_col_location(Some(at));
+            Some(EvalError {
+                msg: join_loc(
+                    format!(
+                        "This {label} is unacceptable as a top level construct in this location"
+                    ),
+                    &loc,
+                ),
+                span: Some(at),
+                formatted: true,
+            })
+        });
+        if stray.is_some() {
+            return stray;
+        }
         items.iter().find_map(|item| {
             let name = match &item.kind {
                 ExprKind::Class(d) => d.name.as_str(),
@@ -1205,6 +1294,9 @@ impl<'a> Compiler<'a> {
         scope.resource = Some(res);
         scope.source = Arc::from(format!("node {title}"));
         scope.matches = groups;
+        // `$title` and `$name` in a node are the node's (`__node_regexp__...` for a regex).
+        scope.vars.insert("title".into(), Value::str(title.clone()));
+        scope.vars.insert("name".into(), Value::str(title.clone()));
         let sid = self.new_scope(scope);
         self.node_scope = Some(sid);
         if let Some(body) = &def.body {

@@ -593,7 +593,7 @@ impl Compiler<'_> {
 
     /// Where the operator `op` between two operands is (Puppet places an assignment's errors
     /// there); the span of both operands if the text between them does not hold it.
-    fn operator_span(&self, left: Span, right: Span, op: &str) -> Span {
+    pub(super) fn operator_span(&self, left: Span, right: Span, op: &str) -> Span {
         let between = self
             .sources
             .get(left.file)
@@ -672,6 +672,11 @@ impl Compiler<'_> {
                 Ok(v)
             }
             ExprKind::Array(items) => {
+                // A single value is a list of one (Puppet's assign_LiteralList).
+                let v = match v {
+                    Value::Array(_) | Value::Hash(_) => v,
+                    single => Value::Array(vec![single]),
+                };
                 match &v {
                     Value::Array(vals) => {
                         if vals.len() != items.len() {
@@ -691,10 +696,12 @@ impl Compiler<'_> {
                     Value::Hash(h) => {
                         for it in items {
                             if let ExprKind::Variable(n) = &it.kind {
-                                let val = h
-                                    .get(&Value::str(n.clone()))
-                                    .cloned()
-                                    .unwrap_or(Value::Undef);
+                                let Some(val) = h.get(&Value::str(n.clone())).cloned() else {
+                                    return Err(Flow::Err(self.issue(
+                                        format!("No value for required key '{n}' in assignment to variables from hash"),
+                                        left.span,
+                                    )));
+                                };
                                 self.assign(AssignOp::Assign, it, val, scope, at, false)?;
                             }
                         }
@@ -1107,7 +1114,7 @@ impl Compiler<'_> {
                 let b = num_f64(r);
                 Ok(a.partial_cmp(&b).unwrap_or(Ordering::Equal))
             }
-            (Value::Str(a), Value::Str(b)) => Ok(a.to_lowercase().cmp(&b.to_lowercase())),
+            (Value::Str(a), Value::Str(b)) => Ok(super::value::str_cmp_ignore_case(a, b)),
             (Value::Str(_), _) => Err(fail("A String is not comparable to a non String")),
             (Value::Int(_) | Value::Float(_), _) => {
                 Err(fail("A Numeric is not comparable to non Numeric"))
@@ -1285,29 +1292,43 @@ impl Compiler<'_> {
                 Value::Regex(re) => self.regex_match(re, &hay.clone(), scope),
                 _ => false,
             },
-            Value::Array(items) => match l {
-                Value::Regex(re) => {
-                    let strs: Vec<String> = items
-                        .iter()
-                        .filter_map(|v| v.as_str().map(String::from))
-                        .collect();
-                    strs.iter().any(|s| self.regex_match(re, s, scope))
-                }
-                Value::Type(t) => items.iter().any(|v| t.is_instance(v)),
-                _ => items.iter().any(|v| puppet_eq(l, v)),
-            },
-            Value::Hash(h) => match l {
-                Value::Regex(re) => {
-                    let strs: Vec<String> = h
-                        .keys()
-                        .filter_map(|v| v.as_str().map(String::from))
-                        .collect();
-                    strs.iter().any(|s| self.regex_match(re, s, scope))
-                }
-                _ => h.keys().any(|k| puppet_eq(l, k)),
-            },
+            // A hash: its keys (Puppet's include_Hash).
+            Value::Array(items) => self.in_list(l, items.iter(), scope),
+            Value::Hash(h) => {
+                let keys: Vec<Value> = h.keys().cloned().collect();
+                self.in_list(l, keys.iter(), scope)
+            }
             _ => false,
         })
+    }
+
+    /// Puppet's `include_Array`: a regex matches a string element; a string matches an
+    /// element that is a regex (setting the captures), a type it is an instance of, or an
+    /// equal string; a type contains its instances (a type value is an instance of a
+    /// `Type[...]` only); anything else is compared for equality.
+    fn in_list<'v>(
+        &mut self,
+        l: &Value,
+        items: impl Iterator<Item = &'v Value>,
+        scope: ScopeId,
+    ) -> bool {
+        let items: Vec<&Value> = items.collect();
+        match l {
+            Value::Regex(re) => items
+                .iter()
+                .filter_map(|v| v.as_str())
+                .any(|s| self.regex_match(re, s, scope)),
+            Value::Str(needle) => items.iter().any(|v| match v {
+                Value::Regex(re) => self.regex_match(re, needle, scope),
+                Value::Type(t) => t.is_instance(l),
+                v => puppet_eq(l, v),
+            }),
+            Value::Type(t) => items.iter().any(|v| match v {
+                Value::Type(_) => matches!(**t, PType::Type(_) | PType::Any) && t.is_instance(v),
+                v => t.is_instance(v),
+            }),
+            _ => items.iter().any(|v| puppet_eq(l, v)),
+        }
     }
 
     /// Arithmetic and the collection operators. `operands` are where the left and right

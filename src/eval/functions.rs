@@ -313,7 +313,9 @@ impl Compiler<'_> {
         let v = match &def.body {
             Some(b) => match self.eval(b, sid) {
                 Ok(v) => v,
-                Err(Flow::Return(v, _)) => v,
+                // What return() or next() gives back is not checked against the return
+                // type (Puppet checks the value of the body only).
+                Err(Flow::Return(v, _) | Flow::Next(v, _)) => return Ok(v),
                 Err(e) => return Err(e),
             },
             None => Value::Undef,
@@ -332,6 +334,7 @@ impl Compiler<'_> {
         label: &str,
         span: Span,
     ) -> R<()> {
+        reserved_parameter(self, params, span)?;
         let mut values = values.into_iter();
         for p in params {
             let v = if p.captures_rest {
@@ -403,7 +406,7 @@ impl Compiler<'_> {
         let v = match &l.body {
             Some(b) => match self.eval(b, sid) {
                 Ok(v) => v,
-                Err(Flow::Next(v)) => v,
+                Err(Flow::Next(v, _)) => v,
                 Err(e) => return Err(e),
             },
             None => Value::Undef,
@@ -545,6 +548,24 @@ fn iteration_items(v: &Value) -> Option<Vec<(Value, Value)>> {
 }
 
 /// Arguments for one lambda call: `|$v|`, `|$k, $v|` / `|$i, $v|`.
+/// A parameter may not be named after a reserved variable (`$facts`, `$trusted`,
+/// `$server_facts`): Puppet fails when it binds it.
+pub(super) fn reserved_parameter(c: &Compiler<'_>, params: &[Parameter], span: Span) -> R<()> {
+    match params
+        .iter()
+        .find(|p| matches!(p.name.as_str(), "facts" | "trusted" | "server_facts"))
+    {
+        Some(p) => Err(Flow::Err(c.runtime(
+            format!(
+                "Attempt to assign to a reserved variable name: '{}'",
+                p.name
+            ),
+            span,
+        ))),
+        None => Ok(()),
+    }
+}
+
 fn lambda_args(l: &Lambda, is_hash: bool, k: &Value, v: &Value) -> Vec<Value> {
     if l.params.len() >= 2 {
         vec![k.clone(), v.clone()]
@@ -714,11 +735,8 @@ fn f_defined(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
             Value::Str(s) => {
                 let n = s.trim_colons().to_lowercase();
                 // 'main' names the main class (Puppet's `find_main_class`).
-                n == "main"
-                    || c.find_class(&n).is_some()
-                    || c.resolve_resource_type(&n).is_some()
-                    || c.find_function(&n).is_some()
-                    || builtin(&n).is_some()
+                // A class or a resource type, not a function (Puppet 4+).
+                n == "main" || c.find_class(&n).is_some() || c.resolve_resource_type(&n).is_some()
             }
             Value::Type(t) => match &**t {
                 PType::Resource(Some(ty), Some(title)) => c
@@ -1219,7 +1237,7 @@ fn f_return(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 }
 
 fn f_next(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
-    Err(Flow::Next(first_arg(a)))
+    Err(Flow::Next(first_arg(a), a.span))
 }
 
 fn f_break(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {

@@ -607,14 +607,20 @@ pub fn format_float(f: f64) -> String {
     }
 }
 
-/// The `==` operator: case-insensitive strings, numbers across Integer/Float.
-/// Puppet's string equality: case-insensitive.
+/// Puppet's string equality: Ruby's `casecmp`, which folds ASCII letters only (`'É'` and
+/// `'é'` differ).
 pub fn str_eq_ignore_case(x: &str, y: &str) -> bool {
-    if x.is_ascii() && y.is_ascii() {
-        x.eq_ignore_ascii_case(y)
-    } else {
-        x.to_lowercase() == y.to_lowercase()
-    }
+    x.eq_ignore_ascii_case(y)
+}
+
+/// Puppet's string order: Ruby's `casecmp` (bytes, ASCII letters folded).
+pub fn str_cmp_ignore_case(x: &str, y: &str) -> std::cmp::Ordering {
+    let fold = |s: &str| {
+        s.bytes()
+            .map(|b| b.to_ascii_lowercase())
+            .collect::<Vec<u8>>()
+    };
+    fold(x).cmp(&fold(y))
 }
 
 pub fn puppet_eq(a: &Value, b: &Value) -> bool {
