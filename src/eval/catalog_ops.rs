@@ -616,9 +616,8 @@ impl Compiler<'_> {
             })
             .unwrap_or_else(|| "main".into());
         let Some(stage_idx) = self.find_resource("Stage", &stage) else {
-            return Err(Flow::Err(
-                self.runtime(
-                    format!(
+            return Err(Flow::Err(self.runtime(
+                format!(
                         "Could not find stage {} specified by {label}",
                         stage
                             .strip_prefix("Stage[")
@@ -628,9 +627,8 @@ impl Compiler<'_> {
                                 t.trim_matches('\'')
                             ))
                     ),
-                    span,
-                ),
-            ));
+                span,
+            )));
         };
         if stage != "main" && !self.resources[idx].params.contains_key("stage") {
             self.resources[idx]

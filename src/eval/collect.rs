@@ -298,9 +298,8 @@ impl Compiler<'_> {
     fn title_eq(&self, idx: usize, attr: &str, v: &Value) -> Option<bool> {
         let r = &self.resources[idx];
         match v {
-            Value::Str(s)
-                if (attr == "title" || attr == "name") && !r.params.contains_key(attr) =>
-            {
+            // (`name` is a parameter like any other: a query on it does not see the title.)
+            Value::Str(s) if attr == "title" && !r.params.contains_key(attr) => {
                 Some(super::value::str_eq_ignore_case(&r.title, s))
             }
             _ => None,
@@ -312,9 +311,7 @@ impl Compiler<'_> {
         let r = &self.resources[idx];
         match r.params.get(attr) {
             Some(v) => std::borrow::Cow::Borrowed(v),
-            None if attr == "title" || attr == "name" => {
-                std::borrow::Cow::Owned(Value::str(r.title.clone()))
-            }
+            None if attr == "title" => std::borrow::Cow::Owned(Value::str(r.title.clone())),
             None => std::borrow::Cow::Owned(Value::Undef),
         }
     }

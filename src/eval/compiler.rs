@@ -1387,6 +1387,8 @@ fn definition_name(name: &str) -> String {
 
 /// Puppet's tag syntax.
 pub(super) fn is_valid_tag(t: &str) -> bool {
+    // Puppet's pattern ends in `\Z`, which also matches before a final newline.
+    let t = t.strip_suffix('\n').unwrap_or(t);
     let mut chars = t.chars();
     match chars.next() {
         Some(c) if c.is_alphanumeric() || c == '_' => {}

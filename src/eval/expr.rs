@@ -1099,9 +1099,9 @@ impl Compiler<'_> {
             Flow::Err(self.issue(
                 format!(
                     "Comparison of: {} {} {}, is not possible. Caused by '{}'.",
-                    simple_type_name(l),
+                    compared_label(l),
                     op.as_str(),
-                    simple_type_name(r),
+                    compared_label(r),
                     why
                 ),
                 span,
@@ -1197,9 +1197,21 @@ impl Compiler<'_> {
                         default = Some(&en.value);
                         continue;
                     }
-                    let m = self.eval(&en.matching, scope)?;
-                    if self.case_match(&v, &m, scope, en.matching.span)? {
-                        return self.eval(&en.value, scope);
+                    // `*[a, b] => x`: any of the unfolded values, as in a case option.
+                    let candidates = match &en.matching.kind {
+                        ExprKind::Unary {
+                            op: UnaryOp::Unfold,
+                            expr,
+                        } => match self.eval(expr, scope)? {
+                            Value::Array(a) => a,
+                            other => vec![other],
+                        },
+                        _ => vec![self.eval(&en.matching, scope)?],
+                    };
+                    for m in candidates {
+                        if self.case_match(&v, &m, scope, en.matching.span)? {
+                            return self.eval(&en.value, scope);
+                        }
                     }
                 }
                 match default {
@@ -1368,18 +1380,34 @@ impl Compiler<'_> {
                 }
                 return Ok(Value::Hash(out));
             }
+            // Puppet's concatenate: an array of arrays is a list of pairs (`Hash[y]`), any
+            // other array alternates keys and values (`Hash[*y]`).
             (BinaryOp::Add, Value::Hash(a), Value::Array(b)) => {
                 let mut out = a.clone();
-                let pairs: Vec<Value> = if b.len() == 2 && !matches!(b[0], Value::Array(_)) {
-                    vec![Value::Array(b.clone())]
-                } else {
-                    b.clone()
-                };
-                for p in pairs {
-                    if let Value::Array(kv) = p {
-                        if kv.len() == 2 {
-                            out.insert(kv[0].clone(), kv[1].clone());
+                if !b.is_empty() && b.iter().all(|x| matches!(x, Value::Array(_))) {
+                    for p in b {
+                        if let Value::Array(kv) = p {
+                            match kv.as_slice() {
+                                [k, v] => out.insert(k.clone(), v.clone()),
+                                [k] => out.insert(k.clone(), Value::Undef),
+                                _ => {
+                                    return Err(Flow::Err(self.issue(
+                                        format!("Error while evaluating a '+' expression, invalid number of elements ({} for 1..2)", kv.len()),
+                                        span,
+                                    )))
+                                }
+                            };
                         }
+                    }
+                } else {
+                    if b.len() % 2 != 0 {
+                        return Err(Flow::Err(self.issue(
+                            "Error while evaluating a '+' expression, odd number of arguments for Hash",
+                            span,
+                        )));
+                    }
+                    for kv in b.chunks(2) {
+                        out.insert(kv[0].clone(), kv[1].clone());
                     }
                 }
                 return Ok(Value::Hash(out));
@@ -2025,6 +2053,14 @@ pub(super) fn a_an(word: &str) -> String {
 }
 
 /// The type name used in operator messages: collections by their base name.
+/// How a comparison error names an operand (Puppet's label: `Undef Value` for undef).
+fn compared_label(v: &Value) -> String {
+    match v {
+        Value::Undef => "Undef Value".into(),
+        other => simple_type_name(other),
+    }
+}
+
 fn simple_type_name(v: &Value) -> String {
     match v {
         Value::Array(_) => "Array".into(),

@@ -567,7 +567,8 @@ pub(super) fn reserved_parameter(c: &Compiler<'_>, params: &[Parameter], span: S
 }
 
 fn lambda_args(l: &Lambda, is_hash: bool, k: &Value, v: &Value) -> Vec<Value> {
-    if l.params.len() >= 2 {
+    // A block of one parameter that captures the rest takes as many as it can: two.
+    if l.params.len() >= 2 || l.params.first().is_some_and(|p| p.captures_rest) {
         vec![k.clone(), v.clone()]
     } else if is_hash {
         vec![Value::Array(vec![k.clone(), v.clone()])]

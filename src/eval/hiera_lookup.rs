@@ -195,10 +195,10 @@ pub fn f_lookup(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         (None, None, Some(d)) => (d, "Default value".to_string()),
         (None, None, None) => {
             let shown = if names.len() == 1 {
-                format!("name '{}'", names[0])
+                format!("the name '{}'", names[0])
             } else {
                 format!(
-                    "names [{}]",
+                    "any of the names [{}]",
                     names
                         .iter()
                         .map(|n| format!("'{n}'"))
@@ -208,7 +208,7 @@ pub fn f_lookup(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
             };
             // Puppet's LookupError is not wrapped by the evaluator: no location.
             return Err(Flow::Err(c.plain(
-                format!("Function lookup() did not find a value for the {shown}"),
+                format!("Function lookup() did not find a value for {shown}"),
                 Some(a.span),
             )));
         }

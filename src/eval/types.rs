@@ -659,6 +659,8 @@ impl PType {
                 s
             }
             PType::Class(Some(n)) => format!("Class[{}]", capitalize_type(n)),
+            // A resource type without a title becomes a reference without one (`Notify[]`).
+            PType::Resource(Some(t), None) => format!("{t}[]"),
             other => other.to_string(),
         }
     }
