@@ -998,7 +998,7 @@ impl Compiler<'_> {
                         }
                         continue;
                     };
-                    if self.find_resource(&t, &title).is_none() {
+                    if self.related_resource(&t, &title).is_none() {
                         let (f, l) = r.setters.at(p).unwrap_or((r.file, r.line));
                         let shown = ref_shown(&item);
                         // `Type['']` reads back as "Type[]", which names no title at all.
@@ -1018,6 +1018,18 @@ impl Compiler<'_> {
             }
         }
         Ok(())
+    }
+
+    /// The resource a relationship names. The main class is not one: its catalog resource
+    /// is titled `:main` in Puppet, which no reference (`Class['main']` reads `Class[Main]`)
+    /// finds.
+    fn related_resource(&self, ty: &str, title: &str) -> Option<usize> {
+        if ty.eq_ignore_ascii_case("class")
+            && title.trim_start_matches("::").eq_ignore_ascii_case("main")
+        {
+            return None;
+        }
+        self.find_resource(ty, title)
     }
 
     /// Chaining arrows become `before`/`notify` values on the source resources.
@@ -1049,7 +1061,7 @@ impl Compiler<'_> {
                     let sidx = match found_source {
                         Some(i) => i,
                         None => {
-                            let Some(i) = self.find_resource(&s.ty, &s.title) else {
+                            let Some(i) = self.related_resource(&s.ty, &s.title) else {
                                 let (sshown, tshown) = (s.shown(), t.shown());
                                 return Err(self.plain(
                                     format!(
@@ -1062,7 +1074,7 @@ impl Compiler<'_> {
                             i
                         }
                     };
-                    let Some(tidx) = self.find_resource(&t.ty, &t.title) else {
+                    let Some(tidx) = self.related_resource(&t.ty, &t.title) else {
                         let (sshown, tshown) = (s.shown(), t.shown());
                         return Err(self.plain(
                             format!("Could not find resource '{tshown}' for relationship from '{sshown}'"),

@@ -292,6 +292,26 @@ impl Compiler<'_> {
             }
             ExprKind::ResourceOverride { resources, ops, .. } => {
                 let refs = self.eval(resources, scope)?;
+                // An attribute twice in the body: Puppet's message names the (first) target.
+                let mut seen: Vec<&str> = vec![];
+                for op in ops {
+                    if let AttributeOp::Set { name, .. } = op {
+                        if seen.contains(&name.as_str()) {
+                            let target = flatten_values(&refs)
+                                .first()
+                                .map(|r| r.to_display())
+                                .unwrap_or_default();
+                            return Err(Flow::Err(self.plain(
+                                super::compiler::join_loc(
+                                    format!("Duplicate parameter '{name}' for on {target}"),
+                                    &self.line_location(Some(e.span.file), self.span_line(e.span)),
+                                ),
+                                Some(e.span),
+                            )));
+                        }
+                        seen.push(name);
+                    }
+                }
                 let attrs = self.eval_attribute_ops(ops, scope)?;
                 let source = self.scopes[scope].source.clone();
                 for r in flatten_values(&refs) {
@@ -969,6 +989,25 @@ impl Compiler<'_> {
                 }
                 // Resource references with several titles produce several references.
                 match &*t {
+                    // `Resource[Notify, 'b', 'c']`: the type, then each title.
+                    PType::Resource(None, _)
+                        if keys.len() > 2
+                            || (keys.len() == 2 && matches!(keys[1], Value::Array(_))) =>
+                    {
+                        let base = t
+                            .parameterize(&keys[..1])
+                            .map_err(|m| Flow::Err(self.issue(m, span)))?;
+                        let mut out = vec![];
+                        for k in &keys[1..] {
+                            for k in flatten_values(k) {
+                                out.push(Value::Type(Box::new(
+                                    base.parameterize(&[k])
+                                        .map_err(|m| Flow::Err(self.issue(m, span)))?,
+                                )));
+                            }
+                        }
+                        return Ok(Value::Array(out));
+                    }
                     // `Notify[undef]` is undef.
                     PType::Resource(Some(_), None) if matches!(keys, [Value::Undef]) => {
                         return Ok(Value::Undef);

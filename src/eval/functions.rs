@@ -3059,6 +3059,17 @@ impl Compiler<'_> {
             params: Some(ps), ..
         } = &program.body.kind
         {
+            // The template runs as a closure (`call_by_name`): Puppet's messages name it
+            // `lambda`, for epp and inline_epp alike.
+            if let Some(k) = given
+                .keys()
+                .map(|k| k.to_display())
+                .find(|k| !ps.iter().any(|p| p.name == *k))
+            {
+                return Err(Flow::Err(
+                    self.runtime(format!("lambda: has no parameter named '{k}'"), span),
+                ));
+            }
             for p in ps {
                 let v = match given.get(&Value::str(p.name.clone())) {
                     Some(v) => v.clone(),
@@ -3066,14 +3077,21 @@ impl Compiler<'_> {
                         Some(d) => self.eval(d, sid)?,
                         None => {
                             return Err(Flow::Err(self.runtime(
-                                // The template runs as a closure (`call_by_name`): Puppet's
-                                // message names it `lambda`, for epp and inline_epp alike.
                                 format!("lambda: expects a value for parameter '{}'", p.name),
                                 span,
                             )));
                         }
                     },
                 };
+                if let Some(te) = &p.type_expr {
+                    let t = self.eval_type(te, sid)?;
+                    if !t.is_instance(&v) {
+                        let m = super::types::mismatch(&t, &v);
+                        return Err(Flow::Err(
+                            self.runtime(format!("lambda: parameter '{}' {m}", p.name), span),
+                        ));
+                    }
+                }
                 self.scopes[sid].vars.insert(p.name.clone(), v);
             }
         } else {

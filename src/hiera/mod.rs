@@ -118,11 +118,11 @@ fn parse_config(text: &str, layer: &str) -> Result<Config, String> {
         .to_string();
     let default_json = defaults.and_then(|d| get_str(d, "data_hash")) == Some("json_data");
     let mut levels = vec![];
-    let hierarchy = j
-        .get("hierarchy")
-        .and_then(|h| h.as_array())
-        .cloned()
-        .unwrap_or_default();
+    // Without a hierarchy, Hiera 5's default: one level, `common.yaml` in the datadir.
+    let hierarchy = match j.get("hierarchy") {
+        Some(h) => h.as_array().cloned().unwrap_or_default(),
+        None => vec![serde_json::json!({"name": "Common", "path": "common.yaml"})],
+    };
     for h in hierarchy {
         let dir = get_str(&h, "datadir")
             .unwrap_or(&default_dir)
