@@ -1244,7 +1244,13 @@ impl Compiler<'_> {
         for c in &self.collectors {
             for (t, title) in &c.unresolved {
                 if self.find_resource(t, title).is_none() {
-                    missing.push(format!("{}[{}]", capitalize_type(t), title));
+                    // As written (`notify[a]` from a string stays so); a class by its
+                    // capitalised name.
+                    missing.push(if t.eq_ignore_ascii_case("class") {
+                        format!("Class[{}]", capitalize_type(title))
+                    } else {
+                        format!("{t}[{title}]")
+                    });
                 }
             }
         }

@@ -674,7 +674,16 @@ fn f_realize(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     for v in &a.values {
         for item in flatten_values(v) {
             match ref_parts(&item) {
-                Some((t, title)) => refs.push((t.into_owned(), title.into_owned())),
+                // A string keeps its type as written (Puppet's message shows `notify[a]`).
+                Some((t, title)) => {
+                    let t = match &item {
+                        Value::Str(s) => s
+                            .split_once('[')
+                            .map_or(t.into_owned(), |(written, _)| written.trim().to_string()),
+                        _ => t.into_owned(),
+                    };
+                    refs.push((t, title.into_owned()))
+                }
                 None => {
                     return Err(arg_err(
                         c,
