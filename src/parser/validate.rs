@@ -451,7 +451,7 @@ impl Validator {
                         self.err(p.span, format!("Parameter ${} is not last, and has 'captures rest'", p.name));
                     }
                 }
-                self.check_params(&l.params);
+                self.check_params(&l.params, false);
                 if let Some(r) = &l.return_type {
                     self.check_type_ref(e, r);
                 }
@@ -502,14 +502,14 @@ impl Validator {
             ExprKind::Class(c) => {
                 self.named_definition(e, &c.name, path);
                 self.no_capture(e, &c.params);
-                self.check_params(&c.params);
+                self.check_params(&c.params, true);
                 self.reserved_params(e, &c.params);
                 self.no_idem_last(e, c.body.as_ref());
             }
             ExprKind::Define(d) => {
                 self.named_definition(e, &d.name, path);
                 self.no_capture(e, &d.params);
-                self.check_params(&d.params);
+                self.check_params(&d.params, true);
                 self.reserved_params(e, &d.params);
                 self.no_idem_last(e, d.body.as_ref());
             }
@@ -518,7 +518,7 @@ impl Validator {
                 if let Some(r) = &f.return_type {
                     self.check_type_ref(e, r);
                 }
-                self.check_params(&f.params);
+                self.check_params(&f.params, true);
             }
             ExprKind::Node(n) => {
                 for m in &n.matches {
@@ -553,7 +553,7 @@ impl Validator {
             }
             ExprKind::Epp { params: Some(ps), .. } => {
                 self.no_capture(e, ps);
-                self.check_params(ps);
+                self.check_params(ps, true);
             }
             _ => {}
         }
@@ -857,10 +857,12 @@ impl Validator {
         }
     }
 
-    fn check_params(&mut self, params: &[Parameter]) {
+    /// The checks of a parameter list; `unique`: a name may appear once (not checked for
+    /// lambdas, as Puppet's checker does not).
+    fn check_params(&mut self, params: &[Parameter], unique: bool) {
         let mut seen: Vec<&str> = Vec::new();
         for p in params {
-            if seen.contains(&p.name.as_str()) {
+            if unique && seen.contains(&p.name.as_str()) {
                 self.err(
                     p.span,
                     format!(
