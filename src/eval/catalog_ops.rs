@@ -1346,6 +1346,14 @@ impl Compiler<'_> {
                     span,
                 } => {
                     let v = self.eval(value, scope)?;
+                    // The bare `Class` type is no value a resource can hold (Puppet turns
+                    // it into a reference without a title).
+                    if matches!(&v, Value::Type(t) if matches!(**t, PType::Class(None))) {
+                        return Err(Flow::Err(self.issue(
+                            "Error while evaluating a '=>' expression, No title provided and \"class\" is not a valid resource reference",
+                            *span,
+                        )));
+                    }
                     if out.iter().any(|a| a.name == *name) {
                         return Err(Flow::Err(self.runtime(
                             format!("The attribute '{name}' has already been set"),
