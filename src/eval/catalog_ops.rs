@@ -607,26 +607,17 @@ impl Compiler<'_> {
         let stage = self.resources[idx]
             .params
             .get("stage")
-            .map(|v| v.to_display())
+            .map(stage_name)
             .or_else(|| {
                 self.resources[declaring_res]
                     .params
                     .get("stage")
-                    .map(|v| v.to_display())
+                    .map(stage_name)
             })
             .unwrap_or_else(|| "main".into());
         let Some(stage_idx) = self.find_resource("Stage", &stage) else {
             return Err(Flow::Err(self.runtime(
-                format!(
-                        "Could not find stage {} specified by {label}",
-                        stage
-                            .strip_prefix("Stage[")
-                            .and_then(|s| s.strip_suffix(']'))
-                            .map_or(stage.clone(), |t| format!(
-                                "Stage[{}]",
-                                t.trim_matches('\'')
-                            ))
-                    ),
+                format!("Could not find stage {stage} specified by {label}"),
                 span,
             )));
         };
@@ -718,8 +709,10 @@ impl Compiler<'_> {
                 self.scopes[sid].vars.insert(p.name.clone(), Value::Undef);
             }
         }
-        let names: Vec<String> = params.iter().map(|p| p.name.clone()).collect();
-        for p in params {
+        // (Made once for every default evaluated below.)
+        let names: std::rc::Rc<[String]> = params.iter().map(|p| p.name.clone()).collect();
+        let guard_label: std::rc::Rc<str> = label.into();
+        for (at, p) in params.iter().enumerate() {
             let given = self.resources[idx].params.get(&p.name).cloned();
             let value = match given {
                 Some(v) if !v.is_undef() => v,
@@ -727,8 +720,8 @@ impl Compiler<'_> {
                     Some(default) => {
                         let guard = super::compiler::ParamGuard {
                             scope: sid,
-                            label: label.to_string(),
-                            from: p.name.clone(),
+                            label: guard_label.clone(),
+                            from: at,
                             names: names.clone(),
                             span,
                         };
@@ -1349,10 +1342,7 @@ impl Compiler<'_> {
                     // The bare `Class` type is no value a resource can hold (Puppet turns
                     // it into a reference without a title).
                     if matches!(&v, Value::Type(t) if matches!(**t, PType::Class(None))) {
-                        return Err(Flow::Err(self.issue(
-                            "Error while evaluating a '=>' expression, No title provided and \"class\" is not a valid resource reference",
-                            *span,
-                        )));
+                        return Err(self.untitled_class("=>", *span));
                     }
                     if out.iter().any(|a| a.name == *name) {
                         return Err(Flow::Err(self.runtime(
@@ -1589,6 +1579,15 @@ pub(super) fn capitalized(name: &str) -> Cow<'_, str> {
         Cow::Owned(capitalize_type(name))
     } else {
         Cow::Borrowed(name)
+    }
+}
+
+/// A `stage` parameter's value as the stage's name: a reference (`Stage['main']`) reads as
+/// the catalog writes it (`Stage[main]`), which names no stage.
+fn stage_name(v: &Value) -> String {
+    match v {
+        Value::Type(t) => t.catalog_string(),
+        v => v.to_display(),
     }
 }
 

@@ -306,11 +306,11 @@ pub(super) struct ParamGuard {
     /// The class or define scope whose parameters are being bound.
     pub scope: ScopeId,
     /// `Class[C]`, `D[x]`: how the error names the callee.
-    pub label: String,
-    /// The parameter whose default is evaluated.
-    pub from: String,
+    pub label: Rc<str>,
+    /// The parameter whose default is evaluated (an index into `names`).
+    pub from: usize,
     /// Every parameter, in declaration order.
-    pub names: Vec<String>,
+    pub names: Rc<[String]>,
     /// The declaration, where the error is reported.
     pub span: Span,
 }
@@ -728,8 +728,6 @@ impl<'a> Compiler<'a> {
         )
     }
 
-    /// Records the definitions of a tree (the parser has already given nested classes and
-    /// defines their qualified names, as Puppet's name stack does).
     /// Puppet's `warn_if_metaparam`: a parameter named after a metaparameter needs a
     /// default (and then is the metaparameter's value for what the definition contains).
     fn metaparameter_names(
@@ -752,6 +750,8 @@ impl<'a> Compiler<'a> {
         }
     }
 
+    /// Records the definitions of a tree (the parser has already given nested classes and
+    /// defines their qualified names, as Puppet's name stack does).
     pub(super) fn register_definitions(&mut self, e: &Expr) -> Result<(), EvalError> {
         match &e.kind {
             ExprKind::Block(items) => {

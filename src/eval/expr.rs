@@ -264,24 +264,21 @@ impl Compiler<'_> {
                 };
                 // A parameter may have one default per type and scope.
                 let target = self.real_scope(scope);
-                let mut seen: Vec<&str> = vec![];
-                for op in ops {
-                    if let AttributeOp::Set { name: p, .. } = op {
-                        let again = seen.contains(&p.as_str())
-                            || self.scopes[target]
-                                .defaults
-                                .get(&name)
-                                .is_some_and(|d| d.contains_key(p));
-                        if again {
-                            return Err(Flow::Err(self.runtime(
-                                format!(
-                                    "Default already defined for {name} {{ {p} }}; cannot redefine"
-                                ),
-                                e.span,
-                            )));
-                        }
-                        seen.push(p);
+                let defined = self.scopes[target].defaults.get(&name);
+                let again = ops.iter().enumerate().find_map(|(i, op)| match op {
+                    AttributeOp::Set { name: p, .. }
+                        if defined.is_some_and(|d| d.contains_key(p))
+                            || repeated_attribute(&ops[..=i]) == Some(p.as_str()) =>
+                    {
+                        Some(p.as_str())
                     }
+                    _ => None,
+                });
+                if let Some(p) = again {
+                    return Err(Flow::Err(self.runtime(
+                        format!("Default already defined for {name} {{ {p} }}; cannot redefine"),
+                        e.span,
+                    )));
                 }
                 let attrs = self.eval_attribute_ops(ops, scope)?;
                 let d = self.scopes[target].defaults.entry(name).or_default();
@@ -293,24 +290,18 @@ impl Compiler<'_> {
             ExprKind::ResourceOverride { resources, ops, .. } => {
                 let refs = self.eval(resources, scope)?;
                 // An attribute twice in the body: Puppet's message names the (first) target.
-                let mut seen: Vec<&str> = vec![];
-                for op in ops {
-                    if let AttributeOp::Set { name, .. } = op {
-                        if seen.contains(&name.as_str()) {
-                            let target = flatten_values(&refs)
-                                .first()
-                                .map(|r| r.to_display())
-                                .unwrap_or_default();
-                            return Err(Flow::Err(self.plain(
-                                super::compiler::join_loc(
-                                    format!("Duplicate parameter '{name}' for on {target}"),
-                                    &self.line_location(Some(e.span.file), self.span_line(e.span)),
-                                ),
-                                Some(e.span),
-                            )));
-                        }
-                        seen.push(name);
-                    }
+                if let Some(name) = repeated_attribute(ops) {
+                    let target = flatten_values(&refs)
+                        .first()
+                        .map(|r| r.to_display())
+                        .unwrap_or_default();
+                    return Err(Flow::Err(self.plain(
+                        super::compiler::join_loc(
+                            format!("Duplicate parameter '{name}' for on {target}"),
+                            &self.line_location(Some(e.span.file), self.span_line(e.span)),
+                        ),
+                        Some(e.span),
+                    )));
                 }
                 let attrs = self.eval_attribute_ops(ops, scope)?;
                 let source = self.scopes[scope].source.clone();
@@ -468,17 +459,24 @@ impl Compiler<'_> {
         self.unknown_var(name, span)
     }
 
+    /// The bare `Class` type where a resource reference is needed (as an operand of `op`).
+    pub(super) fn untitled_class(&self, op: &str, span: Span) -> Flow {
+        Flow::Err(self.issue(
+            format!("Error while evaluating a '{op}' expression, No title provided and \"class\" is not a valid resource reference"),
+            span,
+        ))
+    }
+
     /// A parameter default read parameter `names[to]`, which has no value yet: Puppet's
     /// `ParameterScope#parameter_reference_failure`.
     fn unevaluated_parameter(&self, g: &super::compiler::ParamGuard, to: usize) -> EvalError {
-        let from = g.names.iter().position(|n| *n == g.from).unwrap_or(0);
         let to_name = &g.names[to];
-        let msg = if to < from {
+        let msg = if to < g.from {
             format!("{}: expects a value for parameter ${to_name}", g.label)
         } else {
             format!(
                 "{}: default expression for ${} tries to illegally access not yet evaluated ${to_name}",
-                g.label, g.from
+                g.label, g.names[g.from]
             )
         };
         self.runtime(msg, g.span)
@@ -661,7 +659,7 @@ impl Compiler<'_> {
                 }
                 // $server_facts anywhere, and $facts/$trusted where they are bound (top scope),
                 // are Puppet's reserved-assignment issue; elsewhere its scope refuses them.
-                let reserved = matches!(name.as_str(), "facts" | "trusted" | "server_facts");
+                let reserved = is_reserved_variable(name);
                 if reserved && op == AssignOp::Assign {
                     let message = if name == "server_facts"
                         || self.scopes[scope].vars.contains_key(name)
@@ -1344,10 +1342,10 @@ impl Compiler<'_> {
                 _ => false,
             },
             // A hash: its keys (Puppet's include_Hash).
-            Value::Array(items) => self.in_list(l, items.iter(), scope),
+            Value::Array(items) => self.in_list(l, items, scope),
             Value::Hash(h) => {
                 let keys: Vec<Value> = h.keys().cloned().collect();
-                self.in_list(l, keys.iter(), scope)
+                self.in_list(l, &keys, scope)
             }
             _ => false,
         })
@@ -1357,13 +1355,7 @@ impl Compiler<'_> {
     /// element that is a regex (setting the captures), a type it is an instance of, or an
     /// equal string; a type contains its instances (a type value is an instance of a
     /// `Type[...]` only); anything else is compared for equality.
-    fn in_list<'v>(
-        &mut self,
-        l: &Value,
-        items: impl Iterator<Item = &'v Value>,
-        scope: ScopeId,
-    ) -> bool {
-        let items: Vec<&Value> = items.collect();
+    fn in_list(&mut self, l: &Value, items: &[Value], scope: ScopeId) -> bool {
         match l {
             Value::Regex(re) => items
                 .iter()
@@ -1760,10 +1752,7 @@ impl Compiler<'_> {
                     PType::Resource(Some(name), None) => PType::Resource(Some(name), Some(String::new())),
                     PType::Class(None) => {
                         let op = op.map_or("->", RelOp::as_str);
-                        return Err(Flow::Err(self.issue(
-                            format!("Error while evaluating a '{op}' expression, No title provided and \"class\" is not a valid resource reference"),
-                            e.span,
-                        )));
+                        return Err(self.untitled_class(op, e.span));
                     }
                     other => {
                         return Err(Flow::Err(self.issue(
@@ -2091,7 +2080,25 @@ pub(super) fn a_an(word: &str) -> String {
     }
 }
 
-/// The type name used in operator messages: collections by their base name.
+/// The variables Puppet binds itself, which no assignment or parameter may name.
+pub(super) fn is_reserved_variable(name: &str) -> bool {
+    matches!(name, "facts" | "trusted" | "server_facts")
+}
+
+/// The first attribute a body of operations sets twice.
+fn repeated_attribute(ops: &[AttributeOp]) -> Option<&str> {
+    let mut seen: Vec<&str> = vec![];
+    for op in ops {
+        if let AttributeOp::Set { name, .. } = op {
+            if seen.contains(&name.as_str()) {
+                return Some(name);
+            }
+            seen.push(name);
+        }
+    }
+    None
+}
+
 /// How a comparison error names an operand (Puppet's label: `Undef Value` for undef).
 fn compared_label(v: &Value) -> String {
     match v {
@@ -2100,6 +2107,7 @@ fn compared_label(v: &Value) -> String {
     }
 }
 
+/// The type name used in operator messages: collections by their base name.
 fn simple_type_name(v: &Value) -> String {
     match v {
         Value::Array(_) => "Array".into(),

@@ -547,13 +547,12 @@ fn iteration_items(v: &Value) -> Option<Vec<(Value, Value)>> {
     })
 }
 
-/// Arguments for one lambda call: `|$v|`, `|$k, $v|` / `|$i, $v|`.
 /// A parameter may not be named after a reserved variable (`$facts`, `$trusted`,
 /// `$server_facts`): Puppet fails when it binds it.
 pub(super) fn reserved_parameter(c: &Compiler<'_>, params: &[Parameter], span: Span) -> R<()> {
     match params
         .iter()
-        .find(|p| matches!(p.name.as_str(), "facts" | "trusted" | "server_facts"))
+        .find(|p| super::expr::is_reserved_variable(&p.name))
     {
         Some(p) => Err(Flow::Err(c.runtime(
             format!(
@@ -566,6 +565,7 @@ pub(super) fn reserved_parameter(c: &Compiler<'_>, params: &[Parameter], span: S
     }
 }
 
+/// Arguments for one lambda call: `|$v|`, `|$k, $v|` / `|$i, $v|`.
 fn lambda_args(l: &Lambda, is_hash: bool, k: &Value, v: &Value) -> Vec<Value> {
     // A block of one parameter that captures the rest takes as many as it can: two.
     if l.params.len() >= 2 || l.params.first().is_some_and(|p| p.captures_rest) {

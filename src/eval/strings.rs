@@ -544,16 +544,16 @@ pub fn versioncmp(a: &str, b: &str) -> Ordering {
             c if c.is_ascii_digit() => 1,
             _ => 2,
         };
-        let chars: Vec<(usize, char)> = s.char_indices().collect();
-        for (i, &(at, c)) in chars.iter().enumerate() {
-            let end = chars.get(i + 1).map_or(s.len(), |n| n.0);
-            let k = kind(c);
-            let next = chars.get(i + 1).map(|n| kind(n.1));
-            if k == 0 || next != Some(k) {
+        let mut chars = s.char_indices().peekable();
+        while let Some((_, c)) = chars.next() {
+            let (end, next) = chars
+                .peek()
+                .map_or((s.len(), None), |&(at, n)| (at, Some(kind(n))));
+            // A separator is a part of its own; a run of digits or of other characters is one.
+            if kind(c) == 0 || next != Some(kind(c)) {
                 out.push(&s[start..end]);
                 start = end;
             }
-            let _ = at;
         }
         out
     }

@@ -62,18 +62,15 @@ impl Regex {
     /// The groups of the first match starting at or after byte `from` (`None` for a group
     /// that did not take part); anchors see the whole string.
     fn groups_at(&self, s: &str, from: usize) -> Option<Vec<Option<(usize, usize)>>> {
-        let span = |m: Option<(usize, usize)>| m;
         match &*self.engine {
-            Engine::Plain(re) => re.captures_at(s, from).map(|c| {
-                c.iter()
-                    .map(|g| span(g.map(|m| (m.start(), m.end()))))
-                    .collect()
-            }),
-            Engine::Fancy(re) => re.captures_from_pos(s, from).ok().flatten().map(|c| {
-                c.iter()
-                    .map(|g| span(g.map(|m| (m.start(), m.end()))))
-                    .collect()
-            }),
+            Engine::Plain(re) => re
+                .captures_at(s, from)
+                .map(|c| c.iter().map(|g| g.map(|m| (m.start(), m.end()))).collect()),
+            Engine::Fancy(re) => re
+                .captures_from_pos(s, from)
+                .ok()
+                .flatten()
+                .map(|c| c.iter().map(|g| g.map(|m| (m.start(), m.end()))).collect()),
         }
     }
 
@@ -615,12 +612,9 @@ pub fn str_eq_ignore_case(x: &str, y: &str) -> bool {
 
 /// Puppet's string order: Ruby's `casecmp` (bytes, ASCII letters folded).
 pub fn str_cmp_ignore_case(x: &str, y: &str) -> std::cmp::Ordering {
-    let fold = |s: &str| {
-        s.bytes()
-            .map(|b| b.to_ascii_lowercase())
-            .collect::<Vec<u8>>()
-    };
-    fold(x).cmp(&fold(y))
+    let (a, b) = (x.bytes(), y.bytes());
+    a.map(|c| c.to_ascii_lowercase())
+        .cmp(b.map(|c| c.to_ascii_lowercase()))
 }
 
 pub fn puppet_eq(a: &Value, b: &Value) -> bool {

@@ -2,7 +2,9 @@
 //! `refreshonly`), and again on refresh.
 
 use super::command::{self, RunSpec};
-use super::{param_bool, param_list, param_str, Change, ChangeResult, Context, Provider};
+use super::{
+    param_bool, param_failure, param_list, param_str, Change, ChangeResult, Context, Provider,
+};
 use crate::apply::log::Level;
 use crate::catalog::Resource;
 use serde_json::Value as Json;
@@ -88,14 +90,10 @@ impl Exec {
             Some(argv) => argv.join(" "),
             None => param_str(r, "command").unwrap_or_else(|| r.title.clone()),
         };
-        for (name, what) in [("cwd", "cwd"), ("creates", "creates")] {
-            for p in param_list(r, name) {
-                if !p.starts_with('/') {
-                    return Err(format!(
-                        "Parameter {name} failed on {}: {what} must be a fully qualified path",
-                        r.reference()
-                    ));
-                }
+        for name in ["cwd", "creates"] {
+            if param_list(r, name).iter().any(|p| !p.starts_with('/')) {
+                let detail = format!("{name} must be a fully qualified path");
+                return Err(param_failure(r, name, detail));
             }
         }
         if let Some(mask) = param_str(r, "umask") {
@@ -107,10 +105,8 @@ impl Exec {
                 || digits.len() > 4
                 || !digits.bytes().all(|b| (b'0'..=b'7').contains(&b))
             {
-                return Err(format!(
-                    "Parameter umask failed on {}: The umask specification is invalid: \"{mask}\"",
-                    r.reference()
-                ));
+                let detail = format!("The umask specification is invalid: \"{mask}\"");
+                return Err(param_failure(r, "umask", detail));
             }
         }
         let shell = match param_str(r, "provider").as_deref() {
@@ -174,10 +170,8 @@ impl Exec {
             Some(t) => {
                 let secs = seconds(&t, "try_sleep")?;
                 if secs < 0.0 {
-                    return Err(format!(
-                        "Parameter try_sleep failed on {}: Munging failed for value {t} in class try_sleep: try_sleep cannot be a negative number",
-                        r.reference()
-                    ));
+                    let detail = format!("Munging failed for value {t} in class try_sleep: try_sleep cannot be a negative number");
+                    return Err(param_failure(r, "try_sleep", detail));
                 }
                 Duration::try_from_secs_f64(secs)
                     .map_err(|_| format!("try_sleep must be a number, not '{t}'"))?

@@ -186,10 +186,8 @@ impl File {
                         .all(|b| b.is_ascii_alphanumeric() || b == b'+' || b == b'-' || b == b'.')
             });
             if !uri && !source.starts_with('/') {
-                return Err(format!(
-                    "Parameter source failed on {}: Cannot use relative URLs '{source}'",
-                    r.reference()
-                ));
+                let detail = format!("Cannot use relative URLs '{source}'");
+                return Err(super::param_failure(r, "source", detail));
             }
         }
         let content = match (r.parameters.get("content"), param_list(r, "source")) {
@@ -227,10 +225,8 @@ impl File {
             ));
         }
         if let Some(serde_json::Value::Number(_)) = r.parameters.get("mode") {
-            return Err(format!(
-                "Parameter mode failed on {}: The file mode specification must be a string, not 'Integer'",
-                r.reference()
-            ));
+            let detail = "The file mode specification must be a string, not 'Integer'";
+            return Err(super::param_failure(r, "mode", detail));
         }
         let mode = param_str(r, "mode").map(|m| parse_mode(&m)).transpose()?;
         let backup = match r.parameters.get("backup") {

@@ -144,11 +144,9 @@ pub fn build(r: &Resource) -> Result<Box<dyn Provider>, String> {
             "debug", "info", "notice", "warning", "err", "alert", "emerg", "crit", "verbose",
         ];
         if !LEVELS.contains(&level.as_str()) {
-            return Err(format!(
-                "Parameter loglevel failed on {}: Invalid value \"{level}\". Valid values are {}.",
-                r.reference(),
-                LEVELS.join(", ")
-            ));
+            let valid = LEVELS.join(", ");
+            let detail = format!("Invalid value \"{level}\". Valid values are {valid}.");
+            return Err(param_failure(r, "loglevel", detail));
         }
     }
     Ok(match t.as_str() {
@@ -202,6 +200,11 @@ pub fn quoted(s: &str) -> String {
 }
 
 /// A parameter as text (strings, numbers and booleans), if set.
+/// Puppet's refusal of a parameter's value: `Parameter NAME failed on Type[title]: DETAIL`.
+pub fn param_failure(r: &Resource, name: &str, detail: impl std::fmt::Display) -> String {
+    format!("Parameter {name} failed on {}: {detail}", r.reference())
+}
+
 pub fn param_str(r: &Resource, name: &str) -> Option<String> {
     match crate::graph::refs::param(r, name)? {
         Json::String(s) => Some(s.clone()),

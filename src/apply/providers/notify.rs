@@ -45,10 +45,9 @@ impl Notify {
                         Json::String(s) => s.clone(),
                         other => other.to_string(),
                     };
-                    return Err(format!(
-                        "Parameter withpath failed on {}: Invalid value \"{shown}\". Valid values are true, false.",
-                        r.reference()
-                    ));
+                    let detail =
+                        format!("Invalid value \"{shown}\". Valid values are true, false.");
+                    return Err(super::param_failure(r, "withpath", detail));
                 }
             },
         })
