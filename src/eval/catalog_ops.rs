@@ -67,6 +67,10 @@ pub enum TypeKind {
     Ruby,
 }
 
+/// Variables of a class or define scope besides its parameters: `$title`, `$name`,
+/// `$module_name`, `$caller_module_name`, and room for two set in the body.
+const DEFINITION_VARS: usize = 6;
+
 impl Compiler<'_> {
     pub(super) fn resolve_resource_type(&mut self, name: &str) -> Option<TypeKind> {
         let lower = super::compiler::lowercase(name.trim_colons());
@@ -587,6 +591,7 @@ impl Compiler<'_> {
         );
         s.resource = Some(idx);
         s.class_name = Some(name.clone());
+        s.vars.reserve(DEFINITION_VARS + def.params.len());
         let sid = self.new_scope(s);
         self.class_scopes.insert(name.clone(), sid);
         self.class_list.push(name.clone());
@@ -803,6 +808,7 @@ impl Compiler<'_> {
             source,
         );
         s.resource = Some(idx);
+        s.vars.reserve(DEFINITION_VARS + def.params.len());
         let sid = self.new_scope(s);
         let title = self.resources[idx].title.clone();
         let name = self.resources[idx]

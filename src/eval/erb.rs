@@ -300,7 +300,7 @@ impl Interp<'_, '_> {
         }
         let mut out: IndexMap<Value, Value> = IndexMap::new();
         for id in chain.into_iter().rev() {
-            for (k, v) in &self.c.scopes[id].vars {
+            for (k, v) in self.c.scopes[id].vars.iter() {
                 let key = Value::str(k.clone());
                 if v.is_undef() {
                     out.shift_remove(&key);

@@ -399,7 +399,8 @@ impl Compiler<'_> {
             )));
         }
         let source = self.scopes[scope].source.clone();
-        let s = Scope::with_source(ScopeKind::Local, Some(scope), Some(scope), source);
+        let mut s = Scope::with_source(ScopeKind::Local, Some(scope), Some(scope), source);
+        s.vars.reserve(l.params.len());
         let sid = self.new_scope(s);
         // Puppet names a lambda's parameters `block parameter 'x'`.
         self.bind_call_params(&l.params, values, sid, "block", span)?;
