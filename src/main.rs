@@ -104,9 +104,11 @@ static GLOBAL: Allocator = Allocator;
 /// time (`mprotect`), so no 2 MiB stretch is ever writable whole when it is first touched:
 /// every 4 KiB page faults on its own. In the VMs we run on a fault costs about 3 us, a
 /// third of a 10,000-resource compile (5,500 faults). So:
-/// - arenas are committed when reserved (`arena_eager_commit`), and reserved 64 MiB at a
-///   time (`arena_reserve`), not 1 GiB: the kernel backs them with transparent huge pages
-///   where it is set to (`always`, as here), one fault per 2 MiB;
+/// - the first arena is committed when reserved (`arena_eager_commit`), and reserved
+///   64 MiB (`arena_reserve`), not 1 GiB: the kernel backs it with transparent huge pages
+///   where it is set to (`always`, as here), one fault per 2 MiB. Later arenas (a compile
+///   of 100,000 resources) are committed as before: zeroing hundreds of MiB in huge pages
+///   took more system time than the 4 KiB faults it saved, in these VMs;
 /// - objects over 128 KiB are mapped on their own (`arena_max_object_size`): the few large
 ///   vectors and tables, grown by doubling, would otherwise leave half-touched huge pages
 ///   in the arena that count whole towards the resident size.
@@ -135,6 +137,19 @@ mod arena {
         }
     }
 
+    /// Once the first arena exists (the runtime has allocated by `main`; one more
+    /// allocation makes sure), arenas reserved later are mimalloc's default: 1 GiB,
+    /// committed as used.
+    #[allow(unsafe_code)]
+    pub fn later_arenas_lazy() {
+        drop(std::hint::black_box(Box::new(0u64)));
+        // SAFETY: as in `configure`.
+        unsafe {
+            mi_option_set(ARENA_EAGER_COMMIT, 0);
+            mi_option_set(ARENA_RESERVE, 1024 * 1024); // KiB
+        }
+    }
+
     /// Runs [`configure`] as an ELF constructor: the Rust runtime allocates before `main`,
     /// and the first allocation reserves the first arena with the options of that moment.
     // SAFETY: a constructor that only calls `configure`, which allocates nothing.
@@ -145,6 +160,8 @@ mod arena {
 }
 
 fn main() -> ExitCode {
+    #[cfg(target_os = "linux")]
+    arena::later_arenas_lazy();
     let cli = Cli::parse();
     let code = match cli.command {
         Command::Parse { dump, files } => {
