@@ -1189,6 +1189,72 @@ impl Compiler<'_> {
         self.check_unrealized_defines()?;
         self.add_resource_metaparams();
         self.file_paths_from_titles();
+        self.params_from_title_patterns()
+    }
+
+    /// Ruby types whose titles name several attributes (`sshkey { 'host@ssh-rsa': }`,
+    /// `keystone_endpoint { 'RegionOne/keystone::identity': }`): Puppet's catalog holds what
+    /// the first matching title pattern captures (`Puppet::Resource#to_hash`), before the
+    /// resource's own parameters, which win. A title that no pattern matches fails.
+    fn params_from_title_patterns(&mut self) -> Result<(), EvalError> {
+        type Patterns = Option<std::rc::Rc<Vec<(super::value::Regex, Vec<String>)>>>;
+        let mut by_type: crate::fxhash::FxHashMap<String, Patterns> = Default::default();
+        for idx in 0..self.resources.len() {
+            let r = &self.resources[idx];
+            if r.virtual_ || r.dropped || r.type_name == "Class" {
+                continue;
+            }
+            let patterns = match by_type.get(&r.type_name) {
+                Some(p) => p.clone(),
+                None => {
+                    let name = r.type_name.to_lowercase();
+                    let compiled = self
+                        .loader
+                        .type_schema(&name)
+                        .filter(|s| !s.title_patterns.is_empty())
+                        .and_then(|s| {
+                            s.title_patterns
+                                .iter()
+                                .map(|(re, attrs)| {
+                                    super::value::Regex::new(re)
+                                        .ok()
+                                        .map(|re| (re, attrs.clone()))
+                                })
+                                .collect::<Option<Vec<_>>>()
+                        })
+                        .map(std::rc::Rc::new);
+                    by_type.insert(r.type_name.clone(), compiled.clone());
+                    compiled
+                }
+            };
+            let Some(patterns) = patterns else { continue };
+            let captured = patterns.iter().find_map(|(re, attrs)| {
+                let groups = re.captures(&r.title)?;
+                Some(
+                    attrs
+                        .iter()
+                        .zip(groups.into_iter().skip(1))
+                        .map(|(a, v)| (a.clone(), v))
+                        .collect::<Vec<_>>(),
+                )
+            });
+            let Some(captured) = captured else {
+                let msg = format!(
+                    "No set of title patterns matched the title \"{}\".",
+                    r.title
+                );
+                return Err(self.plain(msg, Some(r.span)));
+            };
+            let r = &mut self.resources[idx];
+            let own = std::mem::take(&mut r.params);
+            let mut params = crate::fxhash::FxIndexMap::default();
+            params.reserve(own.len() + captured.len());
+            params.extend(captured.into_iter().filter(|(_, v)| !v.is_undef()));
+            for (k, v) in own {
+                params.insert(k, v);
+            }
+            r.params = params;
+        }
         Ok(())
     }
 

@@ -33,7 +33,11 @@ impl Compiler<'_> {
         }
         match super::builtin_types::find(&type_name.to_lowercase()) {
             Some(b) => b.namevars.first().map(|n| n.to_string()),
-            None => self.ruby_namevar(type_name).or(Some("name".into())),
+            // Puppet's `Resource#namevar`: a type of several key attributes has `name`.
+            None => match self.loader.type_schema(&type_name.to_lowercase()) {
+                Some(s) if s.namevars.len() > 1 => Some("name".into()),
+                _ => self.ruby_namevar(type_name).or(Some("name".into())),
+            },
         }
     }
 

@@ -9,6 +9,71 @@ use std::collections::HashMap;
 pub struct TypeSchema {
     pub namevars: Vec<String>,
     pub attributes: Vec<String>,
+    /// The type's title patterns whose captures Ordo can name: each regular expression
+    /// (Ruby syntax) with the attribute of each of its groups, in order.
+    pub title_patterns: Vec<(String, Vec<String>)>,
+}
+
+/// The attributes that the captures of Ruby types' title patterns set, pattern by pattern.
+/// Puppet reads them from the type's code (`self.title_patterns` returns each regular
+/// expression with a list of attributes); a schema file keeps only the expressions. These
+/// are the types of the modules Ordo is tested with that split their titles, as their
+/// sources give them (sshkeys_core, keystone, rabbitmq). A type not here keeps its title
+/// whole, and so does one whose schema lists another number of patterns.
+const TITLE_PATTERN_ATTRIBUTES: &[(&str, &[&[&str]])] = &[
+    ("sshkey", &[&["name", "type"], &["name"]]),
+    (
+        "keystone_endpoint",
+        &[
+            &["region", "name", "type"],
+            &["region", "name"],
+            &["name", "type"],
+            &["name"],
+        ],
+    ),
+    ("keystone_service", &[&["name", "type"], &["name"]]),
+    ("keystone_tenant", &[&["name", "domain"], &["name"]]),
+    ("keystone_user", &[&["name", "domain"], &["name"]]),
+    (
+        "keystone_user_role",
+        &[
+            &["user", "user_domain", "project", "project_domain"],
+            &["user", "user_domain", "domain"],
+            &["user", "user_domain", "project"],
+            &["user", "project", "project_domain"],
+            &["user", "domain"],
+            &["user", "project"],
+            &["user", "user_domain", "system"],
+            &["user", "system"],
+        ],
+    ),
+    (
+        "rabbitmq_binding",
+        &[&["name"], &["name", "source", "destination", "vhost"]],
+    ),
+];
+
+/// The named title patterns of type `name` from the schema's `patterns`.
+fn title_patterns(name: &str, patterns: Option<&Json>) -> Vec<(String, Vec<String>)> {
+    let Some(patterns) = patterns.and_then(|p| p.as_array()) else {
+        return vec![];
+    };
+    let Some((_, attributes)) = TITLE_PATTERN_ATTRIBUTES.iter().find(|(t, _)| *t == name) else {
+        return vec![];
+    };
+    if attributes.len() != patterns.len() {
+        return vec![];
+    }
+    patterns
+        .iter()
+        .zip(attributes.iter())
+        .filter_map(|(p, a)| {
+            Some((
+                p.as_str()?.to_string(),
+                a.iter().map(|s| s.to_string()).collect(),
+            ))
+        })
+        .collect()
 }
 
 /// Reads every type of a schema file; `_metaparams` and malformed entries are skipped.
@@ -47,11 +112,13 @@ pub fn parse_schemas(text: &str) -> Result<HashMap<String, TypeSchema>, String> 
         if namevars.is_empty() {
             namevars.push("name".into());
         }
+        let title_patterns = title_patterns(&name, t.get("title_patterns"));
         out.insert(
             name,
             TypeSchema {
                 namevars,
                 attributes,
+                title_patterns,
             },
         );
     }
@@ -129,6 +196,7 @@ mod tests {
             Some(&TypeSchema {
                 namevars: vec!["path".into()],
                 attributes: vec!["path".into(), "tag".into(), "ensure".into()],
+                title_patterns: vec![],
             })
         );
         assert!(!s.contains_key("_metaparams"));
