@@ -1034,13 +1034,19 @@ impl Compiler<'_> {
                         }
                         return Ok(Value::Array(out));
                     }
-                    PType::Class(None) if keys.len() > 1 => {
+                    // Several class names, or names in arrays (flattened, undef dropped):
+                    // an array of references.
+                    PType::Class(None)
+                        if keys.len() > 1 || matches!(keys.first(), Some(Value::Array(_))) =>
+                    {
                         let mut out = vec![];
                         for k in keys {
-                            out.push(Value::Type(Box::new(
-                                t.parameterize(std::slice::from_ref(k))
-                                    .map_err(|m| Flow::Err(self.issue(m, span)))?,
-                            )));
+                            for k in flatten_values(k) {
+                                out.push(Value::Type(Box::new(
+                                    t.parameterize(&[k])
+                                        .map_err(|m| Flow::Err(self.issue(m, span)))?,
+                                )));
+                            }
                         }
                         return Ok(Value::Array(out));
                     }
@@ -1593,6 +1599,14 @@ impl Compiler<'_> {
             Value::Undef => Err(Flow::Err(
                 self.issue("The value '' cannot be converted to Numeric.", span),
             )),
+            // Ruby's `to_s`: an array or hash in its inspect form.
+            other @ (Value::Array(_) | Value::Hash(_)) => Err(Flow::Err(self.issue(
+                format!(
+                    "The value '{}' cannot be converted to Numeric.",
+                    super::stdlib::inspect(other)
+                ),
+                span,
+            ))),
             other => Err(Flow::Err(self.issue(
                 format!(
                     "The value '{}' cannot be converted to Numeric.",

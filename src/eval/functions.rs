@@ -2664,7 +2664,10 @@ fn f_delete(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     })
 }
 
-fn f_merge(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+fn f_merge(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    if let Some(l) = a.lambda {
+        return merge_with_block(c, a, l);
+    }
     let mut out = IndexMap::new();
     for v in &a.values {
         if let Value::Hash(h) = v {
@@ -2674,6 +2677,51 @@ fn f_merge(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         }
     }
     Ok(Value::Hash(out.into()))
+}
+
+/// stdlib's `merge(iterable) |$memo, $value|` (each element) and `|$memo, $key, $value|`
+/// (a hash's pairs, an array's indexes): the hashes the block returns merged in turn.
+fn merge_with_block(c: &mut Compiler<'_>, a: &Args, l: &Lambda) -> R<Value> {
+    let arity = l.params.len();
+    if !(2..=3).contains(&arity) {
+        return Err(arg_err(c, a, "expects a block with 2 or 3 parameters"));
+    }
+    let mut acc: IndexMap<Value, Value> = IndexMap::new();
+    for it in &a.values {
+        let pairs: Vec<(Value, Value)> = match it {
+            Value::Hash(h) => h.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+            Value::Array(xs) => xs
+                .iter()
+                .enumerate()
+                .map(|(i, v)| (Value::Int(i as i64), v.clone()))
+                .collect(),
+            other => {
+                return Err(arg_err(
+                    c,
+                    a,
+                    format!(
+                        "expects an Iterable value, got {}",
+                        super::types::infer(other).generalize()
+                    ),
+                ))
+            }
+        };
+        let is_hash = matches!(it, Value::Hash(_));
+        for (k, v) in pairs {
+            let memo = Value::Hash(acc.clone().into());
+            let args = match (arity, is_hash) {
+                (3, _) => vec![memo, k, v],
+                (_, true) => vec![memo, Value::Array(vec![k, v])],
+                _ => vec![memo, v],
+            };
+            if let Value::Hash(h) = c.call_lambda(l, args, a.scope, a.span)? {
+                for (k, v) in h.iter() {
+                    acc.insert(k.clone(), v.clone());
+                }
+            }
+        }
+    }
+    Ok(Value::Hash(acc.into()))
 }
 
 fn f_concat(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
@@ -2746,27 +2794,177 @@ fn f_any2array(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     })
 }
 
+/// stdlib's `range(start, stop[, step])` or `range('a..e')`/`'a...e'`/`'a-e'`: integers
+/// when the start is all digits, else Ruby's string range (`succ`, as `'host01'` to
+/// `'host04'`); every `step`-th element, at most a million.
 fn f_range(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
-    let (x, y) = (
-        first_arg(a),
-        a.values.get(1).cloned().unwrap_or(Value::Undef),
-    );
-    let n = |v: &Value| match v {
-        Value::Int(i) => Some(*i),
-        Value::Str(s) => s.parse().ok(),
-        _ => None,
-    };
-    Ok(match (n(&x), n(&y)) {
-        (Some(a1), Some(b1)) if b1 as i128 - a1 as i128 >= MAX_ITEMS => {
-            return Err(arg_err(
-                c,
-                a,
-                format!("the range {a1}..{b1} has more than {MAX_ITEMS} elements"),
-            ))
+    let (start, stop, step, exclusive) = match a.values.as_slice() {
+        [] => return Err(arg_err(c, a, "Wrong number of arguments given (0 for 1)")),
+        [one] => {
+            let text = one.to_display();
+            let Some((x, op, y)) = split_range(&text) else {
+                let msg = if text.is_empty() {
+                    format!("Unknown range format: {text}")
+                } else {
+                    format!("Unable to compute range from the value: {text}")
+                };
+                return Err(arg_err(c, a, msg));
+            };
+            (Value::str(x), Value::str(y), 1, op == "...")
         }
-        (Some(a1), Some(b1)) => Value::Array((a1..=b1).map(Value::Int).collect()),
-        _ => Value::Array(vec![]),
-    })
+        [x, y, rest @ ..] => {
+            let step = match rest.first() {
+                None | Some(Value::Undef) => 1,
+                Some(Value::Int(i)) => i.unsigned_abs(),
+                Some(Value::Float(f)) => f.trunc().abs() as u64,
+                Some(v) => ruby_to_i(&v.to_display()).unsigned_abs(),
+            };
+            if step == 0 {
+                return Err(arg_err(
+                    c,
+                    a,
+                    "3rd arg (step size) must be a non zero integer (e.g. 1 or -1)",
+                ));
+            }
+            (x.clone(), y.clone(), step, false)
+        }
+    };
+    let step = usize::try_from(step).unwrap_or(usize::MAX);
+    let limit = MAX_ITEMS as usize;
+    let (from, to) = (start.to_display(), stop.to_display());
+    if !from.is_empty() && from.bytes().all(|b| b.is_ascii_digit()) {
+        let (lo, hi) = (ruby_to_i(&from) as i128, ruby_to_i(&to) as i128);
+        let hi = if exclusive { hi - 1 } else { hi };
+        let mut out = vec![];
+        let mut i = lo;
+        while i <= hi && out.len() < limit {
+            out.push(Value::Int(i as i64));
+            i += step as i128;
+        }
+        return Ok(Value::Array(out));
+    }
+    let all = ruby_str_upto(&from, &to, exclusive, limit.saturating_mul(step.min(limit)));
+    Ok(Value::Array(
+        all.into_iter()
+            .step_by(step)
+            .take(limit)
+            .map(Value::Str)
+            .collect(),
+    ))
+}
+
+/// `'a..e'`, `'a...e'` or `'a-e'` (word characters around the operator).
+fn split_range(s: &str) -> Option<(&str, &str, &str)> {
+    let word = |t: &str| !t.is_empty() && t.chars().all(|ch| ch.is_alphanumeric() || ch == '_');
+    for op in ["...", "..", "-"] {
+        if let Some((x, y)) = s.split_once(op) {
+            if word(x) && word(y) {
+                return Some((x, op, y));
+            }
+        }
+    }
+    None
+}
+
+/// Ruby's `String#to_i`: leading whitespace, a sign and digits (underscores between them);
+/// 0 when there are none.
+fn ruby_to_i(s: &str) -> i64 {
+    let t = s.trim_start();
+    let (neg, digits) = match t.as_bytes().first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t),
+    };
+    let mut n: i64 = 0;
+    let mut prev_digit = false;
+    for ch in digits.chars() {
+        match ch {
+            '0'..='9' => {
+                n = n
+                    .saturating_mul(10)
+                    .saturating_add(i64::from(ch as u8 - b'0'));
+                prev_digit = true;
+            }
+            '_' if prev_digit => prev_digit = false,
+            _ => break,
+        }
+    }
+    if neg {
+        -n
+    } else {
+        n
+    }
+}
+
+/// Ruby's `String#succ`: the rightmost letter or digit goes up, carrying leftwards
+/// (`'az'` -> `'ba'`, `'zz'` -> `'aaa'`, `'a9'` -> `'b0'`); a string without letters or
+/// digits increments its last character.
+pub(super) fn ruby_succ(s: &str) -> String {
+    let mut chars: Vec<char> = s.chars().collect();
+    if chars.is_empty() {
+        return String::new();
+    }
+    let Some(mut i) = chars.iter().rposition(|ch| ch.is_ascii_alphanumeric()) else {
+        let last = chars.len() - 1;
+        chars[last] = char::from_u32(chars[last] as u32 + 1).unwrap_or(chars[last]);
+        return chars.into_iter().collect();
+    };
+    loop {
+        let (next, carry, first) = match chars[i] {
+            'z' => ('a', true, 'a'),
+            'Z' => ('A', true, 'A'),
+            '9' => ('0', true, '1'),
+            ch => (char::from_u32(ch as u32 + 1).unwrap_or(ch), false, ch),
+        };
+        chars[i] = next;
+        if !carry {
+            break;
+        }
+        // Carry into the next letter or digit to the left, else insert one.
+        match chars[..i].iter().rposition(|ch| ch.is_ascii_alphanumeric()) {
+            Some(j) => i = j,
+            None => {
+                chars.insert(i, first);
+                break;
+            }
+        }
+    }
+    chars.into_iter().collect()
+}
+
+/// Ruby's `String#upto` (what a string `Range` iterates): from `from` by `succ` to `to`,
+/// none when `from` sorts after `to`; stops when the string outgrows `to`. At most `limit`.
+fn ruby_str_upto(from: &str, to: &str, exclusive: bool, limit: usize) -> Vec<String> {
+    let mut out = vec![];
+    // One character each: the characters between.
+    let (mut fc, mut tc) = (from.chars(), to.chars());
+    if let (Some(f), None, Some(t), None) = (fc.next(), fc.next(), tc.next(), tc.next()) {
+        if f.is_ascii() && t.is_ascii() {
+            let end = if exclusive { t as u32 } else { t as u32 + 1 };
+            return (f as u32..end)
+                .filter_map(char::from_u32)
+                .take(limit)
+                .map(String::from)
+                .collect();
+        }
+    }
+    if from > to || (exclusive && from == to) {
+        return out;
+    }
+    let mut cur = from.to_string();
+    while out.len() < limit {
+        let next = ruby_succ(&cur);
+        if exclusive && cur == to {
+            break;
+        }
+        let done = cur == to;
+        out.push(cur);
+        if done || next.len() > to.len() || next.is_empty() {
+            break;
+        }
+        cur = next;
+    }
+    out
 }
 
 fn f_sum(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
@@ -2850,6 +3048,19 @@ fn f_create_resources(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         Some(Value::Hash(h)) => h.clone(),
         _ => Default::default(),
     };
+    // Each instance's parameters are merged into the defaults with Ruby's `Hash#merge`.
+    if let Some(v) = instances.values().find(|v| !matches!(v, Value::Hash(_))) {
+        let what = match v {
+            Value::Undef => "nil",
+            Value::Bool(true) => "true",
+            Value::Bool(false) => "false",
+            other => super::stdlib::ruby_class(other),
+        };
+        return Err(Flow::Err(c.runtime(
+            format!("no implicit conversion of {what} into Hash"),
+            a.span,
+        )));
+    }
     let to_attrs = |h: &IndexMap<Value, Value>, span: Span| -> Vec<super::catalog_ops::AttrValue> {
         let mut out: Vec<super::catalog_ops::AttrValue> = defaults
             .iter()

@@ -50,6 +50,7 @@ pub fn builtin(name: &str) -> Option<Builtin> {
         "ensure_resources" => f_ensure_resources,
         "ensure_packages" => f_ensure_packages,
         "defined_with_params" => f_defined_with_params,
+        "getparam" => f_getparam,
         "fqdn_rotate" => f_fqdn_rotate,
         "fqdn_rand" => f_fqdn_rand,
         "assert_private" => f_assert_private,
@@ -265,6 +266,37 @@ fn f_defined_with_params(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     Ok(Value::Bool(defined_with_params(
         c, &t, &title, &params, a.scope,
     )))
+}
+
+/// stdlib's `getparam(Type[title], 'param')`: the parameter's value in the catalog so far,
+/// `''` when the resource or the value is missing.
+fn f_getparam(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let reference = arg(a, 0);
+    if reference.is_undef() {
+        return Err(fail_plain(c, a, "Must specify a reference"));
+    }
+    let Value::Str(param) = arg(a, 1) else {
+        return Err(fail_plain(c, a, "Must specify name of a parameter"));
+    };
+    let found = match &reference {
+        Value::Type(t) => match &**t {
+            PType::Resource(Some(t), Some(title)) => c.find_resource(t, title),
+            PType::Class(Some(n)) => c.find_resource("Class", n),
+            _ => None,
+        },
+        Value::Str(s) => s.split_once('[').and_then(|(t, rest)| {
+            let title = rest
+                .strip_suffix(']')?
+                .trim_matches(|c| c == '\'' || c == '"');
+            c.find_resource(&crate::catalog::capitalize_type(t), title)
+        }),
+        _ => None,
+    };
+    let value = found
+        .filter(|_| !param.is_empty())
+        .and_then(|idx| c.resources[idx].params.get(&param).cloned())
+        .filter(|v| !v.is_undef());
+    Ok(value.unwrap_or_else(|| Value::str("")))
 }
 
 fn ensure_one(
