@@ -775,6 +775,7 @@ pub fn mismatch(t: &PType, v: &Value) -> String {
             Integer(..) | Float(..) | String(..) | Boolean(_) => {
                 format!("expects {}, got {}", t.article_label(), got())
             }
+            Variant(ts) => variant_mismatch(Some(t), ts, v).unwrap_or_else(|| mismatch(inner, v)),
             _ => mismatch(inner, v),
         },
         // Puppet's pattern mismatch of an optional enum or pattern.
@@ -794,10 +795,10 @@ pub fn mismatch(t: &PType, v: &Value) -> String {
             }
             format!("expects a value of type {}, got {}", join_or(&names), got())
         }
-        Variant(ts) => {
+        Variant(ts) => variant_mismatch(None, ts, v).unwrap_or_else(|| {
             let names: Vec<std::string::String> = ts.iter().map(|t| t.to_string()).collect();
             format!("expects a value of type {}, got {}", join_or(&names), got())
-        }
+        }),
         Enum(..) | Pattern(_) => no_match(t, v),
         // A number of the expected kind outside the range: both in full. An Integer where
         // a Float is expected (or the reverse): both by their names (Puppet's describer
@@ -813,6 +814,87 @@ pub fn mismatch(t: &PType, v: &Value) -> String {
         _ => nested_mismatch(t, v)
             .unwrap_or_else(|| format!("expects {}, got {}", t.generalize_label(v), got())),
     }
+}
+
+/// Puppet's describer (`describe_PVariantType`) for a variant whose members all fail on
+/// the value itself (none is a container the value could enter, nor a sized type of its
+/// kind): the members' mismatches merge into one, of the kind of the first member's (a
+/// pattern mismatch for an enum or pattern, else a type mismatch). Through an alias
+/// (`alias`), the mismatch names the alias. `None` for the variants described otherwise.
+fn variant_mismatch(alias: Option<&PType>, ts: &[PType], v: &Value) -> Option<String> {
+    use PType::*;
+    let got = short_got(v);
+    let members: Vec<&PType> = ts.iter().map(resolved).collect();
+    for m in &members {
+        let simple = match m {
+            Enum(..) | Pattern(_) => true,
+            Integer(..) | Float(..) => true,
+            Variant(_) | Optional(_) | NotUndef(_) => false,
+            m => !kind_accepts(m, v),
+        };
+        if !simple {
+            return None;
+        }
+    }
+    if let Some(alias) = alias {
+        return Some(format!("expects {}, got {got}", alias.article_label()));
+    }
+    if matches!(members.first(), Some(Enum(..) | Pattern(_))) {
+        return Some(no_match(&Variant(ts.to_vec()), v));
+    }
+    // Puppet's `report_detailed?`: a member of the value's own class (or an alias), or
+    // one whose unconstrained form takes the value's kind.
+    let same_class = ts
+        .iter()
+        .any(|m| matches!(m, Alias(..)) || same_numeric_kind(resolved(m), v));
+    let detailed = same_class || members.iter().any(|m| kind_accepts(m, v));
+    let (expected, actual) = if detailed {
+        let actual = if members.iter().any(|m| same_numeric_kind(m, v)) {
+            infer(v).to_string()
+        } else {
+            got
+        };
+        (ts.iter().map(|t| t.to_string()).collect::<Vec<_>>(), actual)
+    } else {
+        let mut names: Vec<std::string::String> = vec![];
+        for n in ts.iter().map(class_name) {
+            if !names.contains(&n) {
+                names.push(n);
+            }
+        }
+        (names, got)
+    };
+    Some(if expected.len() > 1 {
+        format!(
+            "expects a value of type {}, got {actual}",
+            join_or(&expected)
+        )
+    } else {
+        let e = expected.first().cloned().unwrap_or_default();
+        let article = if e.starts_with(['A', 'E', 'I', 'O', 'U']) {
+            "an"
+        } else {
+            "a"
+        };
+        format!("expects {article} {e} value, got {actual}")
+    })
+}
+
+/// Whether the unconstrained form of `t` (`Integer` of `Integer[1, 2]`, any string for an
+/// enum) takes a value of `v`'s kind.
+fn kind_accepts(t: &PType, v: &Value) -> bool {
+    use PType::*;
+    matches!(
+        (t, v),
+        (Integer(..) | Numeric, Value::Int(_))
+            | (Float(..) | Numeric, Value::Float(_))
+            | (String(..) | Enum(..) | Pattern(_), Value::Str(_))
+            | (Boolean(_), Value::Bool(_))
+            | (Array(..) | Tuple(..), Value::Array(_))
+            | (Hash(..) | Struct(_), Value::Hash(_))
+            | (Regexp(_), Value::Regex(_))
+            | (Undef, Value::Undef)
+    )
 }
 
 /// The type an alias stands for (through aliases of aliases); any other type itself.
@@ -986,11 +1068,13 @@ fn variant_names(t: &PType) -> Vec<String> {
     }
 }
 
+/// `a or b`; `a, b, or c` (Puppet's describer writes the serial comma).
 fn join_or(names: &[String]) -> String {
     match names.len() {
         0 => String::new(),
         1 => names[0].clone(),
-        n => format!("{} or {}", names[..n - 1].join(", "), names[n - 1]),
+        2 => format!("{} or {}", names[0], names[1]),
+        n => format!("{}, or {}", names[..n - 1].join(", "), names[n - 1]),
     }
 }
 
