@@ -123,6 +123,9 @@ struct Interp<'c, 'a> {
     aliases: HashMap<String, String>,
     /// Methods the template defines (`def`).
     methods: HashMap<String, std::rc::Rc<Block>>,
+    /// Names the template assigns somewhere (`x = ...`): in Ruby a local exists, as nil,
+    /// once the parser has seen its assignment, even in a branch that did not run.
+    assigned: std::collections::HashSet<String>,
     span: crate::span::Span,
 }
 
@@ -138,7 +141,7 @@ pub fn ruby_to_s(v: &Value) -> String {
 }
 
 fn ruby_float(f: f64) -> String {
-    if f.fract() == 0.0 && f.abs() < 1e16 {
+    if f.fract() == 0.0 && f.abs() < 1e15 {
         format!("{f:.1}")
     } else {
         format_float(f)
@@ -923,6 +926,7 @@ impl Interp<'_, '_> {
                 "raise" | "fail" => err(ruby_to_s(&a0)),
                 "scope" => err("`scope` without a method"),
                 "puts" | "print" | "p" => err(format!("`{name}` (templates must not print)")),
+                other if self.assigned.contains(other) && args.is_empty() => Ok(Value::Undef),
                 other => err(format!("undefined local variable or method `{other}'")),
             };
         };
@@ -1036,6 +1040,33 @@ impl Interp<'_, '_> {
                     }
                 };
                 Ok(Array(parts))
+            }
+            // With a block: each match replaced by the block's value for it.
+            (Str(s), "gsub" | "sub") if block.is_some() && args.len() == 1 => {
+                let re = regex_of(&a0)?;
+                let mut out = String::new();
+                let mut last = 0;
+                for (m0, m1) in re.match_spans(s, 0, name == "gsub") {
+                    out.push_str(&s[last..m0]);
+                    let v =
+                        self.call_block(block.expect("guarded"), vec![Str(s[m0..m1].into())])?;
+                    out.push_str(&ruby_to_s(&v));
+                    last = m1;
+                }
+                out.push_str(&s[last..]);
+                Ok(Str(out))
+            }
+            // The character index of the first (`index`) or last (`rindex`) match of a
+            // string or regexp, nil when none.
+            (Str(s), "index" | "rindex") => {
+                let re = regex_of(&a0)?;
+                let spans = re.match_spans(s, 0, name == "rindex");
+                let at = if name == "index" {
+                    spans.first()
+                } else {
+                    spans.last()
+                };
+                Ok(at.map_or(Undef, |(m0, _)| Int(s[..*m0].chars().count() as i64)))
             }
             (Str(s), "gsub" | "sub") => {
                 let re = regex_of(&a0)?;
@@ -1252,6 +1283,13 @@ impl Interp<'_, '_> {
                 let bl = b(name)?;
                 for x in items {
                     self.call_block(bl, vec![x])?;
+                }
+                recv
+            }
+            "each_index" => {
+                let bl = b(name)?;
+                for i in 0..items.len() {
+                    self.call_block(bl, vec![Int(i as i64)])?;
                 }
                 recv
             }
@@ -1689,6 +1727,13 @@ impl Compiler<'_> {
         };
         let (toks, texts) = compile_template(text)
             .map_err(|e| fail(self, format!("Ordo's ERB does not support {e}")))?;
+        let assigned = toks
+            .windows(2)
+            .filter_map(|w| match w {
+                [Tok::Ident(n), Tok::Op("=")] => Some(n.clone()),
+                _ => None,
+            })
+            .collect();
         let body = Parser::new(toks)
             .program()
             .map_err(|e| fail(self, format!("Ordo's ERB does not support this Ruby: {e}")))?;
@@ -1701,6 +1746,7 @@ impl Compiler<'_> {
             ivars: HashMap::new(),
             aliases: HashMap::new(),
             methods: HashMap::new(),
+            assigned,
             span,
         };
         match it.run(&body) {

@@ -3187,7 +3187,9 @@ fn f_find_file(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 fn f_inline_epp(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let text = str_arg(c, a, 0)?;
     let params = a.values.get(1).cloned();
-    c.render_epp("inline_epp", &text, params, a.span)
+    // An inline template closes over the calling scope (Puppet's `inline_epp`);
+    // a template file sees the top scope only.
+    c.render_epp("inline_epp", &text, params, a.scope, a.span)
 }
 
 fn f_epp(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
@@ -3196,7 +3198,8 @@ fn f_epp(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         return Err(arg_err(c, a, format!("Could not find template '{path}'")));
     };
     let params = a.values.get(1).cloned();
-    c.render_epp(&path, &text, params, a.span)
+    let top = c.top;
+    c.render_epp(&path, &text, params, top, a.span)
 }
 
 fn f_lookup(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
@@ -3255,6 +3258,7 @@ impl Compiler<'_> {
         name: &str,
         text: &str,
         params: Option<Value>,
+        scope: ScopeId,
         span: Span,
     ) -> R<Value> {
         let file = self.sources.add(name, text);
@@ -3269,8 +3273,9 @@ impl Compiler<'_> {
                 self.runtime(format!("Syntax error in template {name}: {msg}"), span),
             ));
         };
-        let mut s = Scope::new(ScopeKind::Local, Some(self.top), Some(self.top));
-        s.resource = self.scopes[self.top].resource;
+        let source = self.scopes[scope].source.clone();
+        let mut s = Scope::with_source(ScopeKind::Local, Some(scope), Some(scope), source);
+        s.resource = self.scopes[scope].resource;
         let sid = self.new_scope(s);
         let given = match params {
             Some(Value::Hash(h)) => h,

@@ -74,6 +74,31 @@ impl Regex {
         }
     }
 
+    /// The spans of the matches from byte `from` on, left to right without overlap (an
+    /// empty match moves one character on); only the first when `all` is false.
+    pub fn match_spans(&self, s: &str, from: usize, all: bool) -> Vec<(usize, usize)> {
+        let mut out = vec![];
+        let mut at = from;
+        while at <= s.len() {
+            let Some((m0, m1)) = self
+                .groups_at(s, at)
+                .and_then(|g| g.first().copied().flatten())
+            else {
+                break;
+            };
+            out.push((m0, m1));
+            if !all {
+                break;
+            }
+            at = if m1 > m0 {
+                m1
+            } else {
+                m1 + s[m1..].chars().next().map_or(1, char::len_utf8)
+            };
+        }
+        out
+    }
+
     /// Ruby's `String#split` with this pattern: the captured groups of each separator are
     /// kept, an empty match splits between characters (never before the first), and
     /// trailing empty strings are dropped.
@@ -583,9 +608,14 @@ pub fn format_float(f: f64) -> String {
             "-Infinity".into()
         };
     }
-    let abs = f.abs();
-    if abs != 0.0 && !(1e-4..1e16).contains(&abs) {
-        let s = format!("{:e}", f);
+    // Ruby writes the exponent when the decimal point would sit more than 15 digits
+    // right of the first digit or more than 4 left of it (`1.0e+15`, `1.0e-05`).
+    let s = format!("{:e}", f);
+    let exp10: i32 = s
+        .split_once('e')
+        .and_then(|(_, e)| e.parse().ok())
+        .unwrap_or(0);
+    if f != 0.0 && !(-4..15).contains(&exp10) {
         let (mant, exp) = s.split_once('e').unwrap_or((&s, "0"));
         let mant = if mant.contains('.') {
             mant.to_string()

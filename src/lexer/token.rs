@@ -204,6 +204,8 @@ impl Tok {
     }
 
     /// Puppet's `regexp_acceptable?`: may a `/` after this token start a regular expression?
+    /// Also right after `${` of an interpolation (`"${/ab+/}"`), where nothing could be
+    /// divided.
     pub fn regex_may_follow(prev: Option<&Tok>) -> bool {
         !matches!(
             prev,
@@ -218,8 +220,6 @@ impl Tok {
                     | Tok::Str(_)
                     | Tok::True
                     | Tok::False
-                    | Tok::DqPre(_)
-                    | Tok::DqMid(_)
                     | Tok::DqPost(_)
                     | Tok::Heredoc(_)
                     | Tok::Regex(_)

@@ -463,7 +463,7 @@ impl Validator {
                     self.err(e.span, "Classes are not virtualizable");
                 }
                 for b in &r.bodies {
-                    self.check_ops(&b.ops, false, "Resource Statement");
+                    self.check_ops(&b.ops, false, "Resource Instance Definition");
                     let mut splats = b.ops.iter().filter(|o| matches!(o, AttributeOp::Splat { .. }));
                     if let Some(second) = splats.nth(1) {
                         self.err(second.span(), "Unfolding of attributes from Hash can only be used once per resource body");
