@@ -24,6 +24,9 @@ pub fn builtin(name: &str) -> Option<Builtin> {
         "getvar_emptystring" => f_getvar_emptystring,
         "ipaddresses" => f_ipaddresses,
         "template_body" => f_template_body,
+        "collectd_convert_processes" => f_collectd_convert_processes,
+        "assemble_nexus_url" => f_assemble_nexus_url,
+        "inifile::create_ini_settings" => f_create_ini_settings,
         _ => return None,
     })
 }
@@ -469,4 +472,146 @@ fn f_postgresql_acls_to_resources_hash(c: &mut Compiler<'_>, a: &mut Args) -> R<
         );
     }
     Ok(Value::Hash(out.into()))
+}
+
+/// collectd's `collectd_convert_processes(list)`: the old list of process names and
+/// `{'name' => .., ...}` hashes as the hash `create_resources` takes (a hash is kept).
+fn f_collectd_convert_processes(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let fail = |c: &Compiler<'_>, a: &Args, m: &str| {
+        fail_plain(c, a, format!("convert_process_array(): {m}"))
+    };
+    if a.values.len() != 1 {
+        return Err(fail(c, a, "Needs exactly one argument"));
+    }
+    let items = match arg(a, 0) {
+        h @ Value::Hash(_) => return Ok(h),
+        Value::Array(items) => items,
+        _ => return Err(fail(c, a, "Needs an array as argument")),
+    };
+    let mut out = IndexMap::new();
+    for p in items {
+        match p {
+            Value::Str(name) => {
+                out.insert(Value::Str(name), Value::Hash(Default::default()));
+            }
+            Value::Hash(h) => {
+                let mut h: IndexMap<Value, Value> =
+                    h.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+                let name = h.shift_remove(&Value::str("name")).unwrap_or(Value::Undef);
+                out.insert(name, Value::Hash(h.into()));
+            }
+            _ => return Err(fail(c, a, "array element must be string or hash")),
+        }
+    }
+    Ok(Value::Hash(out.into()))
+}
+
+/// archive's `assemble_nexus_url(url, params)`: the artifact content URL with the
+/// parameters as a query string (values escaped as Ruby's `CGI.escape`).
+fn f_assemble_nexus_url(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let url = arg(a, 0).to_display();
+    let query: Vec<String> = match arg(a, 1) {
+        Value::Hash(h) => h
+            .iter()
+            .map(|(k, v)| format!("{}={}", k.to_display(), cgi_escape(&v.to_display())))
+            .collect(),
+        _ => vec![],
+    };
+    Ok(Value::Str(format!(
+        "{url}/service/local/artifact/maven/content?{}",
+        query.join("&")
+    )))
+}
+
+/// Ruby's `CGI.escape`: bytes other than letters, digits and `_.-~` as `%XX`, spaces `+`.
+fn cgi_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        match b {
+            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'_' | b'.' | b'-' | b'~' => {
+                out.push(b as char)
+            }
+            b' ' => out.push('+'),
+            b => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
+}
+
+/// inifile's `inifile::create_ini_settings(settings, defaults = {})`: an `ini_setting`
+/// per setting of each section, titled `"PATH [SECTION] SETTING"`, declared through
+/// `create_resources` with the defaults.
+fn f_create_ini_settings(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let Value::Hash(settings) = arg(a, 0) else {
+        return Err(fail_plain(
+            c,
+            a,
+            "'inifile::create_ini_settings' parameter 'settings' expects a Hash value".to_string(),
+        ));
+    };
+    let defaults = match arg(a, 1) {
+        Value::Hash(h) => h,
+        _ => Default::default(),
+    };
+    let mut resources = IndexMap::new();
+    for (section, body) in settings.iter() {
+        let Value::Hash(body) = body else {
+            return Err(fail_plain(
+                c,
+                a,
+                format!(
+                    "create_ini_settings(): Section {} must contain a Hash",
+                    section.to_display()
+                ),
+            ));
+        };
+        // Ruby's `defaults.merge(settings)['path']`: a section named `path` wins.
+        let path = settings
+            .get(&Value::str("path"))
+            .or_else(|| defaults.get(&Value::str("path")))
+            .filter(|p| !p.is_undef())
+            .cloned();
+        let Some(path) = path else {
+            return Err(fail_plain(
+                c,
+                a,
+                "create_ini_settings(): must pass the path parameter to the Ini_setting resource!"
+                    .to_string(),
+            ));
+        };
+        for (setting, value) in body.iter() {
+            let mut res: IndexMap<Value, Value> = IndexMap::new();
+            res.insert(Value::str("ensure"), Value::str("present"));
+            res.insert(Value::str("section"), section.clone());
+            res.insert(Value::str("setting"), setting.clone());
+            match value {
+                Value::Hash(h) => {
+                    for (k, v) in h.iter() {
+                        res.insert(k.clone(), v.clone());
+                    }
+                }
+                v => {
+                    res.insert(Value::str("value"), v.clone());
+                }
+            }
+            let title = format!(
+                "{} [{}] {}",
+                path.to_display(),
+                section.to_display(),
+                setting.to_display()
+            );
+            resources.insert(Value::Str(title), Value::Hash(res.into()));
+        }
+    }
+    c.call_function(
+        "create_resources",
+        vec![
+            Value::str("ini_setting"),
+            Value::Hash(resources.into()),
+            Value::Hash(defaults),
+        ],
+        None,
+        a.scope,
+        a.span,
+    )
 }

@@ -182,8 +182,22 @@ pub fn format_value(v: &Value, fmt: &str) -> Result<String, String> {
             sprintf(&f.with_conv('s'), &[Value::Str(format!("/{}/", r.source))])
         }
         (Value::Regex(r), 's') => sprintf(fmt, &[Value::Str(r.source.to_string())]),
-        // Containers in Puppet's own notation (`[1, 'a']`, `{'a' => 1}`).
-        (Value::Array(_) | Value::Hash(_), 's' | 'p') if !f.alt() => Ok(f.pad(&v.to_string_repr())),
+        // Containers in Puppet's own notation (`[1, 'a']`, `{'a' => 1}`), between the
+        // delimiters a flag asks for (`%(a` gives `(1, 'a')`).
+        (Value::Array(_), 'a' | 's' | 'p') | (Value::Hash(_), 'h' | 's' | 'p') if !f.alt() => {
+            let repr = v.to_string_repr();
+            let inner = &repr[1..repr.len() - 1];
+            let (open, close) = match f.flags.chars().find(|c| "[{(<|".contains(*c)) {
+                Some('[') => ('[', ']'),
+                Some('{') => ('{', '}'),
+                Some('(') => ('(', ')'),
+                Some('<') => ('<', '>'),
+                Some('|') => ('|', '|'),
+                _ if matches!(v, Value::Array(_)) => ('[', ']'),
+                _ => ('{', '}'),
+            };
+            Ok(f.pad(&format!("{open}{inner}{close}")))
+        }
         _ => Ok(sprintf(fmt, std::slice::from_ref(v)).unwrap_or_else(|_| to_string_conversion(v))),
     }
 }
