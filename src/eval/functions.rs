@@ -143,7 +143,7 @@ pub fn builtin(name: &str) -> Option<Builtin> {
         "unwrap" => f_unwrap,
         "fqdn_rand" => f_fqdn_rand,
         "shellquote" => f_shellquote,
-        "strftime" => f_unsupported,
+        "strftime" => f_strftime,
         _ => return None,
     })
 }
@@ -1380,6 +1380,33 @@ fn new_deferred(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     ))
 }
 
+/// `strftime(timestamp, format[, timezone])`, and the legacy `strftime(format)` of now.
+/// Only UTC is known: another time zone fails.
+fn f_strftime(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let (ts, fmt, tz) = match a.values.as_slice() {
+        [Value::Timestamp(t), Value::Str(f), rest @ ..] => (*t, f.clone(), rest.first().cloned()),
+        [Value::Str(f), rest @ ..] => (
+            super::value::Timestamp::now(),
+            f.clone(),
+            rest.first().cloned(),
+        ),
+        _ => return Err(arg_err(c, a, "expects a Timestamp and a format")),
+    };
+    if let Some(tz) = tz.filter(|t| !t.is_undef()) {
+        let tz = tz.to_display();
+        if !matches!(tz.as_str(), "UTC" | "utc" | "Z" | "GMT") {
+            return Err(arg_err(
+                c,
+                a,
+                format!("time zone '{tz}' is not supported by Ordo (UTC only)"),
+            ));
+        }
+    }
+    ts.strftime(&fmt)
+        .map(Value::Str)
+        .map_err(|e| arg_err(c, a, e))
+}
+
 fn f_new(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let Some(Value::Type(t)) = a.values.first().cloned() else {
         return Err(arg_err(c, a, "expects a Type"));
@@ -1407,6 +1434,24 @@ fn f_new(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     }
     let v = args.first().cloned().unwrap_or(Value::Undef);
     let res = match &t {
+        // `Timestamp()` is now; from seconds since the epoch or an ISO 8601 string.
+        PType::Timestamp => match &v {
+            Value::Undef if args.is_empty() => Some(Value::Timestamp(super::value::Timestamp::now())),
+            Value::Timestamp(_) => Some(v.clone()),
+            Value::Int(_) | Value::Float(_) => {
+                super::value::Timestamp::from_seconds(&v).map(Value::Timestamp)
+            }
+            Value::Str(s) => match super::value::Timestamp::parse(s) {
+                Some(ts) => Some(Value::Timestamp(ts)),
+                None => {
+                    return Err(Flow::Err(c.runtime(
+                        format!("Unable to parse '{s}' using any of the formats %FT%T.%N %Z, %FT%T %Z, %F %T.%N %Z, %F %T %Z, %F %Z, %F"),
+                        a.span,
+                    )))
+                }
+            },
+            _ => None,
+        },
         PType::Integer(..) => match &v {
             Value::Int(i) => Some(Value::Int(*i)),
             Value::Float(f) => Some(Value::Int(f.trunc() as i64)),

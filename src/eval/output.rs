@@ -645,7 +645,7 @@ fn has_rich_data(v: &Value) -> bool {
     match v {
         Value::Array(items) => items.iter().any(has_rich_data),
         Value::Hash(h) => h.values().any(has_rich_data),
-        Value::Type(_) | Value::Deferred(_) => true,
+        Value::Type(_) | Value::Deferred(_) | Value::Timestamp(_) => true,
         _ => false,
     }
 }
@@ -680,6 +680,9 @@ fn rich_data_warnings(v: &Value, path: &str, out: &mut Vec<String>) {
         Value::Deferred(d) => out.push(format!(
             "{path} contains a Deferred value. It will be converted to the String '{}'",
             d.shown()
+        )),
+        Value::Timestamp(t) => out.push(format!(
+            "{path} contains a Puppet::Pops::Time::Timestamp value. It will be converted to the String '{t}'"
         )),
         _ => {}
     }

@@ -141,6 +141,7 @@ pub(super) fn ruby_class(v: &Value) -> &'static str {
         Value::Type(_) => "Class",
         Value::Sensitive(_) => "Puppet::Pops::Types::PSensitiveType::Sensitive",
         Value::Deferred(_) => "Puppet::Pops::Types::PuppetObject",
+        Value::Timestamp(_) => "Puppet::Pops::Time::Timestamp",
     }
 }
 

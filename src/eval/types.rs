@@ -498,7 +498,8 @@ impl PType {
             Alias(name, _) if name == "Deferred" => matches!(v, Value::Deferred(_)),
             Alias(_, t) => t.is_instance(v),
             Object => matches!(v, Value::Deferred(_)),
-            Runtime | SemVer | Timespan | Timestamp | Init => false,
+            Timestamp => matches!(v, Value::Timestamp(_)),
+            Runtime | SemVer | Timespan | Init => false,
         }
     }
 
@@ -749,6 +750,7 @@ pub fn infer(v: &Value) -> PType {
         Value::Type(t) => PType::Type(Some(t.clone())),
         Value::Sensitive(x) => PType::Sensitive(Some(Box::new(infer(x)))),
         Value::Deferred(_) => deferred_type(),
+        Value::Timestamp(_) => PType::Timestamp,
     }
 }
 

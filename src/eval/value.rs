@@ -248,6 +248,121 @@ pub enum Value {
     Sensitive(Box<Value>),
     /// A function call left for the agent (`Deferred('name', [args])`).
     Deferred(Box<Deferred>),
+    /// A point in time (`Timestamp()`, `Timestamp('2020-01-02T03:04:05Z')`).
+    Timestamp(Timestamp),
+}
+
+/// Puppet's `Timestamp`: seconds and nanoseconds since the Unix epoch, UTC.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Timestamp {
+    pub secs: i64,
+    pub nanos: u32,
+}
+
+impl Timestamp {
+    /// Now.
+    pub fn now() -> Timestamp {
+        let d = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        Timestamp {
+            secs: i64::try_from(d.as_secs()).unwrap_or(i64::MAX),
+            nanos: d.subsec_nanos(),
+        }
+    }
+
+    /// Seconds since the epoch (a float keeps its fraction).
+    pub fn from_seconds(v: &Value) -> Option<Timestamp> {
+        match v {
+            Value::Int(i) => Some(Timestamp { secs: *i, nanos: 0 }),
+            Value::Float(f) if f.is_finite() => {
+                let secs = f.floor();
+                Some(Timestamp {
+                    secs: secs as i64,
+                    nanos: ((f - secs) * 1e9).round().min(999_999_999.0) as u32,
+                })
+            }
+            _ => None,
+        }
+    }
+
+    /// Puppet's default timestamp formats (ISO 8601 forms, `T` or a blank between date and
+    /// time, fraction and zone optional; no zone is UTC).
+    pub fn parse(s: &str) -> Option<Timestamp> {
+        let t = s.trim();
+        if let Ok(ts) = t.parse::<jiff::Timestamp>() {
+            return Some(Self::from_jiff(ts));
+        }
+        let t = t.strip_suffix(" UTC").unwrap_or(t);
+        if let Ok(dt) = t.replacen(' ', "T", 1).parse::<jiff::civil::DateTime>() {
+            return dt
+                .to_zoned(jiff::tz::TimeZone::UTC)
+                .ok()
+                .map(|z| Self::from_jiff(z.timestamp()));
+        }
+        let d = t.parse::<jiff::civil::Date>().ok()?;
+        d.to_zoned(jiff::tz::TimeZone::UTC)
+            .ok()
+            .map(|z| Self::from_jiff(z.timestamp()))
+    }
+
+    fn from_jiff(ts: jiff::Timestamp) -> Timestamp {
+        Timestamp {
+            secs: ts.as_second(),
+            nanos: u32::try_from(ts.subsec_nanosecond()).unwrap_or(0),
+        }
+    }
+
+    fn to_jiff(self) -> Option<jiff::Zoned> {
+        let ts = jiff::Timestamp::new(self.secs, i32::try_from(self.nanos).ok()?).ok()?;
+        Some(ts.to_zoned(jiff::tz::TimeZone::UTC))
+    }
+
+    /// Puppet's `strftime` of a timestamp, in UTC: Ruby's directives, `%L` milliseconds,
+    /// `%N` nanoseconds (`%3N` three digits), `%Z` `UTC`.
+    pub fn strftime(self, fmt: &str) -> Result<String, String> {
+        let z = self.to_jiff().ok_or("timestamp out of range")?;
+        // jiff writes fractions with `%f`; its `%Z` of UTC is `UTC` too.
+        let mut spec = String::with_capacity(fmt.len());
+        let mut chars = fmt.chars().peekable();
+        while let Some(c) = chars.next() {
+            if c != '%' {
+                spec.push(c);
+                continue;
+            }
+            let mut width = String::new();
+            while let Some(d) = chars.peek().filter(|d| d.is_ascii_digit()) {
+                width.push(*d);
+                chars.next();
+            }
+            match chars.next() {
+                Some('L') => spec.push_str(&format!(
+                    "%{}f",
+                    if width.is_empty() { "3" } else { &width }
+                )),
+                Some('N') => spec.push_str(&format!(
+                    "%{}f",
+                    if width.is_empty() { "9" } else { &width }
+                )),
+                Some(other) => {
+                    spec.push('%');
+                    spec.push_str(&width);
+                    spec.push(other);
+                }
+                None => spec.push('%'),
+            }
+        }
+        jiff::fmt::strtime::format(&spec, &z).map_err(|e| e.to_string())
+    }
+}
+
+impl std::fmt::Display for Timestamp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.strftime("%FT%T.%N UTC") {
+            Ok(s) => f.write_str(&s),
+            Err(_) => write!(f, "{}", self.secs),
+        }
+    }
 }
 
 /// Puppet's `Deferred` object: a function name and its arguments (`undef` when not given),
@@ -353,6 +468,7 @@ impl PartialEq for Value {
             (Type(a), Type(b)) => a == b,
             (Sensitive(a), Sensitive(b)) => a == b,
             (Deferred(a), Deferred(b)) => a == b,
+            (Timestamp(a), Timestamp(b)) => a == b,
             _ => false,
         }
     }
@@ -379,6 +495,7 @@ impl Hash for Value {
             Value::Type(t) => t.to_string().hash(state),
             Value::Sensitive(v) => v.hash(state),
             Value::Deferred(d) => d.hash(state),
+            Value::Timestamp(t) => t.hash(state),
             Value::Undef | Value::Default => {}
         }
     }
@@ -480,6 +597,7 @@ impl Value {
             Value::Type(t) => out.push_str(&t.to_string()),
             Value::Sensitive(_) => out.push_str("Sensitive [value redacted]"),
             Value::Deferred(d) => out.push_str(&d.shown()),
+            Value::Timestamp(t) => out.push_str(&t.to_string()),
         }
     }
 
@@ -517,6 +635,7 @@ impl Value {
             Value::Type(t) => Json::String(t.catalog_string()),
             // Without rich data Puppet puts the string form in the catalog (and warns).
             Value::Deferred(d) => Json::String(d.shown()),
+            Value::Timestamp(t) => Json::String(t.to_string()),
             Value::Sensitive(v) => {
                 let mut m = serde_json::Map::new();
                 m.insert("__ptype".into(), Json::String("Sensitive".into()));
