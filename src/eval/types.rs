@@ -830,7 +830,7 @@ fn variant_mismatch(alias: Option<&PType>, ts: &[PType], v: &Value) -> Option<St
     for m in &members {
         let simple = match m {
             Enum(..) | Pattern(_) => true,
-            Integer(..) | Float(..) => true,
+            Integer(..) | Float(..) | String(..) => true,
             Variant(_) | Optional(_) | NotUndef(_) => false,
             m => !kind_accepts(m, v),
         };
@@ -1027,6 +1027,17 @@ fn nested_mismatch(t: &PType, v: &Value) -> Option<String> {
 pub fn mismatches(t: &PType, v: &Value) -> Vec<std::string::String> {
     let problems = match (t, v) {
         (PType::Struct(es), Value::Hash(h)) => struct_problems(es, h),
+        // A variant whose members fail in different places (one inside the value): each
+        // member's problems, by its position (Puppet's `variant N ...` lines).
+        (PType::Variant(ts), _) if variant_mismatch(None, ts, v).is_none() => ts
+            .iter()
+            .enumerate()
+            .flat_map(|(i, m)| {
+                mismatches(m, v)
+                    .into_iter()
+                    .map(move |d| format!("variant {i} {d}"))
+            })
+            .collect(),
         _ => vec![],
     };
     if problems.is_empty() {
@@ -1310,6 +1321,40 @@ mod tests {
         assert_eq!(
             mismatch(&arr, &Value::str("a")),
             "expects an Array value, got String"
+        );
+    }
+
+    /// Puppet 7.23's messages for class parameters of these variant types (the lines after
+    /// `Class[C]: parameter 'p' `).
+    #[test]
+    fn variant_mismatches_merge_or_list_as_puppet() {
+        let string = PType::String(0, MAX, None);
+        let strings = PType::Array(Box::new(string.clone()), 0, MAX);
+        let int = PType::Integer(MIN, MAX);
+        // Members failing at the top merge into one description.
+        let v = PType::Variant(vec![int.clone(), strings.clone()]);
+        assert_eq!(
+            mismatches(&v, &Value::str("abc")),
+            ["expects a value of type Integer or Array, got String"]
+        );
+        let v = PType::Variant(vec![PType::Integer(1, 2), PType::Integer(5, 6)]);
+        assert_eq!(
+            mismatches(&v, &Value::Int(4)),
+            ["expects a value of type Integer[1, 2] or Integer[5, 6], got Integer[4, 4]"]
+        );
+        let v = PType::Variant(vec![int.clone(), PType::String(5, MAX, None)]);
+        assert_eq!(
+            mismatches(&v, &Value::str("abc")),
+            ["expects a value of type Integer or String[5], got String"]
+        );
+        // One failing inside the value: a line per member.
+        let v = PType::Variant(vec![string, strings]);
+        assert_eq!(
+            mismatches(&v, &Value::Array(vec![Value::Int(1)])),
+            [
+                "variant 0 expects a String value, got Tuple",
+                "variant 1 index 0 expects a String value, got Integer"
+            ]
         );
     }
 }
