@@ -3378,6 +3378,7 @@ pub fn find(name: &str) -> Option<&'static Signature> {
         .binary_search_by(|s| s.name.cmp(name))
         .ok()
         .map(|i| &SIGNATURES[i])
+        .or_else(|| super::stdlib_more::find(name))
 }
 
 /// Puppet's message when `got` arguments don't fit between `min` and `max` (no limit: None).

@@ -35,6 +35,9 @@ pub fn builtin(name: &str) -> Option<Builtin> {
     if let Some(f) = super::stdlib_validate::builtin(name) {
         return Some(f);
     }
+    if let Some(f) = super::stdlib_more::builtin(name) {
+        return Some(f);
+    }
     if let Some(f) = super::module_functions::builtin(name) {
         return Some(f);
     }

@@ -30,7 +30,7 @@ pub fn builtin(name: &str) -> Option<Builtin> {
     })
 }
 
-fn is_integer_like(v: &Value) -> bool {
+pub(super) fn is_integer_like(v: &Value) -> bool {
     match v {
         Value::Int(_) => true,
         Value::Str(s) => {
