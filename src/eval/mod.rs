@@ -30,6 +30,7 @@ mod ruby_random;
 mod scope;
 mod signatures;
 mod stdlib;
+mod stdlib_crypt;
 mod stdlib_more;
 mod stdlib_validate;
 mod strings;

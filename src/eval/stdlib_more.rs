@@ -39,6 +39,7 @@ pub fn builtin(name: &str) -> Option<Builtin> {
         "batch_escape" => f_batch_escape,
         "powershell_escape" => f_powershell_escape,
         "os_version_gte" => f_os_version_gte,
+        "pw_hash" => super::stdlib_crypt::f_pw_hash,
         _ => return None,
     })
 }
