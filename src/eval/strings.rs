@@ -657,65 +657,9 @@ pub fn ruby_replacement(r: &str) -> String {
 
 // ---- digests -------------------------------------------------------------------------------------
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn md_pad(msg: &[u8], big_endian: bool) -> Vec<u8> {
-    let mut m = msg.to_vec();
-    let bits = (msg.len() as u64).wrapping_mul(8);
-    m.push(0x80);
-    while m.len() % 64 != 56 {
-        m.push(0);
-    }
-    if big_endian {
-        m.extend_from_slice(&bits.to_be_bytes());
-    } else {
-        m.extend_from_slice(&bits.to_le_bytes());
-    }
-    m
-}
-
+/// MD5 as lowercase hex (`md5()`).
 pub fn md5_hex(msg: &[u8]) -> String {
-    const S: [u32; 64] = [
-        7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22, 5, 9, 14, 20, 5, 9, 14, 20, 5,
-        9, 14, 20, 5, 9, 14, 20, 4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23, 6, 10,
-        15, 21, 6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21,
-    ];
-    let k: Vec<u32> = (0..64)
-        .map(|i| ((i as f64 + 1.0).sin().abs() * 4294967296.0) as u32)
-        .collect();
-    let (mut a0, mut b0, mut c0, mut d0) =
-        (0x67452301u32, 0xefcdab89u32, 0x98badcfeu32, 0x10325476u32);
-    for chunk in md_pad(msg, false).chunks(64) {
-        let m: Vec<u32> = chunk
-            .chunks(4)
-            .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
-            .collect();
-        let (mut a, mut b, mut c, mut d) = (a0, b0, c0, d0);
-        for i in 0..64 {
-            let (f, g) = match i / 16 {
-                0 => ((b & c) | (!b & d), i),
-                1 => ((d & b) | (!d & c), (5 * i + 1) % 16),
-                2 => (b ^ c ^ d, (3 * i + 5) % 16),
-                _ => (c ^ (b | !d), (7 * i) % 16),
-            };
-            let f2 = f.wrapping_add(a).wrapping_add(k[i]).wrapping_add(m[g]);
-            a = d;
-            d = c;
-            c = b;
-            b = b.wrapping_add(f2.rotate_left(S[i]));
-        }
-        a0 = a0.wrapping_add(a);
-        b0 = b0.wrapping_add(b);
-        c0 = c0.wrapping_add(c);
-        d0 = d0.wrapping_add(d);
-    }
-    let mut out = vec![];
-    for x in [a0, b0, c0, d0] {
-        out.extend_from_slice(&x.to_le_bytes());
-    }
-    hex(&out)
+    crate::digest::hex(&crate::digest::md5(msg))
 }
 
 /// SHA-1 as lowercase hex (`sha1()`).
