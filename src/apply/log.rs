@@ -8,19 +8,27 @@ use serde::Serialize;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Level {
+    Debug,
     Info,
     Notice,
     Warning,
     Error,
+    Alert,
+    Critical,
+    Emergency,
 }
 
 impl Level {
     pub fn puppet_name(self) -> &'static str {
         match self {
+            Level::Debug => "Debug",
             Level::Info => "Info",
             Level::Notice => "Notice",
             Level::Warning => "Warning",
             Level::Error => "Error",
+            Level::Alert => "Alert",
+            Level::Critical => "Critical",
+            Level::Emergency => "Emergency",
         }
     }
 }
@@ -53,10 +61,14 @@ impl LogLine {
     /// A shorter line for people: `Notify[a] message: defined 'message' as 'a'`.
     pub fn human(&self, color: bool) -> String {
         let (tag, code) = match self.level {
+            Level::Debug => ("debug", "2"),
             Level::Info => ("info", "2"),
             Level::Notice => ("notice", "36"),
             Level::Warning => ("warning", "33"),
             Level::Error => ("error", "31"),
+            Level::Alert => ("alert", "31"),
+            Level::Critical => ("critical", "31"),
+            Level::Emergency => ("emergency", "31"),
         };
         let tag = if color {
             format!("\x1b[{code}m{tag}\x1b[0m")

@@ -405,6 +405,16 @@ impl Run<'_> {
     /// Whether `--skip_tags` or `--tags` leave `v` out (Puppet's `skip_tags?` and
     /// `missing_tags?`): it is skipped quietly, and its queued events are dropped.
     fn tag_skipped(&mut self, v: Vertex) -> bool {
+        let out = self.tag_excluded(v);
+        if out {
+            self.status.entry(v).or_default().skipped = true;
+            self.queues.remove(&v);
+        }
+        out
+    }
+
+    /// Whether `--skip_tags` or `--tags` leave `v` out.
+    fn tag_excluded(&self, v: Vertex) -> bool {
         if self.opts.tags.is_empty() && self.opts.skip_tags.is_empty() {
             return false;
         }
@@ -418,13 +428,7 @@ impl Run<'_> {
                 .iter()
                 .any(|w| tags.iter().any(|t| t.eq_ignore_ascii_case(w)))
         };
-        let out =
-            has(&self.opts.skip_tags) || (!self.opts.tags.is_empty() && !has(&self.opts.tags));
-        if out {
-            self.status.entry(v).or_default().skipped = true;
-            self.queues.remove(&v);
-        }
-        out
+        has(&self.opts.skip_tags) || (!self.opts.tags.is_empty() && !has(&self.opts.tags))
     }
 
     /// Whether `v` is due under its `schedule`; one that is not is skipped quietly, as Puppet

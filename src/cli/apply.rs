@@ -215,6 +215,10 @@ pub fn run_catalog(catalog: &Catalog, args: &ApplyArgs) -> i32 {
     };
     let mut out = LogOut::new();
     let mut sink = |line: &LogLine| {
+        // Debug lines (`loglevel => debug`) are Puppet's `--debug` output: not printed.
+        if line.level == Level::Debug {
+            return;
+        }
         let text = match format {
             LogFormat::Puppet => line.puppet(),
             LogFormat::Human => line.human(color),

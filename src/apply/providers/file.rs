@@ -753,7 +753,8 @@ impl Provider for File {
             (Some(Ensure::Present), c) => *c != Current::Absent,
             (Some(Ensure::File), Current::File) => true,
             (Some(Ensure::Directory), Current::Directory) => true,
-            (Some(Ensure::Link(t)), Current::Link(c)) => t == c,
+            // A link to somewhere else is the `target` property's change (below).
+            (Some(Ensure::Link(_)), Current::Link(_)) => true,
             (Some(Ensure::Absent), Current::Absent) => true,
             _ => false,
         };
@@ -782,6 +783,28 @@ impl Provider for File {
                 result,
             });
             return Ok(changes);
+        }
+        // target: a link that points elsewhere is replaced by one to the target.
+        if let (Some(Ensure::Link(want)), Current::Link(have)) = (&self.ensure, &current) {
+            if want != have && !want.is_empty() {
+                let result = if !apply {
+                    ChangeResult::Noop
+                } else {
+                    match self.sync_ensure(cx, &Ensure::Link(want.clone()), &current, None) {
+                        Ok(_) => {
+                            ChangeResult::Synced(format!("target changed '{have}' to '{want}'"))
+                        }
+                        Err(e) => ChangeResult::Failed(e.replace("on ensure", "on target")),
+                    }
+                };
+                changes.push(Change {
+                    property: "target".into(),
+                    event: "target_changed".into(),
+                    previous: quoted(have),
+                    desired: quoted(want),
+                    result,
+                });
+            }
         }
         let Some(meta) = meta else {
             return Ok(changes); // nothing to manage: no ensure and the file does not exist

@@ -18,9 +18,13 @@ pub struct Notify {
 /// Puppet's loglevel names to our levels.
 pub fn level_of(r: &Resource) -> Level {
     match super::param_str(r, "loglevel").as_deref() {
-        Some("debug" | "info" | "verbose") => Level::Info,
+        Some("debug") => Level::Debug,
+        Some("info" | "verbose") => Level::Info,
         Some("warning") => Level::Warning,
-        Some("err" | "alert" | "emerg" | "crit") => Level::Error,
+        Some("err") => Level::Error,
+        Some("alert") => Level::Alert,
+        Some("crit") => Level::Critical,
+        Some("emerg") => Level::Emergency,
         _ => Level::Notice,
     }
 }

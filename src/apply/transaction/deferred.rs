@@ -122,7 +122,10 @@ impl Run<'_> {
             return Some(None);
         };
         let i = self.graph.nodes[n].index?;
+        // A resource that --tags or --skip_tags leave out goes through the walk, which
+        // skips it.
         if self.noop(v)
+            || self.tag_excluded(v)
             || !self.req.plain(n)
             || crate::apply::schedule::wanted(&self.catalog.resources[i]).is_some()
         {
