@@ -60,10 +60,33 @@ impl Compiler<'_> {
             let src = Source(this.loader);
             let mut lookup = hiera::Lookup::new(&src, &mut cache, &mut vars, global);
             lookup.global_only = hiera_call && !lookup.env_has_config();
-            lookup.lookup(key, merge)
+            lookup.lookup(key, merge).and_then(|found| match found {
+                Some(v) => Ok(Some((v, lookup.convert_to(key)?))),
+                None => Ok(None),
+            })
         };
         self.hiera_cache = cache;
-        result.map_err(|m| Flow::Err(self.runtime(m, span)))
+        let found = result.map_err(|m| Flow::Err(self.runtime(m, span)))?;
+        let Some((v, convert_to)) = found else {
+            return Ok(None);
+        };
+        // `lookup_options` `convert_to`: the value through the type's `new`
+        // (`Sensitive`, or `[Array, true]` with arguments).
+        let (type_name, args) = match convert_to {
+            None | Some(Value::Undef) => return Ok(Some(v)),
+            Some(Value::Array(items)) if !items.is_empty() => {
+                (items[0].clone(), items[1..].to_vec())
+            }
+            Some(other) => (other, vec![]),
+        };
+        let t = match type_name {
+            Value::Type(t) => *t,
+            other => self.type_from_string(&other.to_display(), span)?,
+        };
+        let mut values = vec![Value::Type(Box::new(t)), v];
+        values.extend(args);
+        self.call_function("new", values, None, scope, span)
+            .map(Some)
     }
 
     /// Automatic parameter lookup: a class parameter not given in the declaration takes
@@ -172,7 +195,7 @@ pub fn f_lookup(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
             ));
             break;
         }
-        if let Some(v) = c.hiera_lookup(n, strategy, a.scope, a.span)? {
+        if let Some(v) = c.hiera_lookup(n, strategy.clone(), a.scope, a.span)? {
             found = Some((v, "Found value".to_string()));
             break;
         }

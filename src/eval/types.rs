@@ -642,6 +642,8 @@ impl PType {
                 0,
                 MAX,
             ),
+            // `Sensitive[String]`: the contained type, generalized.
+            Sensitive(Some(t)) => Sensitive(Some(Box::new(t.generalize_deep()))),
             other => other.generalize(),
         }
     }

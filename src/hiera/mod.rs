@@ -105,13 +105,22 @@ impl Cache {
 
 fn parse_config(text: &str, layer: &str) -> Result<Config, String> {
     let j = yaml::parse(text)?;
-    let version = j.get("version").and_then(|v| v.as_i64()).unwrap_or(0);
-    if version != 5 {
+    // No `version` is Hiera 3's format, which Puppet ignores in a module (with a warning).
+    let version = j.get("version").and_then(|v| v.as_i64()).unwrap_or(3);
+    if version == 3 && layer.starts_with("module/") {
+        return Ok(Config { levels: vec![] });
+    }
+    if version != 5 && version != 4 {
         return Err(format!(
-            "hiera.yaml version {version} is not supported (only version 5)"
+            "hiera.yaml version {version} is not supported (only versions 4 and 5)"
         ));
     }
-    let defaults = j.get("defaults");
+    // Version 4: a top-level `datadir`, and each level's `backend` (yaml or json).
+    let defaults = if version == 4 {
+        Some(&j)
+    } else {
+        j.get("defaults")
+    };
     let default_dir = defaults
         .and_then(|d| get_str(d, "datadir"))
         .unwrap_or("data")
@@ -128,15 +137,19 @@ fn parse_config(text: &str, layer: &str) -> Result<Config, String> {
             .unwrap_or(&default_dir)
             .trim_end_matches('/')
             .to_string();
-        let json = match get_str(&h, "data_hash") {
-            Some(b) => b == "json_data",
+        let json = match get_str(&h, "data_hash").or_else(|| get_str(&h, "backend")) {
+            Some(b) => b == "json_data" || b == "json",
             None => default_json,
         };
         if h.get("lookup_key").is_some() || h.get("data_dig").is_some() {
             // Custom backends are Ruby; they contribute nothing here.
             continue;
         }
-        if matches!(get_str(&h, "data_hash"), Some(b) if b != "json_data" && b != "yaml_data") {
+        // A data_hash function of the level or the defaults, other than yaml_data and
+        // json_data, is Ruby or Puppet code Ordo does not call here.
+        let data_hash =
+            get_str(&h, "data_hash").or_else(|| defaults.and_then(|d| get_str(d, "data_hash")));
+        if matches!(data_hash, Some(b) if b != "json_data" && b != "yaml_data") {
             continue;
         }
         let mut paths = vec![];
@@ -146,8 +159,20 @@ fn parse_config(text: &str, layer: &str) -> Result<Config, String> {
         if let Some(ps) = h.get("paths").and_then(|p| p.as_array()) {
             paths.extend(ps.iter().filter_map(|p| p.as_str().map(String::from)));
         }
-        if paths.is_empty() && h.get("glob").is_none() && h.get("globs").is_none() {
-            paths.push(format!("{}.yaml", get_str(&h, "name").unwrap_or("common")));
+        let located = ["glob", "globs", "mapped_paths"]
+            .iter()
+            .any(|k| h.get(*k).is_some());
+        if paths.is_empty() && !located {
+            if version == 4 {
+                // Version 4 names the file after the level.
+                let ext = if json { "json" } else { "yaml" };
+                paths.push(format!("{}.{ext}", get_str(&h, "name").unwrap_or("common")));
+            } else {
+                let backend = if json { "json_data" } else { "yaml_data" };
+                return Err(format!(
+                    "'{backend}' one of 'path', 'paths' 'glob', 'globs' or 'mapped_paths' must be declared in hiera.yaml when using this data_hash function"
+                ));
+            }
         }
         levels.push(Level {
             paths: paths
@@ -260,8 +285,9 @@ impl<'a, 'v> Lookup<'a, 'v> {
         Ok(out)
     }
 
-    /// The merge strategy `lookup_options` gives a key, if any.
-    fn options_merge(&mut self, key: &str) -> Result<Option<Merge>, String> {
+    /// The `lookup_options` entry of a key (its own name, else the first regex that
+    /// matches it), merged deep over the layers.
+    fn key_options(&mut self, key: &str) -> Result<Option<Value>, String> {
         if key == "lookup_options" {
             return Ok(None);
         }
@@ -274,15 +300,28 @@ impl<'a, 'v> Lookup<'a, 'v> {
         let Value::Hash(h) = opts else {
             return Ok(None);
         };
-        let entry = h.get(&Value::str(root.clone())).cloned().or_else(|| {
+        Ok(h.get(&Value::str(root.clone())).cloned().or_else(|| {
             h.iter().find_map(|(k, v)| {
                 let k = k.to_display();
                 (k.starts_with('^') && regex::Regex::new(&k).is_ok_and(|r| r.is_match(&root)))
                     .then(|| v.clone())
             })
-        });
-        Ok(entry.and_then(|e| match e {
+        }))
+    }
+
+    /// The merge strategy `lookup_options` gives a key, if any.
+    fn options_merge(&mut self, key: &str) -> Result<Option<Merge>, String> {
+        Ok(self.key_options(key)?.and_then(|e| match e {
             Value::Hash(eh) => eh.get(&Value::str("merge")).and_then(Merge::from_value),
+            _ => None,
+        }))
+    }
+
+    /// The `convert_to` of a key's `lookup_options` (a type name, or an array of the type
+    /// name and the arguments of its `new`), if any.
+    pub fn convert_to(&mut self, key: &str) -> Result<Option<Value>, String> {
+        Ok(self.key_options(key)?.and_then(|e| match e {
+            Value::Hash(eh) => eh.get(&Value::str("convert_to")).cloned(),
             _ => None,
         }))
     }
@@ -317,7 +356,7 @@ impl<'a, 'v> Lookup<'a, 'v> {
         };
         let found = self.found(key);
         self.depth -= 1;
-        Ok(strategy.combine(found?))
+        strategy.combine(found?)
     }
 
     fn interpolate_str(&mut self, s: &str) -> Result<String, String> {
