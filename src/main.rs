@@ -111,10 +111,10 @@ static GLOBAL: Allocator = Allocator;
 ///   took more system time than the 4 KiB faults it saved, in these VMs;
 /// - objects over 128 KiB are mapped on their own (`arena_max_object_size`): the few large
 ///   vectors and tables, grown by doubling, would otherwise leave half-touched huge pages
-///   in the arena that count whole towards the resident size. For an input of 8 MiB or
-///   more (a manifest of some 50,000 resources) that memory is small beside the rest, and
-///   mapping and unmapping each large block costs more: there they stay in the arenas
-///   (`ordo check` of a 24 MB manifest, 5 runs: 1.32 -> 1.17 s).
+///   in the arena that count whole towards the resident size. For an input (the manifest
+///   or catalog read) of 8 MiB or more (some 50,000 resources) that memory is small beside
+///   the rest, and mapping and unmapping each large block costs more: there they stay in
+///   the arenas (`ordo check` of a 24 MB manifest, 5 runs: 1.32 -> 1.17 s).
 ///
 /// The option numbers are those of `mimalloc.h` in mimalloc 3, which libmimalloc-sys
 /// 0.1.49 builds (pinned in Cargo.toml); that crate declares `mi_option_set` but not these
@@ -174,21 +174,25 @@ mod arena {
 
 fn main() -> ExitCode {
     #[cfg(target_os = "linux")]
+    arena::later_arenas_lazy();
+    let cli = Cli::parse();
+    // A large manifest or catalog to read (not the file written: `-o` may name a big one).
+    #[cfg(target_os = "linux")]
     {
-        arena::later_arenas_lazy();
-        // The largest file named on the command line: the manifest or catalog.
-        let input = std::env::args_os()
-            .skip(1)
-            .filter_map(|a| std::fs::metadata(a).ok())
-            .filter(|m| m.is_file())
-            .map(|m| m.len())
-            .max()
-            .unwrap_or(0);
-        if input >= 8 << 20 {
+        let input = match &cli.command {
+            Command::Compile(a) => a.manifest.as_deref(),
+            Command::Check(a) => Some(a.file.as_path()),
+            Command::Apply(a) => Some(a.file.as_path()),
+            Command::Graph(a) => Some(a.file.as_path()),
+            _ => None,
+        };
+        if input
+            .and_then(|p| std::fs::metadata(p).ok())
+            .is_some_and(|m| m.len() >= 8 << 20)
+        {
             arena::large_objects_in_arenas();
         }
     }
-    let cli = Cli::parse();
     let code = match cli.command {
         Command::Parse { dump, files } => {
             let dump = dump.map(|d| match d {
