@@ -112,7 +112,7 @@ pub struct File {
     follow: bool,
     ensure: Option<Ensure>,
     content: Option<Content>,
-    mode: Option<u32>,
+    mode: Option<Mode>,
     owner: Option<String>,
     group: Option<String>,
     replace: bool,
@@ -121,15 +121,114 @@ pub struct File {
     validate_cmd: Option<(String, String)>,
 }
 
-/// `'644'`, `'0644'`, `644` -> 0o644. Symbolic modes are not supported.
-fn parse_mode(s: &str) -> Result<u32, String> {
+/// A file's `mode`: octal, or symbolic (`u+x`, `go-w`, `a=rX`), which applies to the
+/// file's mode when it is checked.
+#[derive(Clone, Debug, PartialEq)]
+enum Mode {
+    Octal(u32),
+    Symbolic(String),
+}
+
+/// `'644'`, `'0644'` -> 0o644; `'u+x,go-w'` is kept to apply later.
+fn parse_mode(s: &str) -> Result<Mode, String> {
     if !s.is_empty() && s.len() <= 4 && s.bytes().all(|b| (b'0'..=b'7').contains(&b)) {
-        Ok(u32::from_str_radix(s, 8).expect("octal digits"))
-    } else {
-        Err(format!(
-            "The file mode specification is invalid: '{s}' (Ordo supports numeric modes)"
-        ))
+        return Ok(Mode::Octal(
+            u32::from_str_radix(s, 8).expect("octal digits"),
+        ));
     }
+    // Validated against a sample mode: an invalid specification fails before any change.
+    symbolic_mode(s, 0o644, false)
+        .map(|_| Mode::Symbolic(s.to_string()))
+        .map_err(|_| format!("The file mode specification is invalid: \"{s}\""))
+}
+
+impl Mode {
+    /// The mode to set on a file whose mode is `current`.
+    fn resolve(&self, current: u32, is_dir: bool) -> u32 {
+        match self {
+            Mode::Octal(m) if is_dir => dir_mode(*m),
+            Mode::Octal(m) => *m,
+            Mode::Symbolic(spec) => symbolic_mode(spec, current, is_dir).unwrap_or(current),
+        }
+    }
+}
+
+/// Puppet's `symbolic_mode_to_int`: comma-separated clauses `[ugoa]*[-+=][rwxXstugo]*`
+/// applied in turn to `mode` (`X`: execute where a directory, or any execute bit is set).
+fn symbolic_mode(spec: &str, mode: u32, is_dir: bool) -> Result<u32, String> {
+    let mut special = (mode >> 9) & 0o7;
+    let mut who_bits = [(mode >> 6) & 7, (mode >> 3) & 7, mode & 7];
+    let any_x = mode & 0o111 != 0;
+    for part in spec.split(',').map(str::trim) {
+        let split = part.find(['-', '+', '=']).ok_or("Missing action")?;
+        let (who, ops) = part.split_at(split);
+        if !who.chars().all(|c| "ugoa".contains(c)) {
+            return Err("Unknown who".into());
+        }
+        let who = if who.is_empty() { "a" } else { who };
+        let snapshot = who_bits;
+        let mut targets: Vec<usize> = vec![];
+        for c in who.chars() {
+            let add: &[usize] = match c {
+                'u' => &[0],
+                'g' => &[1],
+                'o' => &[2],
+                _ => &[0, 1, 2],
+            };
+            for i in add {
+                if !targets.contains(i) {
+                    targets.push(*i);
+                }
+            }
+        }
+        for &t in &targets {
+            let mut value = snapshot[t];
+            let mut action = None;
+            for op in ops.chars() {
+                let apply = |a: Option<char>, v: u32, bits: u32| -> Result<u32, String> {
+                    match a {
+                        Some('-') => Ok(v & !bits),
+                        Some(_) => Ok(v | bits),
+                        None => Err("Missing operation (-, =, or +)".into()),
+                    }
+                };
+                match op {
+                    '-' | '+' | '=' => {
+                        action = Some(op);
+                        if op == '=' {
+                            value = 0;
+                        }
+                    }
+                    'u' => value = apply(action, value, snapshot[0])?,
+                    'g' => value = apply(action, value, snapshot[1])?,
+                    'o' => value = apply(action, value, snapshot[2])?,
+                    'r' => value = apply(action, value, 4)?,
+                    'w' => value = apply(action, value, 2)?,
+                    'x' => value = apply(action, value, 1)?,
+                    'X' => {
+                        if action != Some('+') {
+                            return Err("X only works with the '+' operator".into());
+                        }
+                        if is_dir || any_x {
+                            value |= 1;
+                        }
+                    }
+                    's' | 't' => {
+                        let bit = match (op, t) {
+                            ('s', 0) => 4,
+                            ('s', 1) => 2,
+                            ('t', 2) => 1,
+                            _ => 0,
+                        };
+                        special = apply(action, special, bit)?;
+                    }
+                    _ => return Err("Unknown operation".into()),
+                }
+            }
+            who_bits[t] = value;
+        }
+    }
+    Ok(special << 9 | who_bits[0] << 6 | who_bits[1] << 3 | who_bits[2])
 }
 
 fn show_mode(m: u32) -> String {
@@ -228,7 +327,9 @@ impl File {
             let detail = "The file mode specification must be a string, not 'Integer'";
             return Err(super::param_failure(r, "mode", detail));
         }
-        let mode = param_str(r, "mode").map(|m| parse_mode(&m)).transpose()?;
+        let mode = param_str(r, "mode")
+            .map(|m| parse_mode(&m).map_err(|d| super::param_failure(r, "mode", &d)))
+            .transpose()?;
         let backup = match r.parameters.get("backup") {
             Some(serde_json::Value::Bool(false)) => None,
             Some(serde_json::Value::String(s)) if s == "false" => None,
@@ -404,10 +505,12 @@ impl File {
         })?;
         let result = (|| -> std::io::Result<()> {
             f.write_all(bytes)?;
+            // The file's mode before (0644 when new), with the resource's mode applied.
+            let before = keep.map_or(0o644, |m| m.mode() & 0o7777);
             let mode = self
                 .mode
-                .or_else(|| keep.map(|m| m.mode() & 0o7777))
-                .unwrap_or(0o644);
+                .as_ref()
+                .map_or(before, |m| m.resolve(before, false));
             let uid = self
                 .owner
                 .as_deref()
@@ -466,10 +569,13 @@ impl File {
     }
 
     fn fix_metadata(&self, is_dir: bool) -> Result<(), String> {
-        if let Some(m) = self.mode {
-            let m = if is_dir { dir_mode(m) } else { m };
-            fs::set_permissions(&self.path, fs::Permissions::from_mode(m))
-                .map_err(|e| e.to_string())?;
+        if let Some(mode) = &self.mode {
+            let current = fs::metadata(&self.path).map_or(0, |m| m.mode() & 0o7777);
+            fs::set_permissions(
+                &self.path,
+                fs::Permissions::from_mode(mode.resolve(current, is_dir)),
+            )
+            .map_err(|e| e.to_string())?;
         }
         let uid = self.owner.as_deref().and_then(uid_of);
         let gid = self.group.as_deref().and_then(gid_of);
@@ -547,7 +653,7 @@ impl File {
                 })?;
                 self.sync_parent();
                 atomic::defer_dir_sync(&self.path);
-                let m = self.mode.map(dir_mode).unwrap_or(0o755);
+                let m = self.mode.as_ref().map_or(0o755, |m| m.resolve(0o755, true));
                 fs::set_permissions(&self.path, fs::Permissions::from_mode(m))
                     .map_err(|e| e.to_string())?;
                 self.fix_metadata(true)?;
@@ -897,20 +1003,21 @@ impl Provider for File {
             });
         }
         // mode
-        if let (Some(m), false) = (self.mode, is_link) {
-            let want = if current == Current::Directory {
-                dir_mode(m)
-            } else {
-                m
-            };
+        if let (Some(m), false) = (&self.mode, is_link) {
             let have = meta.mode() & 0o7777;
+            let want = m.resolve(have, current == Current::Directory);
             if have != want {
                 let (old, new) = (show_mode(have), show_mode(want));
+                // A symbolic mode is named after the mode it gives: `'0744' (u+x)`.
+                let shown = match m {
+                    Mode::Symbolic(spec) => format!("'{new}' ({spec})"),
+                    Mode::Octal(_) => format!("'{new}'"),
+                };
                 let result = if !apply {
                     ChangeResult::Noop
                 } else {
                     match fs::set_permissions(&self.path, fs::Permissions::from_mode(want)) {
-                        Ok(()) => ChangeResult::Synced(format!("mode changed '{old}' to '{new}'")),
+                        Ok(()) => ChangeResult::Synced(format!("mode changed '{old}' to {shown}")),
                         Err(e) => ChangeResult::Failed(format!("failed to set mode {new}: {e}")),
                     }
                 };
@@ -924,5 +1031,28 @@ impl Provider for File {
             }
         }
         Ok(changes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What `puppet apply` (7.23) made of these modes on files of the same starting modes
+    /// (oracle case 1352 for the first).
+    #[test]
+    fn symbolic_modes_as_puppet() {
+        assert_eq!(symbolic_mode("u+x", 0o644, false), Ok(0o744));
+        assert_eq!(symbolic_mode("go+rX", 0o700, true), Ok(0o755));
+        assert_eq!(symbolic_mode("go+rX", 0o600, false), Ok(0o644));
+        assert_eq!(symbolic_mode("a=r", 0o644, false), Ok(0o444));
+        assert_eq!(symbolic_mode("u=rw,go=", 0o777, false), Ok(0o600));
+        assert_eq!(symbolic_mode("g=u", 0o640, false), Ok(0o660));
+        assert!(symbolic_mode("u+q", 0o644, false).is_err());
+        assert_eq!(
+            parse_mode("u+q"),
+            Err("The file mode specification is invalid: \"u+q\"".to_string())
+        );
+        assert_eq!(parse_mode("0644"), Ok(Mode::Octal(0o644)));
     }
 }
