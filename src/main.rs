@@ -129,37 +129,41 @@ mod arena {
         fn mi_option_set(option: i32, value: std::ffi::c_long);
     }
 
-    // SAFETY: `mi_option_set` stores a number in mimalloc's option table; it may be called
-    // before mimalloc is initialised (that is what it is for).
+    /// Sets one of mimalloc's options (it takes effect from the next use of the option).
     #[allow(unsafe_code)]
+    fn set(option: i32, value: std::ffi::c_long) {
+        // SAFETY: `mi_option_set` stores a number in mimalloc's option table; it allocates
+        // nothing and may be called before mimalloc is initialised (that is what it is for).
+        unsafe { mi_option_set(option, value) }
+    }
+
     extern "C" fn configure() {
-        unsafe {
-            mi_option_set(ARENA_EAGER_COMMIT, 1);
-            mi_option_set(ARENA_RESERVE, 64 * 1024); // KiB
-            mi_option_set(ARENA_MAX_OBJECT_SIZE, 128); // KiB
-        }
+        set(ARENA_EAGER_COMMIT, 1);
+        set(ARENA_RESERVE, 64 * 1024); // KiB
+        set(ARENA_MAX_OBJECT_SIZE, 128); // KiB
     }
 
     /// mimalloc's default `arena_max_object_size` (KiB): large objects in the arenas.
     const ANY_OBJECT_SIZE: std::ffi::c_long = 2 << 20;
 
-    /// Large objects go to the arenas again (see the module's comment).
-    #[allow(unsafe_code)]
-    pub fn large_objects_in_arenas() {
-        // SAFETY: as in `configure`; the option is read at each large allocation.
-        unsafe { mi_option_set(ARENA_MAX_OBJECT_SIZE, ANY_OBJECT_SIZE) }
-    }
-
     /// Once the first arena exists (the runtime has allocated by `main`; one more
     /// allocation makes sure), arenas reserved later are mimalloc's default: 1 GiB,
     /// committed as used.
-    #[allow(unsafe_code)]
     pub fn later_arenas_lazy() {
         drop(std::hint::black_box(Box::new(0u64)));
-        // SAFETY: as in `configure`.
-        unsafe {
-            mi_option_set(ARENA_EAGER_COMMIT, 0);
-            mi_option_set(ARENA_RESERVE, 1024 * 1024); // KiB
+        set(ARENA_EAGER_COMMIT, 0);
+        set(ARENA_RESERVE, 1024 * 1024); // KiB
+    }
+
+    /// For an input (the manifest or catalog read; not a file written, `-o` may name a big
+    /// one) of 8 MiB or more, large objects go to the arenas again (see the module's
+    /// comment).
+    pub fn fit_to_input(input: Option<&std::path::Path>) {
+        if input
+            .and_then(|p| std::fs::metadata(p).ok())
+            .is_some_and(|m| m.len() >= 8 << 20)
+        {
+            set(ARENA_MAX_OBJECT_SIZE, ANY_OBJECT_SIZE);
         }
     }
 
@@ -176,23 +180,14 @@ fn main() -> ExitCode {
     #[cfg(target_os = "linux")]
     arena::later_arenas_lazy();
     let cli = Cli::parse();
-    // A large manifest or catalog to read (not the file written: `-o` may name a big one).
     #[cfg(target_os = "linux")]
-    {
-        let input = match &cli.command {
-            Command::Compile(a) => a.manifest.as_deref(),
-            Command::Check(a) => Some(a.file.as_path()),
-            Command::Apply(a) => Some(a.file.as_path()),
-            Command::Graph(a) => Some(a.file.as_path()),
-            _ => None,
-        };
-        if input
-            .and_then(|p| std::fs::metadata(p).ok())
-            .is_some_and(|m| m.len() >= 8 << 20)
-        {
-            arena::large_objects_in_arenas();
-        }
-    }
+    arena::fit_to_input(match &cli.command {
+        Command::Compile(a) => a.manifest.as_deref(),
+        Command::Check(a) => Some(a.file.as_path()),
+        Command::Apply(a) => Some(a.file.as_path()),
+        Command::Graph(a) => Some(a.file.as_path()),
+        _ => None,
+    });
     let code = match cli.command {
         Command::Parse { dump, files } => {
             let dump = dump.map(|d| match d {

@@ -2862,7 +2862,7 @@ fn f_range(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
                 None | Some(Value::Undef) => 1,
                 Some(Value::Int(i)) => i.unsigned_abs(),
                 Some(Value::Float(f)) => f.trunc().abs() as u64,
-                Some(v) => ruby_to_i(&v.to_display()).unsigned_abs(),
+                Some(v) => strings::ruby_to_i(&v.to_display()).unsigned_abs(),
             };
             if step == 0 {
                 return Err(arg_err(
@@ -2878,7 +2878,10 @@ fn f_range(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let limit = MAX_ITEMS as usize;
     let (from, to) = (start.to_display(), stop.to_display());
     if !from.is_empty() && from.bytes().all(|b| b.is_ascii_digit()) {
-        let (lo, hi) = (ruby_to_i(&from) as i128, ruby_to_i(&to) as i128);
+        let (lo, hi) = (
+            strings::ruby_to_i(&from) as i128,
+            strings::ruby_to_i(&to) as i128,
+        );
         let hi = if exclusive { hi - 1 } else { hi };
         let mut out = vec![];
         let mut i = lo;
@@ -2911,40 +2914,10 @@ fn split_range(s: &str) -> Option<(&str, &str, &str)> {
     None
 }
 
-/// Ruby's `String#to_i`: leading whitespace, a sign and digits (underscores between them);
-/// 0 when there are none.
-fn ruby_to_i(s: &str) -> i64 {
-    let t = s.trim_start();
-    let (neg, digits) = match t.as_bytes().first() {
-        Some(b'-') => (true, &t[1..]),
-        Some(b'+') => (false, &t[1..]),
-        _ => (false, t),
-    };
-    let mut n: i64 = 0;
-    let mut prev_digit = false;
-    for ch in digits.chars() {
-        match ch {
-            '0'..='9' => {
-                n = n
-                    .saturating_mul(10)
-                    .saturating_add(i64::from(ch as u8 - b'0'));
-                prev_digit = true;
-            }
-            '_' if prev_digit => prev_digit = false,
-            _ => break,
-        }
-    }
-    if neg {
-        -n
-    } else {
-        n
-    }
-}
-
 /// Ruby's `String#succ`: the rightmost letter or digit goes up, carrying leftwards
 /// (`'az'` -> `'ba'`, `'zz'` -> `'aaa'`, `'a9'` -> `'b0'`); a string without letters or
 /// digits increments its last character.
-pub(super) fn ruby_succ(s: &str) -> String {
+fn ruby_succ(s: &str) -> String {
     let mut chars: Vec<char> = s.chars().collect();
     if chars.is_empty() {
         return String::new();

@@ -5,6 +5,7 @@
 use super::compiler::{Compiler, R};
 use super::functions::{Args, Builtin};
 use super::stdlib::{arg, fail_plain};
+use super::strings::{leading_size, ruby_to_f};
 use super::value::Value;
 use indexmap::IndexMap;
 
@@ -95,26 +96,6 @@ fn f_bool2httpd(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     }))
 }
 
-/// Ruby's `String#to_f`: the longest leading decimal number, else 0.
-fn ruby_to_f(s: &str) -> f64 {
-    let s = s.trim_start();
-    let b = s.as_bytes();
-    let mut end = 0;
-    if end < b.len() && (b[end] == b'+' || b[end] == b'-') {
-        end += 1;
-    }
-    while end < b.len() && b[end].is_ascii_digit() {
-        end += 1;
-    }
-    if end + 1 < b.len() && b[end] == b'.' && b[end + 1].is_ascii_digit() {
-        end += 1;
-        while end < b.len() && b[end].is_ascii_digit() {
-            end += 1;
-        }
-    }
-    s[..end].parse().unwrap_or(0.0)
-}
-
 /// saz-memcached: the cache size in MB, `arg` as a number of MB or as a percentage (default
 /// 95%) of the `memorysize` fact (`15.61 GiB`).
 fn f_memcached_max_memory(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
@@ -137,13 +118,7 @@ fn f_memcached_max_memory(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
             ))
         }
     };
-    // %r{([0-9.e+-]*)\s*([^bB]?)}
-    let digits = memsize
-        .find(|ch: char| !(ch.is_ascii_digit() || ".e+-".contains(ch)))
-        .unwrap_or(memsize.len());
-    let value = ruby_to_f(&memsize[..digits]);
-    let rest = memsize[digits..].trim_start();
-    let prefix = rest.chars().next().filter(|ch| *ch != 'b' && *ch != 'B');
+    let (value, prefix) = leading_size(&memsize);
     let shift = match prefix {
         None => 0,
         Some('k') => 10,

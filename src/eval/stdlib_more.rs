@@ -12,6 +12,7 @@ use super::compiler::{Compiler, R};
 use super::functions::{Args, Builtin};
 use super::signatures::{Block, Dispatch, Kind, Param, Signature};
 use super::stdlib::{arg, fail, fail_plain, inspect, ruby_class};
+use super::strings::{leading_size, ruby_to_i};
 use super::value::{format_float, Value};
 use super::LogLevel;
 
@@ -608,75 +609,6 @@ fn f_xml_encode(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 
 // ---- numbers -------------------------------------------------------------------------------------
 
-/// Ruby's `String#to_i`: the leading integer, 0 without one.
-fn ruby_str_to_i(s: &str) -> i64 {
-    let t = s.trim_start();
-    let (neg, rest) = match t.as_bytes().first() {
-        Some(b'-') => (true, &t[1..]),
-        Some(b'+') => (false, &t[1..]),
-        _ => (false, t),
-    };
-    let mut n: i64 = 0;
-    let mut prev_digit = false;
-    for ch in rest.chars() {
-        if let Some(d) = ch.to_digit(10) {
-            n = n.saturating_mul(10).saturating_add(d as i64);
-            prev_digit = true;
-        } else if ch == '_' && prev_digit {
-            prev_digit = false;
-        } else {
-            break;
-        }
-    }
-    if neg {
-        -n
-    } else {
-        n
-    }
-}
-
-/// Ruby's `String#to_f`: the leading decimal number, 0.0 without one.
-fn ruby_str_to_f(s: &str) -> f64 {
-    let b = s.trim_start().as_bytes();
-    let mut i = 0;
-    if i < b.len() && (b[i] == b'+' || b[i] == b'-') {
-        i += 1;
-    }
-    let int_start = i;
-    while i < b.len() && b[i].is_ascii_digit() {
-        i += 1;
-    }
-    let mut end = i;
-    let mut digits = i > int_start;
-    if i + 1 < b.len() && b[i] == b'.' && b[i + 1].is_ascii_digit() {
-        i += 1;
-        while i < b.len() && b[i].is_ascii_digit() {
-            i += 1;
-        }
-        end = i;
-        digits = true;
-    }
-    if !digits {
-        return 0.0;
-    }
-    if i < b.len() && (b[i] == b'e' || b[i] == b'E') {
-        let mut j = i + 1;
-        if j < b.len() && (b[j] == b'+' || b[j] == b'-') {
-            j += 1;
-        }
-        if j < b.len() && b[j].is_ascii_digit() {
-            while j < b.len() && b[j].is_ascii_digit() {
-                j += 1;
-            }
-            end = j;
-        }
-    }
-    std::str::from_utf8(&b[..end])
-        .ok()
-        .and_then(|t| t.parse().ok())
-        .unwrap_or(0.0)
-}
-
 fn f_clamp(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     undef_to_empty(a);
     arity_min(c, a, 1)?;
@@ -723,7 +655,7 @@ fn f_clamp(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         nums.push(match v {
             Value::Int(i) => *i,
             Value::Float(f) => f.trunc() as i64,
-            Value::Str(s) => ruby_str_to_i(s),
+            Value::Str(s) => ruby_to_i(s),
             Value::Undef => 0,
             other => return Err(no_method(c, a, "to_i", other)),
         });
@@ -756,13 +688,7 @@ fn f_to_bytes(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
             ))
         }
     };
-    // %r{([0-9.e+-]*)\s*([^bB]?)}
-    let num_len = s
-        .find(|ch: char| !matches!(ch, '0'..='9' | '.' | 'e' | '+' | '-'))
-        .unwrap_or(s.len());
-    let value = ruby_str_to_f(&s[..num_len]);
-    let rest = s[num_len..].trim_start_matches([' ', '\t', '\n', '\r', '\u{b}', '\u{c}']);
-    let prefix = rest.chars().next().filter(|ch| *ch != 'b' && *ch != 'B');
+    let (value, prefix) = leading_size(&s);
     let shift = match prefix {
         None => 0,
         Some('k') => 10,
@@ -782,7 +708,7 @@ fn positive_int(v: &Value) -> Option<u64> {
     }
     let n = match v {
         Value::Int(i) => *i,
-        Value::Str(s) => ruby_str_to_i(s),
+        Value::Str(s) => ruby_to_i(s),
         _ => 0,
     };
     (n > 0).then_some(n as u64)
@@ -828,7 +754,7 @@ fn f_fqdn_rand_string(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         let i = c.call_function("fqdn_rand", call, None, a.scope, a.span)?;
         let i = match i {
             Value::Int(i) => i,
-            other => ruby_str_to_i(&other.to_display()),
+            other => ruby_to_i(&other.to_display()),
         };
         out.push(charset[i as usize]);
     }
@@ -940,7 +866,7 @@ fn f_try_get_value(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         .into_iter()
         .map(|k| {
             if !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()) {
-                Value::Int(ruby_str_to_i(&k))
+                Value::Int(ruby_to_i(&k))
             } else {
                 Value::str(k)
             }

@@ -818,3 +818,87 @@ mod random_tests {
         );
     }
 }
+
+// ---- Ruby's number parsing ----------------------------------------------------------------------
+
+/// Ruby's `String#to_i`: the leading integer (a sign, digits, underscores between them), 0
+/// without one.
+pub(super) fn ruby_to_i(s: &str) -> i64 {
+    let t = s.trim_start();
+    let (neg, rest) = match t.as_bytes().first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t),
+    };
+    let mut n: i64 = 0;
+    let mut prev_digit = false;
+    for ch in rest.chars() {
+        if let Some(d) = ch.to_digit(10) {
+            n = n.saturating_mul(10).saturating_add(d as i64);
+            prev_digit = true;
+        } else if ch == '_' && prev_digit {
+            prev_digit = false;
+        } else {
+            break;
+        }
+    }
+    if neg {
+        -n
+    } else {
+        n
+    }
+}
+
+/// Ruby's `String#to_f`: the leading decimal number, 0.0 without one.
+pub(super) fn ruby_to_f(s: &str) -> f64 {
+    let b = s.trim_start().as_bytes();
+    let mut i = 0;
+    if i < b.len() && (b[i] == b'+' || b[i] == b'-') {
+        i += 1;
+    }
+    let int_start = i;
+    while i < b.len() && b[i].is_ascii_digit() {
+        i += 1;
+    }
+    let mut end = i;
+    let mut digits = i > int_start;
+    if i + 1 < b.len() && b[i] == b'.' && b[i + 1].is_ascii_digit() {
+        i += 1;
+        while i < b.len() && b[i].is_ascii_digit() {
+            i += 1;
+        }
+        end = i;
+        digits = true;
+    }
+    if !digits {
+        return 0.0;
+    }
+    if i < b.len() && (b[i] == b'e' || b[i] == b'E') {
+        let mut j = i + 1;
+        if j < b.len() && (b[j] == b'+' || b[j] == b'-') {
+            j += 1;
+        }
+        if j < b.len() && b[j].is_ascii_digit() {
+            while j < b.len() && b[j].is_ascii_digit() {
+                j += 1;
+            }
+            end = j;
+        }
+    }
+    std::str::from_utf8(&b[..end])
+        .ok()
+        .and_then(|t| t.parse().ok())
+        .unwrap_or(0.0)
+}
+
+/// A size as stdlib's `to_bytes` and memcached's `max_memory` read it
+/// (`%r{([0-9.e+-]*)\s*([^bB]?)}`): the number, and the unit prefix after it (`k`, `M`,
+/// ...) unless that is the `b`/`B` of bytes.
+pub(super) fn leading_size(s: &str) -> (f64, Option<char>) {
+    let num_len = s
+        .find(|ch: char| !matches!(ch, '0'..='9' | '.' | 'e' | '+' | '-'))
+        .unwrap_or(s.len());
+    let rest = s[num_len..].trim_start_matches([' ', '\t', '\n', '\r', '\u{b}', '\u{c}']);
+    let prefix = rest.chars().next().filter(|ch| *ch != 'b' && *ch != 'B');
+    (ruby_to_f(&s[..num_len]), prefix)
+}
