@@ -1450,7 +1450,7 @@ impl Compiler<'_> {
                             }
                         }
                         other => {
-                            let got = super::types::infer(&other).generalize_deep();
+                            let got = super::types::infer_generic(&other);
                             return Err(Flow::Err(self.issue(
                                 format!("Expected value of type Hash, got {got}"),
                                 expr.span,

@@ -1905,7 +1905,7 @@ impl Compiler<'_> {
                     }
                     other => {
                         return Err(Flow::Err(self.issue(
-                            format!("Illegal title type at index {i}. Expected String, got {}", types::infer(other).generalize_deep()),
+                            format!("Illegal title type at index {i}. Expected String, got {}", types::infer_generic(other)),
                             body.title.span,
                         )))
                     }

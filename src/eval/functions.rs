@@ -1288,10 +1288,10 @@ fn f_assert_type(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 
 fn f_type(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let v = first_arg(a);
-    let t = types::infer(&v);
     let t = match a.values.get(1) {
-        Some(Value::Str(m)) if m == "generalized" => t.generalize_deep(),
-        _ => t,
+        Some(Value::Str(m)) if m == "generalized" => types::infer_generic(&v),
+        Some(Value::Str(m)) if m == "reduced" => types::infer_reduced(&v),
+        _ => types::infer(&v),
     };
     Ok(Value::Type(Box::new(t)))
 }

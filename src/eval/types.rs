@@ -53,6 +53,8 @@ pub enum PType {
     Timestamp,
     Init,
     Object,
+    /// `Unit`: assignable to and from every type (the element type of an empty array).
+    Unit,
     /// A named alias, resolved.
     Alias(String, Box<PType>),
 }
@@ -79,6 +81,7 @@ pub fn builtin(name: &str) -> Option<PType> {
         "Hash" => PType::Hash(Box::new(PType::Any), Box::new(PType::Any), 0, MAX),
         "Tuple" => PType::Tuple(vec![], 0, MAX),
         "Struct" => PType::Struct(vec![]),
+        "Unit" => PType::Unit,
         "Variant" => PType::Variant(vec![]),
         "Optional" => PType::Optional(None),
         "NotUndef" => PType::NotUndef(None),
@@ -270,7 +273,12 @@ impl PType {
                 for (k, v) in h {
                     let vt = type_arg(v)?;
                     match k {
-                        Value::Str(s) => entries.push((s.clone(), false, vt)),
+                        // A plain key whose value accepts undef is optional (Puppet's
+                        // `TypeFactory.struct`).
+                        Value::Str(s) => {
+                            let optional = vt.is_instance(&Value::Undef);
+                            entries.push((s.clone(), optional, vt))
+                        }
                         Value::Type(t) => match &**t {
                             Optional(Some(inner)) => match &**inner {
                                 Enum(names, _) if names.len() == 1 => {
@@ -285,7 +293,8 @@ impl PType {
                                 _ => return Err("Struct key must be a String".into()),
                             },
                             Enum(names, _) if names.len() == 1 => {
-                                entries.push((names[0].clone(), false, vt))
+                                let optional = vt.is_instance(&Value::Undef);
+                                entries.push((names[0].clone(), optional, vt))
                             }
                             _ => return Err("Struct key must be a String".into()),
                         },
@@ -444,7 +453,7 @@ impl PType {
                     }) && entries.iter().all(|(name, optional, t)| {
                         match h.get(&Value::Str(name.clone())) {
                             Some(x) => t.is_instance(x),
-                            None => *optional || t.is_instance(&Value::Undef),
+                            None => *optional,
                         }
                     })
                 }
@@ -498,6 +507,7 @@ impl PType {
             Alias(name, _) if name == "Deferred" => matches!(v, Value::Deferred(_)),
             Alias(_, t) => t.is_instance(v),
             Object => matches!(v, Value::Deferred(_)),
+            Unit => true,
             Timestamp => matches!(v, Value::Timestamp(_)),
             Runtime | SemVer | Timespan | Init => false,
         }
@@ -511,7 +521,7 @@ impl PType {
             return true;
         }
         match (self, other) {
-            (Any, _) => true,
+            (Any | Unit, _) | (_, Unit) => true,
             (Alias(_, t), o) => t.is_assignable(o),
             (s, Alias(_, t)) => s.is_assignable(t),
             (Variant(ts), o) => ts.iter().any(|t| t.is_assignable(o)),
@@ -615,36 +625,41 @@ impl PType {
         }
     }
 
-    /// `type(x, 'generalized')`: like [`generalize`](Self::generalize) but keeping element
-    /// types (`Tuple[Integer[1, 1]]` -> `Array[Integer]`).
-    pub fn generalize_deep(&self) -> PType {
+    /// Puppet's `PAnyType#generalize`: value-specific parameters dropped throughout
+    /// (`Array[Integer[1, 2], 2, 2]` -> `Array[Integer]`, `Enum['a', 'bb']` -> `String[1, 2]`),
+    /// the structure (tuples, structs, variants) kept.
+    pub fn puppet_generalize(&self) -> PType {
         use PType::*;
+        let boxed = |t: &PType| Box::new(t.puppet_generalize());
         match self {
-            Tuple(ts, ..) => Array(
-                Box::new(common_type(
-                    ts.iter().map(|t| t.generalize_deep()).collect(),
-                )),
-                0,
-                MAX,
+            Integer(..) | Float(..) | String(..) | Boolean(_) => self.generalize(),
+            Enum(values, _) if values.is_empty() => String(0, MAX, None),
+            Enum(values, _) => {
+                let sizes = values.iter().map(|v| v.chars().count() as i64);
+                let (min, max) = (sizes.clone().min(), sizes.max());
+                String(min.unwrap_or(0), max.unwrap_or(MAX), None)
+            }
+            Array(e, ..) if **e == Any => Array(Box::new(Any), 0, MAX),
+            Array(e, ..) => Array(boxed(e), 0, MAX),
+            Hash(_, _, 0, 0) => self.clone(),
+            Hash(k, v, ..) if **k == Any && **v == Any => self.clone(),
+            Hash(k, v, ..) => Hash(boxed(k), boxed(v), 0, MAX),
+            Tuple(ts, min, max) => Tuple(
+                ts.iter().map(PType::puppet_generalize).collect(),
+                *min,
+                *max,
             ),
-            Struct(es) => Hash(
-                Box::new(String(0, MAX, None)),
-                Box::new(common_type(
-                    es.iter().map(|(_, _, t)| t.generalize_deep()).collect(),
-                )),
-                0,
-                MAX,
+            Struct(es) => Struct(
+                es.iter()
+                    .map(|(k, opt, t)| (k.clone(), *opt, t.puppet_generalize()))
+                    .collect(),
             ),
-            Array(e, ..) => Array(Box::new(e.generalize_deep()), 0, MAX),
-            Hash(k, v, ..) => Hash(
-                Box::new(k.generalize_deep()),
-                Box::new(v.generalize_deep()),
-                0,
-                MAX,
-            ),
-            // `Sensitive[String]`: the contained type, generalized.
-            Sensitive(Some(t)) => Sensitive(Some(Box::new(t.generalize_deep()))),
-            other => other.generalize(),
+            Variant(ts) => Variant(ts.iter().map(PType::puppet_generalize).collect()),
+            Optional(Some(t)) => Optional(Some(boxed(t))),
+            NotUndef(Some(t)) => NotUndef(Some(boxed(t))),
+            Type(Some(t)) => Type(Some(boxed(t))),
+            Sensitive(Some(t)) => Sensitive(Some(boxed(t))),
+            other => other.clone(),
         }
     }
 
@@ -680,34 +695,183 @@ impl PType {
     }
 }
 
-/// The narrowest type of several generalized types, as far as manifests need it.
-fn common_type(ts: Vec<PType>) -> PType {
-    let Some(first) = ts.first().cloned() else {
-        return PType::Any;
-    };
-    if ts.iter().all(|t| *t == first) {
-        return first;
+/// Puppet's `infer` (`type(x, 'reduced')`): an array or hash is an `Array` or `Hash` of the
+/// common type of its elements (keys), with its size; a string keeps its value.
+pub fn infer_reduced(v: &Value) -> PType {
+    match v {
+        Value::Str(s) => PType::String(0, MAX, Some(s.clone())),
+        Value::Array(a) if a.is_empty() => PType::Array(Box::new(PType::Unit), 0, 0),
+        Value::Array(a) => {
+            let n = a.len() as i64;
+            PType::Array(Box::new(reduce(a.iter().map(infer_reduced))), n, n)
+        }
+        Value::Hash(h) if h.is_empty() => {
+            PType::Hash(Box::new(PType::Unit), Box::new(PType::Unit), 0, 0)
+        }
+        Value::Hash(h) => {
+            let n = h.len() as i64;
+            PType::Hash(
+                Box::new(reduce(h.keys().map(infer_reduced))),
+                Box::new(reduce(h.values().map(infer_reduced))),
+                n,
+                n,
+            )
+        }
+        Value::Sensitive(x) => {
+            PType::Sensitive(Some(Box::new(infer_reduced(x).puppet_generalize())))
+        }
+        other => infer(other),
     }
-    if ts
-        .iter()
-        .all(|t| matches!(t, PType::Integer(..) | PType::Float(..) | PType::Numeric))
-    {
-        return PType::Numeric;
+}
+
+/// Puppet's `infer_generic`: [`infer_reduced`], generalized (`type(x, 'generalized')`, and
+/// the type named in messages such as "Expected String, got Array[Integer]").
+pub fn infer_generic(v: &Value) -> PType {
+    infer_reduced(v).puppet_generalize()
+}
+
+/// Puppet's `PVariantType.maybe_create` of distinct types, a single one unwrapped.
+fn variant_of(types: impl Iterator<Item = PType>) -> PType {
+    let mut ts: Vec<PType> = Vec::new();
+    for t in types {
+        if !ts.contains(&t) {
+            ts.push(t);
+        }
     }
-    if ts.iter().all(|t| {
-        matches!(
-            t,
-            PType::Integer(..)
-                | PType::Float(..)
-                | PType::Numeric
-                | PType::String(..)
-                | PType::Boolean(_)
-                | PType::ScalarData
-        )
-    }) {
-        return PType::ScalarData;
+    if ts.len() == 1 {
+        ts.remove(0)
+    } else {
+        PType::Variant(ts)
     }
-    PType::Any
+}
+
+/// The common type of several (Puppet's `reduce_type`); `Undef` for none.
+fn reduce(types: impl Iterator<Item = PType>) -> PType {
+    types.fold(PType::Undef, |a, b| common_type(&a, &b))
+}
+
+/// Puppet's `assignable?` where [`PType::is_assignable`] does not follow it: a string type
+/// inferred from a value holds that value only.
+fn assignable(to: &PType, from: &PType) -> bool {
+    match (to, from) {
+        (PType::String(_, _, Some(a)), PType::String(_, _, Some(b))) => a == b,
+        (PType::String(_, _, Some(_)), _) => false,
+        (PType::String(min, max, None), PType::String(_, _, Some(b))) => {
+            let n = b.chars().count() as i64;
+            *min <= n && n <= *max
+        }
+        (PType::Enum(values, false), PType::String(_, _, Some(b))) => {
+            values.is_empty() || values.contains(b)
+        }
+        (PType::Boolean(Some(a)), PType::Boolean(b)) => b == &Some(*a),
+        _ => to.is_assignable(from),
+    }
+}
+
+/// Whether a type is of Puppet's `RichData` (data, `Default`, types, regexps, sensitive).
+fn rich_data(t: &PType) -> bool {
+    use PType::*;
+    match t {
+        Default | Type(_) | Regexp(_) | Sensitive(_) | Timespan | Timestamp | SemVer | Undef
+        | Unit => true,
+        Array(e, ..) => rich_data(e),
+        Hash(k, v, ..) => rich_data(k) && rich_data(v),
+        Tuple(ts, ..) => ts.iter().all(rich_data),
+        Struct(es) => es.iter().all(|(_, _, t)| rich_data(t)),
+        other => PType::Data.is_assignable(other) || PType::Scalar.is_assignable(other),
+    }
+}
+
+/// Puppet's `common_type`: the narrowest type both types are assignable to, by its rules.
+fn common_type(t1: &PType, t2: &PType) -> PType {
+    use PType::*;
+    match (t1, t2) {
+        (Undef | Unit, _) => return t2.clone(),
+        (_, Undef | Unit) => return t1.clone(),
+        _ => {}
+    }
+    if assignable(t1, t2) {
+        return t1.clone();
+    }
+    if assignable(t2, t1) {
+        return t2.clone();
+    }
+    let no_size = |min: &i64, max: &i64| *min == 0 && *max == MAX;
+    match (t1, t2) {
+        (Array(a, ..), Array(b, ..)) => return Array(Box::new(common_type(a, b)), 0, MAX),
+        (Hash(k1, v1, ..), Hash(k2, v2, ..)) => {
+            return Hash(
+                Box::new(common_type(k1, k2)),
+                Box::new(common_type(v1, v2)),
+                0,
+                MAX,
+            )
+        }
+        (Class(_), Class(_)) => return Class(None),
+        (Resource(a, _), Resource(b, _)) => {
+            return match (a, b) {
+                (Some(a), Some(b)) if a.eq_ignore_ascii_case(b) => Resource(Some(a.clone()), None),
+                _ => Resource(None, None),
+            }
+        }
+        (Integer(a, b), Integer(c, d)) => return Integer(*a.min(c), *b.max(d)),
+        (Float(a, b), Float(c, d)) => return Float(a.min(*c), b.max(*d)),
+        (String(_, _, v), Enum(values, _)) | (Enum(values, _), String(_, _, v)) => {
+            return match v {
+                None => Enum(vec![], false),
+                Some(v) => Enum(union(values, std::slice::from_ref(v)), false),
+            }
+        }
+        (String(a, b, v1), String(c, d, v2)) => {
+            return if no_size(a, b) || no_size(c, d) {
+                match (v1, v2) {
+                    (Some(x), Some(y)) => Enum(vec![x.clone(), y.clone()], false),
+                    _ => String(0, MAX, None),
+                }
+            } else {
+                String(*a.min(c), *b.max(d), None)
+            };
+        }
+        (Pattern(a), Pattern(b)) => return Pattern(union(a, b)),
+        (Enum(a, _), Enum(b, _)) => return Enum(union(a, b), false),
+        (Variant(a), Variant(b)) => {
+            let mut ts = a.clone();
+            ts.extend(b.iter().filter(|t| !a.contains(t)).cloned());
+            return Variant(ts);
+        }
+        (Regexp(_), Regexp(_)) => return Regexp(None),
+        (Callable(_), Callable(_)) => return Callable(None),
+        _ => {}
+    }
+    let both = |t: &PType| t.is_assignable(t1) && t.is_assignable(t2);
+    if both(&Numeric) {
+        return Numeric;
+    }
+    if both(&ScalarData) {
+        return ScalarData;
+    }
+    if both(&Scalar) {
+        return Scalar;
+    }
+    if both(&Data) {
+        return Data;
+    }
+    if let (Type(a), Type(b)) = (t1, t2) {
+        let any = Any;
+        let (a, b) = (a.as_deref().unwrap_or(&any), b.as_deref().unwrap_or(&any));
+        return Type(Some(Box::new(common_type(a, b))));
+    }
+    if rich_data(t1) && rich_data(t2) {
+        return RichData;
+    }
+    Any
+}
+
+/// `a` and then what of `b` it lacks.
+fn union(a: &[String], b: &[String]) -> Vec<String> {
+    let mut out = a.to_vec();
+    out.extend(b.iter().filter(|x| !a.contains(x)).cloned());
+    out
 }
 
 /// The `Deferred` object type (known by name; its values are [`Value::Deferred`]).
@@ -746,11 +910,20 @@ pub fn infer(v: &Value) -> PType {
                         .collect(),
                 )
             } else {
-                PType::Hash(Box::new(PType::Any), Box::new(PType::Any), 0, MAX)
+                // Puppet's `infer_set_Hash`: the variants of the key and value types.
+                let n = h.len() as i64;
+                PType::Hash(
+                    Box::new(variant_of(h.keys().map(infer))),
+                    Box::new(variant_of(h.values().map(infer))),
+                    n,
+                    n,
+                )
             }
         }
         Value::Type(t) => PType::Type(Some(t.clone())),
-        Value::Sensitive(x) => PType::Sensitive(Some(Box::new(infer(x)))),
+        Value::Sensitive(x) => {
+            PType::Sensitive(Some(Box::new(infer_reduced(x).puppet_generalize())))
+        }
         Value::Deferred(_) => deferred_type(),
         Value::Timestamp(_) => PType::Timestamp,
     }
@@ -1061,9 +1234,7 @@ fn struct_problems(
             Some(x) if !et.is_instance(x) => {
                 out.push(format!("entry '{name}' {}", mismatch(et, x)))
             }
-            None if !optional && !et.is_instance(&Value::Undef) => {
-                out.push(format!("expects a value for key '{name}'"))
-            }
+            None if !optional => out.push(format!("expects a value for key '{name}'")),
             _ => {}
         }
     }
@@ -1236,12 +1407,12 @@ impl PType {
             Struct(es) => {
                 let parts: Vec<std::string::String> = es
                     .iter()
-                    .map(|(k, opt, t)| {
-                        if *opt {
-                            format!("Optional[{}] => {t}", quote_string(k))
-                        } else {
-                            format!("{} => {t}", quote_string(k))
-                        }
+                    // Puppet's `struct_element_pair`: the key is marked where it differs from
+                    // what the value type implies (optional when the value accepts undef).
+                    .map(|(k, opt, t)| match (*opt, t.is_instance(&Value::Undef)) {
+                        (true, false) => format!("Optional[{}] => {t}", quote_string(k)),
+                        (false, true) => format!("NotUndef[{}] => {t}", quote_string(k)),
+                        _ => format!("{} => {t}", quote_string(k)),
                     })
                     .collect();
                 write!(f, "Struct[{{{}}}]", parts.join(", "))
@@ -1273,6 +1444,7 @@ impl PType {
             Timestamp => write!(f, "Timestamp"),
             Init => write!(f, "Init"),
             Object => write!(f, "Object"),
+            Unit => write!(f, "Unit"),
             Alias(name, t) if name == "Deferred" && **t == Object => f.write_str(DEFERRED_SHOWN),
             // A type Ordo knows by name only prints as its name.
             Alias(name, t) if matches!(**t, Object) => write!(f, "{name}"),

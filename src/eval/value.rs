@@ -604,6 +604,8 @@ impl Value {
     fn write_nested(&self, out: &mut String, quote: bool) {
         match self {
             Value::Undef if !quote => out.push_str(""),
+            // `String()` formats nested values with Ruby's `inspect`.
+            Value::Sensitive(_) if quote => out.push_str("#<Sensitive [value redacted]>"),
             _ => self.write_display(out, quote),
         }
     }
