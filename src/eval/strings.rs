@@ -183,22 +183,162 @@ pub fn format_value(v: &Value, fmt: &str) -> Result<String, String> {
         }
         (Value::Regex(r), 's') => sprintf(fmt, &[Value::Str(r.source.to_string())]),
         // Containers in Puppet's own notation (`[1, 'a']`, `{'a' => 1}`), between the
-        // delimiters a flag asks for (`%(a` gives `(1, 'a')`).
-        (Value::Array(_), 'a' | 's' | 'p') | (Value::Hash(_), 'h' | 's' | 'p') if !f.alt() => {
-            let repr = v.to_string_repr();
-            let inner = &repr[1..repr.len() - 1];
-            let (open, close) = match f.flags.chars().find(|c| "[{(<|".contains(*c)) {
-                Some('[') => ('[', ']'),
-                Some('{') => ('{', '}'),
-                Some('(') => ('(', ')'),
-                Some('<') => ('<', '>'),
-                Some('|') => ('|', '|'),
-                _ if matches!(v, Value::Array(_)) => ('[', ']'),
-                _ => ('{', '}'),
+        // delimiters a flag asks for (`%(a` gives `(1, 'a')`); `#` lays them out on lines.
+        (Value::Array(_), 'a' | 's' | 'p') | (Value::Hash(_), 'h' | 's' | 'p') => {
+            let delims = match f.flags.chars().find(|c| "[{(<|".contains(*c)) {
+                Some('[') => Some(('[', ']')),
+                Some('{') => Some(('{', '}')),
+                Some('(') => Some(('(', ')')),
+                Some('<') => Some(('<', '>')),
+                Some('|') => Some(('|', '|')),
+                _ => None,
             };
-            Ok(f.pad(&format!("{open}{inner}{close}")))
+            let layout = Layout {
+                alt_arrays: f.alt() && matches!(v, Value::Array(_)),
+                alt_hashes: f.alt() && matches!(v, Value::Hash(_)),
+                arrays: matches!(v, Value::Array(_)),
+                delims,
+            };
+            Ok(f.pad(&layout.container(v, Indentation::default())))
         }
         _ => Ok(sprintf(fmt, std::slice::from_ref(v)).unwrap_or_else(|_| to_string_conversion(v))),
+    }
+}
+
+/// Where a container being formatted stands (Puppet's `StringConverter::Indentation`).
+#[derive(Clone, Copy, Default)]
+struct Indentation {
+    level: usize,
+    subsequent: bool,
+    indenting: bool,
+}
+
+impl Indentation {
+    fn subsequent(self) -> Indentation {
+        Indentation {
+            subsequent: true,
+            ..self
+        }
+    }
+
+    fn indenting(self, indenting: bool) -> Indentation {
+        Indentation { indenting, ..self }
+    }
+
+    fn increase(self, indenting: bool) -> Indentation {
+        Indentation {
+            level: self.level + 1,
+            subsequent: false,
+            indenting,
+        }
+    }
+
+    fn breaks(self) -> bool {
+        self.indenting && self.level > 0 && self.subsequent
+    }
+
+    fn padding(self) -> String {
+        " ".repeat(2 * self.level)
+    }
+}
+
+/// How `String()` lays out containers: the alternate form (`%#a`, `%#h`) and delimiters of
+/// the format's container type, which nested containers of that type share.
+struct Layout {
+    alt_arrays: bool,
+    alt_hashes: bool,
+    /// Whether the format is for arrays (else hashes).
+    arrays: bool,
+    delims: Option<(char, char)>,
+}
+
+impl Layout {
+    /// Puppet's `string_PArrayType` / `string_PHashType` without width (elements in their
+    /// quoted form).
+    fn container(&self, v: &Value, ind: Indentation) -> String {
+        match v {
+            Value::Array(items) => self.array(items, ind),
+            Value::Hash(h) => self.hash(h, ind),
+            // Ruby's `inspect` of a Sensitive.
+            Value::Sensitive(_) => "#<Sensitive [value redacted]>".to_string(),
+            other => other.to_string_repr(),
+        }
+    }
+
+    /// The delimiters of the format, for containers of its type; the usual ones else.
+    fn delims(&self, array: bool) -> (char, char) {
+        match self.delims {
+            Some(d) if array == self.arrays => d,
+            _ if array => ('[', ']'),
+            _ => ('{', '}'),
+        }
+    }
+
+    /// The start of a container's text: a break when it is laid out on a line of its own,
+    /// then its opening delimiter; with the indentation its elements see.
+    fn start(&self, array: bool, alt: bool, ind: Indentation) -> (String, Indentation, char) {
+        let (open, close) = self.delims(array);
+        let ind = ind.indenting(alt || ind.indenting);
+        let mut buf = String::new();
+        if ind.breaks() {
+            buf.push('\n');
+            buf.push_str(&ind.padding());
+        }
+        buf.push(open);
+        (buf, ind, close)
+    }
+
+    fn array(&self, items: &[Value], ind: Indentation) -> String {
+        let alt = self.alt_arrays;
+        let (mut buf, ind, close) = self.start(true, alt, ind);
+        let nested = ind.increase(alt).subsequent();
+        let is_container = |v: &Value| matches!(v, Value::Array(_) | Value::Hash(_));
+        for (i, v) in items.iter().enumerate() {
+            let text = self.container(v, nested);
+            if i > 0 {
+                buf.push_str(", ");
+                if alt && is_container(&items[i - 1]) && !is_container(v) {
+                    if !buf.ends_with('\n') {
+                        buf.truncate(buf.trim_end().len());
+                    }
+                    buf.push('\n');
+                    buf.push_str(&nested.padding());
+                }
+            }
+            if buf.ends_with(' ') && text.starts_with('\n') {
+                buf.truncate(buf.trim_end().len());
+            }
+            buf.push_str(&text);
+        }
+        buf.push(close);
+        buf
+    }
+
+    fn hash(&self, h: &super::value::HashValue, ind: Indentation) -> String {
+        let alt = self.alt_hashes;
+        let (mut buf, ind, close) = self.start(false, alt, ind);
+        let nested = ind.increase(false);
+        let padding = if alt { nested.padding() } else { String::new() };
+        if alt {
+            buf.push('\n');
+        }
+        let entries: Vec<String> = h
+            .iter()
+            .map(|(k, v)| {
+                format!(
+                    "{padding}{} => {}",
+                    self.container(k, nested),
+                    self.container(v, nested)
+                )
+            })
+            .collect();
+        buf.push_str(&entries.join(if alt { ",\n" } else { ", " }));
+        if alt {
+            buf.push('\n');
+            buf.push_str(&ind.padding());
+        }
+        buf.push(close);
+        buf
     }
 }
 
