@@ -1110,6 +1110,11 @@ impl Compiler<'_> {
             BinaryOp::Eq => Ok(Value::Bool(puppet_eq(&l, &r))),
             BinaryOp::Ne => Ok(Value::Bool(!puppet_eq(&l, &r))),
             BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge => {
+                // A type compares only with a type (assignability); with anything else it is
+                // neither smaller nor larger.
+                if matches!(l, Value::Type(_)) && !matches!(r, Value::Type(_)) {
+                    return Ok(Value::Bool(false));
+                }
                 if let (Value::Type(a), Value::Type(b)) = (&l, &r) {
                     // Types compare by assignability (evaluator_impl's
                     // eval_ComparisonExpression): unrelated types are neither < nor >.
@@ -1120,7 +1125,9 @@ impl Compiler<'_> {
                         _ => a.is_assignable(b),
                     }));
                 }
-                let ord = self.compare(&l, &r, op, span)?;
+                // Puppet locates a binary expression at its operator.
+                let at = self.operator_span(left.span, right.span, op.as_str());
+                let ord = self.compare(&l, &r, op, at)?;
                 Ok(Value::Bool(match op {
                     BinaryOp::Lt => ord == Ordering::Less,
                     BinaryOp::Le => ord != Ordering::Greater,
@@ -1133,7 +1140,10 @@ impl Compiler<'_> {
                 Ok(Value::Bool(if op == BinaryOp::Match { m } else { !m }))
             }
             BinaryOp::In => Ok(Value::Bool(self.in_op(&l, &r, scope, span)?)),
-            _ => self.arith(op, l, r, span, (left.span, right.span)),
+            _ => {
+                let at = self.operator_span(left.span, right.span, op.as_str());
+                self.arith(op, l, r, at, (left.span, right.span))
+            }
         }
     }
 
@@ -1449,6 +1459,10 @@ impl Compiler<'_> {
                 }
                 return Ok(Value::Hash(out));
             }
+            (BinaryOp::Add, Value::Hash(_), _) => return Err(Flow::Err(self.issue(
+                "Error while evaluating a '+' expression, Can only append Array or Hash to a Hash",
+                span,
+            ))),
             (BinaryOp::Sub, Value::Array(a), Value::Array(b)) => {
                 return Ok(Value::Array(
                     a.iter().filter(|x| !b.contains(x)).cloned().collect(),
