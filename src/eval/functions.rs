@@ -2562,12 +2562,30 @@ fn f_ceiling(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     })
 }
 
-fn f_empty(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+fn f_empty(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     Ok(Value::Bool(match first_arg(a) {
         Value::Array(x) => x.is_empty(),
         Value::Hash(h) => h.is_empty(),
         Value::Str(s) => s.is_empty(),
         Value::Undef => true,
+        Value::Int(_) | Value::Float(_) => {
+            // empty.rb: a deprecation warning once per call site.
+            let file = c.sources.get(a.span.file);
+            let line = file.map(|f| f.line_col(a.span.start as usize).0);
+            if let (Some(f), Some(line)) = (file, line) {
+                let key = format!("empty-from-{}-{line}", f.name);
+                if c.warned_deprecations.insert(key) {
+                    let at = c.line_location(Some(a.span.file), Some(line as u32));
+                    c.log(
+                        super::LogLevel::Warning,
+                        format!(
+                            "Calling function empty() with Numeric value is deprecated.\n   {at}"
+                        ),
+                    );
+                }
+            }
+            false
+        }
         _ => false,
     }))
 }
