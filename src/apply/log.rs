@@ -51,11 +51,18 @@ impl LogLine {
     }
 
     /// `Notice: /Stage[main]/Main/Notify[a]/message: defined 'message' as 'a'`.
+    /// (Without the message's last line break, as Puppet's console writes it with `puts`.)
     pub fn puppet(&self) -> String {
+        let message = self.shown();
         match &self.source {
-            Some(s) => format!("{}: {}: {}", self.level.puppet_name(), s, self.message),
-            None => format!("{}: {}", self.level.puppet_name(), self.message),
+            Some(s) => format!("{}: {}: {message}", self.level.puppet_name(), s),
+            None => format!("{}: {message}", self.level.puppet_name()),
         }
+    }
+
+    /// The message as a console shows it: without its last line break.
+    fn shown(&self) -> &str {
+        self.message.strip_suffix('\n').unwrap_or(&self.message)
     }
 
     /// A shorter line for people: `Notify[a] message: defined 'message' as 'a'`.
@@ -75,9 +82,10 @@ impl LogLine {
         } else {
             tag.to_string()
         };
+        let message = self.shown();
         match &self.source {
-            Some(s) => format!("{tag}: {}: {}", short_source(s), self.message),
-            None => format!("{tag}: {}", self.message),
+            Some(s) => format!("{tag}: {}: {message}", short_source(s)),
+            None => format!("{tag}: {message}"),
         }
     }
 }

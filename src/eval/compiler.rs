@@ -410,6 +410,7 @@ impl<'a> Compiler<'a> {
         let file = self.sources.add(name, text);
         self.main_file = file;
         let parsed = self.parse_shared(name, text, file);
+        self.log_validation_warnings(&parsed.diagnostics);
         let errors: Vec<&Diagnostic> = parsed.diagnostics.iter().filter(|d| d.is_error()).collect();
         // Several validation errors: Puppet logs each with its location, then fails with
         // "Language validation logged N errors. Giving up" (issue_reporter.rb); one error is
@@ -689,6 +690,25 @@ impl<'a> Compiler<'a> {
         self.logs.push(LogLine { level, message });
     }
 
+    /// Logs the warnings of a file's validation (Puppet's checker), each at the first
+    /// non-blank of its span.
+    fn log_validation_warnings(&mut self, diagnostics: &[Diagnostic]) {
+        for d in diagnostics
+            .iter()
+            .filter(|d| !d.is_error() && d.code == "validation")
+        {
+            let Some(mut span) = d.span else { continue };
+            if let Some(f) = self.sources.get(span.file) {
+                let text = f
+                    .text
+                    .get(span.start as usize..span.end as usize)
+                    .unwrap_or("");
+                span.start += (text.len() - text.trim_start().len()) as u32;
+            }
+            self.warn_at(&d.message, span);
+        }
+    }
+
     pub(super) fn warn_at(&mut self, msg: &str, span: Span) {
         let loc = self.line_col_location(Some(span));
         self.log(LogLevel::Warning, join_loc(msg.to_string(), &loc));
@@ -893,6 +913,7 @@ impl<'a> Compiler<'a> {
         let file = self.sources.add(display.clone(), text.clone());
         self.module_files.insert(file, module.to_string());
         let parsed = self.parse_shared(&display, &text, file);
+        self.log_validation_warnings(&parsed.diagnostics);
         match &parsed.program {
             Some(p) => {
                 if let Some(e) = self.misplaced_definition(module, path, &display, &p.body) {

@@ -168,8 +168,20 @@ impl Compiler<'_> {
                         Value::Int(i) => Value::Int(i.wrapping_neg()),
                         Value::Float(f) => Value::Float(-f),
                         Value::Str(ref s) => match parse_number(s) {
-                            Some(Value::Int(i)) => Value::Int(i.wrapping_neg()),
-                            Some(Value::Float(f)) => Value::Float(-f),
+                            Some(n @ (Value::Int(_) | Value::Float(_))) => {
+                                self.warn_at(
+                                    &format!(
+                                        "The string '{s}' was automatically coerced to the numerical value {}",
+                                        n.to_display()
+                                    ),
+                                    e.span,
+                                );
+                                match n {
+                                    Value::Int(i) => Value::Int(i.wrapping_neg()),
+                                    Value::Float(f) => Value::Float(-f),
+                                    _ => unreachable!("matched as a number"),
+                                }
+                            }
                             _ => {
                                 return Err(Flow::Err(self.issue(
                                     format!("The value '{s}' cannot be converted to Numeric."),
@@ -439,10 +451,10 @@ impl Compiler<'_> {
                 }
                 return self.unknown_var(name, span);
             }
-            return self.lookup_qualified(rest, span);
+            return self.lookup_qualified(rest, name, span);
         }
         if super::is_qualified(name) {
-            return self.lookup_qualified(name, span);
+            return self.lookup_qualified(name, name, span);
         }
         let mut s = Some(scope);
         while let Some(id) = s {
@@ -545,14 +557,15 @@ impl Compiler<'_> {
         None
     }
 
-    fn lookup_qualified(&mut self, name: &str, span: Span) -> R<Value> {
+    /// `$a::b` (`name` without leading `::`; `shown` as written, for messages).
+    fn lookup_qualified(&mut self, name: &str, shown: &str, span: Span) -> R<Value> {
         let (class, var) = name.rsplit_once("::").unwrap_or(("", name));
         let class = class.to_lowercase();
         if class.is_empty() {
             if let Some(v) = self.scopes[self.top].vars.get(var) {
                 return Ok(v.clone());
             }
-            return self.unknown_var(name, span);
+            return self.unknown_var(shown, span);
         }
         if class == "settings" {
             if let Some(v) = self.setting(var) {
@@ -571,9 +584,9 @@ impl Compiler<'_> {
                         .lookup_next
                         .filter(|n| self.scopes[*n].kind == ScopeKind::Class);
                 }
-                self.unknown_var(name, span)
+                self.unknown_var(shown, span)
             }
-            None => self.unknown_var(name, span),
+            None => self.unknown_var(shown, span),
         }
     }
 

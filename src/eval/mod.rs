@@ -185,8 +185,11 @@ pub struct LogLine {
 }
 
 impl LogLine {
+    /// The console line, without the message's last line break: Puppet's console writes
+    /// with Ruby's `puts`, which adds none where the text ends in one.
     pub fn render(&self) -> String {
-        format!("{}: {}", self.level.label(), self.message)
+        let message = self.message.strip_suffix('\n').unwrap_or(&self.message);
+        format!("{}: {message}", self.level.label())
     }
 }
 

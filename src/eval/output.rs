@@ -65,7 +65,7 @@ impl Compiler<'_> {
     pub(super) fn build_catalog(&mut self) -> Catalog {
         let mut warnings = vec![];
         for r in self.resources.iter().filter(|r| included(r)) {
-            rich_data_warnings_of(r, &mut warnings);
+            rich_data_warnings_of(r, &self.line_location(r.file, r.line), &mut warnings);
         }
         let namevars = self.namevars();
         let files = self.file_names();
@@ -135,7 +135,7 @@ impl Compiler<'_> {
     pub(super) fn catalog_source(&mut self) -> CatalogSource {
         let mut warnings = vec![];
         for r in self.resources.iter().filter(|r| included(r)) {
-            rich_data_warnings_of(r, &mut warnings);
+            rich_data_warnings_of(r, &self.line_location(r.file, r.line), &mut warnings);
         }
         for w in warnings {
             self.log(super::LogLevel::Warning, w);
@@ -555,17 +555,153 @@ fn catalog_edges(resources: &[Box<Res>], containment: &[(usize, usize)]) -> Vec<
 
 /// Puppet's warnings about parameter values JSON cannot carry, for one resource, in the
 /// order [`catalog_resource`] meets the parameters.
-fn rich_data_warnings_of(r: &Res, out: &mut Vec<String>) {
+fn rich_data_warnings_of(r: &Res, at: &str, out: &mut Vec<String>) {
+    // Puppet's ToDataConverter appends each warning's path to its message prefix in place
+    // (`s = @message_prefix; s << path`), so the paths of a resource's later warnings
+    // start with those of the earlier ones: kept here as Puppet prints them.
+    let mut prefix = r.reference_shown();
+    let mut path = Vec::new();
     for (k, v) in &r.params {
-        let v = match v {
-            Value::Sensitive(inner) => &**inner,
-            other => other,
-        };
         // The cheap test first: most values are plain.
         if has_rich_data(v) && !RELATIONSHIP_PARAMS.contains(&k.as_str()) {
-            rich_data_warnings(v, &format!("{}['{k}']", r.reference_shown()), out);
+            path.push(Value::Str(k.clone()));
+            let mut w = Warner {
+                prefix: &mut prefix,
+                path: &mut path,
+                at,
+                out,
+            };
+            w.walk(v);
+            path.clear();
         }
     }
+}
+
+/// Walks a parameter value as Puppet's ToDataConverter (without rich data) does.
+struct Warner<'w> {
+    prefix: &'w mut String,
+    path: &'w mut Vec<Value>,
+    /// ` (file: x.pp, line: 3)`, or empty.
+    at: &'w str,
+    out: &'w mut Vec<String>,
+}
+
+impl Warner<'_> {
+    fn warn(&mut self, what: std::fmt::Arguments<'_>) {
+        // The JSON path of the current position: `['message'][0]`.
+        for seg in self.path.iter() {
+            self.prefix.push('[');
+            match seg {
+                Value::Str(s) => self.prefix.push_str(&super::value::quote_string(s)),
+                other => self.prefix.push_str(&other.to_display()),
+            }
+            self.prefix.push(']');
+        }
+        let at = if self.at.is_empty() {
+            String::new()
+        } else {
+            format!(" {}", self.at)
+        };
+        self.out.push(format!("{} {what}{at}", self.prefix));
+    }
+
+    fn walk(&mut self, v: &Value) {
+        match v {
+            Value::Default => {
+                self.warn(format_args!(
+                    "contains the special value default. It will be converted to the String 'default'"
+                ));
+            }
+            Value::Array(items) => {
+                for (i, x) in items.iter().enumerate() {
+                    self.path.push(Value::Int(i as i64));
+                    self.walk(x);
+                    self.path.pop();
+                }
+            }
+            Value::Hash(h) => {
+                for (k, x) in h {
+                    let key = match k {
+                        Value::Str(_) => k.clone(),
+                        other => {
+                            let shown = ruby_to_s(other);
+                            let class = a_an_class(other);
+                            self.warn(format_args!(
+                                "contains a hash with {class} key. It will be converted to the String '{shown}'"
+                            ));
+                            Value::Str(shown)
+                        }
+                    };
+                    self.path.push(key);
+                    self.walk(x);
+                    self.path.pop();
+                }
+            }
+            Value::Sensitive(inner) => self.walk(inner),
+            Value::Type(t)
+                if !matches!(
+                    **t,
+                    super::types::PType::Resource(Some(_), Some(_))
+                        | super::types::PType::Class(Some(_))
+                ) =>
+            {
+                let name = match &**t {
+                    super::types::PType::Alias(..) => "TypeAlias".to_string(),
+                    other => {
+                        let full = other.generalize().to_string();
+                        full.split('[').next().unwrap_or(&full).to_string()
+                    }
+                };
+                let label = super::expr::a_an(&format!("{name}-Type"));
+                self.warn(format_args!(
+                    "contains {label} value. It will be converted to the String '{t}'"
+                ));
+            }
+            Value::Regex(r) => {
+                self.warn(format_args!(
+                    "contains a Regexp value. It will be converted to the String '/{}/'",
+                    r.source
+                ));
+            }
+            Value::Deferred(d) => {
+                let shown = d.shown();
+                self.warn(format_args!(
+                    "contains a Deferred value. It will be converted to the String '{shown}'"
+                ));
+            }
+            Value::Timestamp(t) => {
+                self.warn(format_args!(
+                    "contains a Puppet::Pops::Time::Timestamp value. It will be converted to the String '{t}'"
+                ));
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Ruby's `to_s` of a hash key that is not a string (`[\"a\", 1]`, `1`, `true`).
+fn ruby_to_s(v: &Value) -> String {
+    match v {
+        Value::Array(_) | Value::Hash(_) => super::erb::ruby_inspect(v),
+        Value::Undef => String::new(),
+        other => other.to_display(),
+    }
+}
+
+/// The Ruby class of a hash key, with its article (`an Integer`, `an Array`).
+fn a_an_class(v: &Value) -> String {
+    let class = match v {
+        Value::Int(_) => "Integer",
+        Value::Float(_) => "Float",
+        Value::Bool(true) => "TrueClass",
+        Value::Bool(false) => "FalseClass",
+        Value::Undef => "NilClass",
+        Value::Array(_) => "Array",
+        Value::Hash(_) => "Hash",
+        Value::Regex(_) => "Regexp",
+        _ => "Object",
+    };
+    super::expr::a_an(class)
 }
 
 /// The catalog form of a compiled resource, its parameters and tags moved out (this is the
@@ -644,47 +780,16 @@ fn reference_json(v: &Value) -> Json {
 fn has_rich_data(v: &Value) -> bool {
     match v {
         Value::Array(items) => items.iter().any(has_rich_data),
-        Value::Hash(h) => h.values().any(has_rich_data),
-        Value::Type(_) | Value::Deferred(_) | Value::Timestamp(_) => true,
+        Value::Hash(h) => h
+            .iter()
+            .any(|(k, x)| !matches!(k, Value::Str(_)) || has_rich_data(x)),
+        Value::Sensitive(inner) => has_rich_data(inner),
+        Value::Type(_)
+        | Value::Deferred(_)
+        | Value::Timestamp(_)
+        | Value::Default
+        | Value::Regex(_) => true,
         _ => false,
-    }
-}
-
-/// Puppet warns when a catalog parameter holds a value that JSON cannot carry as is.
-fn rich_data_warnings(v: &Value, path: &str, out: &mut Vec<String>) {
-    match v {
-        Value::Array(items) => {
-            for (i, x) in items.iter().enumerate() {
-                rich_data_warnings(x, &format!("{path}[{i}]"), out);
-            }
-        }
-        Value::Hash(h) => {
-            for (k, x) in h {
-                rich_data_warnings(x, &format!("{path}['{}']", k.to_display()), out);
-            }
-        }
-        Value::Type(t)
-            if !matches!(
-                **t,
-                super::types::PType::Resource(Some(_), Some(_))
-                    | super::types::PType::Class(Some(_))
-            ) =>
-        {
-            let full = t.generalize().to_string();
-            let name = full.split('[').next().unwrap_or(&full).to_string();
-            out.push(format!(
-                "{path} contains {} value. It will be converted to the String '{t}'",
-                super::expr::a_an(&format!("{name}-Type"))
-            ));
-        }
-        Value::Deferred(d) => out.push(format!(
-            "{path} contains a Deferred value. It will be converted to the String '{}'",
-            d.shown()
-        )),
-        Value::Timestamp(t) => out.push(format!(
-            "{path} contains a Puppet::Pops::Time::Timestamp value. It will be converted to the String '{t}'"
-        )),
-        _ => {}
     }
 }
 

@@ -404,7 +404,10 @@ impl Validator {
                     self.rvalue(&en.value);
                     if let Some(k) = literal_key(&en.key) {
                         if seen.contains(&k) {
-                            self.warn(en.span, format!("The key '{k}' is declared more than once"));
+                            // At the entry's `=>`, where Puppet locates it: the gap between
+                            // key and value (the compile skips the blanks before it).
+                            let at = Span::new(en.span.file, en.key.span.end as usize, en.value.span.start as usize);
+                            self.warn(at, format!("The key '{k}' is declared more than once"));
                         } else {
                             seen.insert(k);
                         }
