@@ -129,7 +129,16 @@ impl ParentCache {
 
 fn file_wants(r: &crate::catalog::Resource) -> Vec<Wanted> {
     let mut out = Vec::new();
-    if let Some(target) = string_param(r, "target") {
+    // `ensure => '/some/path'` is a link whose target is that path: the type's ensure
+    // munging sets `target` from it (over any `target` given), so it is autorequired too.
+    let ensure_target = string_param(r, "ensure").filter(|e| {
+        !e.is_empty()
+            && !matches!(
+                e.as_str(),
+                "present" | "absent" | "false" | "file" | "directory" | "link"
+            )
+    });
+    if let Some(target) = ensure_target.or_else(|| string_param(r, "target")) {
         out.push(("File", target, "link autorequires its target"));
     }
     for (ty, param, rule) in [
@@ -143,16 +152,31 @@ fn file_wants(r: &crate::catalog::Resource) -> Vec<Wanted> {
     out
 }
 
-/// Absolute paths a command starts with (`/usr/bin/foo args` -> `/usr/bin/foo`).
-fn command_paths(cmd: &str) -> Vec<String> {
+/// Absolute paths a command starts with (`/usr/bin/foo args` -> `/usr/bin/foo`). Puppet
+/// scans with Ruby's `^`, which anchors at the start of every line: each line of a
+/// multi-line command that starts with a path names a file too. `quoted`: also a
+/// double-quoted path at the start of a line (the command itself; not onlyif/unless).
+fn command_paths(cmd: &str, quoted: bool) -> Vec<String> {
     let mut out = Vec::new();
-    if cmd.starts_with('/') {
-        let end = cmd.find(char::is_whitespace).unwrap_or(cmd.len());
-        out.push(cmd[..end].to_string());
+    for line in cmd.split('\n') {
+        if line.starts_with('/') {
+            let end = line.find(char::is_whitespace).unwrap_or(line.len());
+            out.push(line[..end].to_string());
+        }
     }
-    if let Some(rest) = cmd.strip_prefix('"') {
-        if let Some(end) = rest.find('"') {
-            out.push(rest[..end].to_string());
+    if quoted {
+        let mut at = 0;
+        while at < cmd.len() {
+            let rest = &cmd[at..];
+            if let Some(q) = rest.strip_prefix('"') {
+                if let Some(end) = q.find('"').filter(|&e| e > 0) {
+                    out.push(q[..end].to_string());
+                }
+            }
+            match rest.find('\n') {
+                Some(nl) => at += nl + 1,
+                None => break,
+            }
         }
     }
     out
@@ -164,13 +188,13 @@ fn exec_wants(r: &crate::catalog::Resource) -> Vec<Wanted> {
         out.push(("File", cwd, "exec autorequires its cwd"));
     }
     let command = string_param(r, "command").unwrap_or_else(|| r.title.clone());
-    for p in command_paths(&command) {
+    for p in command_paths(&command, true) {
         out.push(("File", p, "exec autorequires the file of its command"));
     }
     for param in ["onlyif", "unless"] {
         if let Some(v) = r.parameters.get(param) {
             for cmd in reference_strings(v) {
-                for p in command_paths(&cmd) {
+                for p in command_paths(&cmd, false) {
                     out.push(("File", p, "exec autorequires the file of its onlyif/unless"));
                 }
             }
