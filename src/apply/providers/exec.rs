@@ -123,12 +123,31 @@ impl Exec {
             let p = param_list(r, "path");
             (!p.is_empty()).then(|| p.join(":"))
         };
-        if !shell && path.is_none() && !command.starts_with('/') {
-            let word = command.split_whitespace().next().unwrap_or("");
-            return Err(format!(
-                "Validation of Exec[{}] failed: '{word}' is not qualified and no path was specified. Please qualify the command or specify a path.",
-                r.title
-            ));
+        // The posix provider's `validatecmd`: without a path, the executable of `refresh`,
+        // `unless`, `onlyif` (as each parameter is set, in this order) and of the command
+        // (when the whole resource is validated) must be absolute.
+        if !shell && path.is_none() {
+            let unqualified = |cmd: &str| {
+                let exe = extract_exe(cmd);
+                (!exe.starts_with('/')).then(|| format!("'{exe}' is not qualified and no path was specified. Please qualify the command or specify a path."))
+            };
+            for name in ["refresh", "unless", "onlyif"] {
+                for cmd in param_list(r, name) {
+                    if let Some(detail) = unqualified(&cmd) {
+                        return Err(param_failure(r, name, detail));
+                    }
+                }
+            }
+            let exe_word = match &command_argv {
+                Some(argv) => argv[0].clone(),
+                None => extract_exe(&command).to_string(),
+            };
+            if !exe_word.starts_with('/') {
+                return Err(format!(
+                    "Validation of Exec[{}] failed: '{exe_word}' is not qualified and no path was specified. Please qualify the command or specify a path.",
+                    r.title
+                ));
+            }
         }
         let mut env = Vec::new();
         for pair in param_list(r, "environment") {
@@ -352,23 +371,113 @@ impl Exec {
                 })
             }
         };
+        if !self.shell {
+            let exe = match self.command_argv.as_ref().filter(|_| cmd == self.command) {
+                Some(argv) => argv[0].as_str(),
+                None => extract_exe(cmd),
+            };
+            check_exe(exe, self.spec.search_path.as_deref())?;
+        }
         let spec = RunSpec {
             uid,
             gid,
             ..self.spec_for(cmd)
         };
-        command::run(&spec).map_err(|e| {
+        let out = command::run(&spec).map_err(|e| {
             if self.sensitive && e.starts_with("Could not execute") {
                 "Could not execute [command redacted]".to_string()
             } else {
                 e
             }
-        })
+        })?;
+        // Puppet's provider takes status 127 as a missing command and raises with the
+        // output as the message, whatever `returns` allows (and without further tries).
+        if out.code == 127 {
+            return Err(if self.sensitive {
+                "[output redacted]".to_string()
+            } else {
+                out.output.trim_end_matches('\n').to_string()
+            });
+        }
+        Ok(out)
     }
 
     fn desired(&self) -> String {
         super::show(&serde_json::Value::from(self.returns.clone()))
     }
+}
+
+/// The executable of a command line, as Puppet's exec provider reads it (`extractexe`): a
+/// double- or single-quoted leading word without its quotes, else the text before the
+/// first space.
+fn extract_exe(cmd: &str) -> &str {
+    for q in ['"', '\''] {
+        if let Some(rest) = cmd.strip_prefix(q) {
+            if let Some(end) = rest.find(q).filter(|&e| e > 0) {
+                return &rest[..end];
+            }
+        }
+    }
+    cmd.split(' ').next().unwrap_or("")
+}
+
+/// The posix provider's `checkexe`, made before every command it runs: an absolute
+/// executable must be an executable file; any other is looked up in `path` (Puppet's
+/// `which`: an executable regular file).
+fn check_exe(exe: &str, path: Option<&str>) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+    let executable_file = |p: &std::path::Path| {
+        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    let not_found = || format!("Could not find command '{exe}'");
+    // `File.expand_path(exe) == exe`: absolute and already normal.
+    let normal = exe.starts_with('/')
+        && (exe == "/"
+            || (!exe.ends_with('/')
+                && exe[1..]
+                    .split('/')
+                    .all(|c| !c.is_empty() && c != "." && c != "..")));
+    if normal {
+        let p = std::path::Path::new(exe);
+        let meta = std::fs::metadata(p).map_err(|_| not_found())?;
+        if !meta.is_file() {
+            use std::os::unix::fs::FileTypeExt;
+            let t = meta.file_type();
+            // Ruby's `File.ftype` names.
+            let kind = if t.is_dir() {
+                "directory"
+            } else if t.is_char_device() {
+                "characterSpecial"
+            } else if t.is_block_device() {
+                "blockSpecial"
+            } else if t.is_fifo() {
+                "fifo"
+            } else if t.is_socket() {
+                "socket"
+            } else {
+                "unknown"
+            };
+            return Err(format!("'{exe}' is a {kind}, not a file"));
+        }
+        if rustix::fs::access(p, rustix::fs::Access::EXEC_OK).is_err() {
+            return Err(format!("'{exe}' is not executable"));
+        }
+        return Ok(());
+    }
+    if let Some(path) = path {
+        if exe.starts_with('/') {
+            if executable_file(std::path::Path::new(exe)) {
+                return Ok(());
+            }
+        } else if !exe.is_empty()
+            && path
+                .split(':')
+                .any(|dir| executable_file(&std::path::Path::new(dir).join(exe)))
+        {
+            return Ok(());
+        }
+    }
+    Err(not_found())
 }
 
 /// Is the effective user root? (It does not change during a run: asked once.)
