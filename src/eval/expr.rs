@@ -1472,10 +1472,13 @@ impl Compiler<'_> {
                 }
                 return Ok(Value::Hash(out));
             }
-            (BinaryOp::Add, Value::Hash(_), _) => return Err(Flow::Err(self.issue(
-                "Error while evaluating a '+' expression, Can only append Array or Hash to a Hash",
-                span,
-            ))),
+            // Puppet's concatenate raises for anything else appended to a hash.
+            (BinaryOp::Add, Value::Hash(_), _) => {
+                return Err(Flow::Err(self.issue(
+                    "Error while evaluating a '+' expression, Can only append Array or Hash to a Hash",
+                    span,
+                )));
+            }
             (BinaryOp::Sub, Value::Array(a), Value::Array(b)) => {
                 return Ok(Value::Array(
                     a.iter().filter(|x| !b.contains(x)).cloned().collect(),
@@ -1537,16 +1540,28 @@ impl Compiler<'_> {
                     }
                     BinaryOp::Div => Some(floor_div(x, y)),
                     BinaryOp::Mod => Some(x - y * floor_div(x, y)),
-                    BinaryOp::Shl => Some(if y >= 0 {
-                        x.wrapping_shl(y as u32)
-                    } else {
-                        x >> (-y)
-                    }),
-                    BinaryOp::Shr => Some(if y >= 0 {
-                        x >> y.min(63)
-                    } else {
-                        x.wrapping_shl((-y) as u32)
-                    }),
+                    // Ruby's Integer#<< and #>>: a negative count shifts the other way;
+                    // a left shift is exact (big integers) and refused when out of range.
+                    BinaryOp::Shl | BinaryOp::Shr => {
+                        let left = (op == BinaryOp::Shl) == (y >= 0);
+                        let n = y.unsigned_abs();
+                        if !left {
+                            return Ok(Value::Int(x >> n.min(63)));
+                        }
+                        match shift_left(x, n) {
+                            Ok(v) => return Ok(Value::Int(v)),
+                            Err(hex) => {
+                                let (bound, sign) = if x > 0 { ("max", '+') } else { ("min", '-') };
+                                return Err(Flow::Err(self.issue(
+                                    format!(
+                                        "A '{}' expression resulted in a value outside of Puppet Integer {bound} range, got '{sign}{hex}'",
+                                        op.as_str()
+                                    ),
+                                    span,
+                                )));
+                            }
+                        }
+                    }
                     _ => None,
                 };
                 v.map(Value::Int).ok_or_else(|| {
@@ -2031,6 +2046,23 @@ fn decimal_len(i: i64) -> usize {
         len += 1;
     }
     len
+}
+
+/// `x << n` computed exactly: the value when it is an Integer, else its magnitude in Ruby's
+/// `%#x` form (the hex digits of `|x| << (n % 4)` followed by `n / 4` zeros).
+fn shift_left(x: i64, n: u64) -> Result<i64, String> {
+    if x == 0 {
+        return Ok(0);
+    }
+    if n < 64 {
+        let wide = i128::from(x) << n;
+        if let Ok(v) = i64::try_from(wide) {
+            return Ok(v);
+        }
+    }
+    let head = u128::from(x.unsigned_abs()) << (n % 4);
+    let zeros = usize::try_from(n / 4).unwrap_or(usize::MAX).min(1 << 20);
+    Err(format!("{head:#x}{}", "0".repeat(zeros)))
 }
 
 fn floor_div(x: i64, y: i64) -> i64 {
