@@ -243,6 +243,9 @@ impl Compiler<'_> {
             }
             return Err(Flow::Err(self.issue(msg, span)));
         };
+        if let Some(msg) = ruby3x_arity(&lname, values.len()) {
+            return Err(Flow::Err(self.runtime(format!("{lname}(): {msg}"), span)));
+        }
         if let Some(sig) = super::signatures::find(&lname) {
             if let Some(msg) = super::signatures::mismatch(sig, values.len(), lambda.is_some()) {
                 return Err(Flow::Err(self.runtime(msg, span)));
@@ -448,6 +451,25 @@ impl Compiler<'_> {
 }
 
 // ---- helpers -------------------------------------------------------------------------------------
+
+/// Puppet's own 3.x functions (`newfunction` with an `:arity`): the arity check Puppet makes
+/// before calling them, with its message. `arity: n` takes exactly n arguments,
+/// `arity: -(n + 1)` at least n.
+fn ruby3x_arity(name: &str, given: usize) -> Option<String> {
+    let arity: i32 = match name {
+        "md5" | "sha1" | "sha256" => 1,
+        "sprintf" | "fqdn_rand" | "file" | "template" | "inline_template" | "generate" => -2,
+        _ => return None,
+    };
+    if arity >= 0 {
+        let n = arity as usize;
+        (given != n).then(|| format!("Wrong number of arguments given ({given} for {n})"))
+    } else {
+        let min = (-arity - 1) as usize;
+        (given < min)
+            .then(|| format!("Wrong number of arguments given ({given} for minimum {min})"))
+    }
+}
 
 fn arg_err(c: &Compiler<'_>, a: &Args, msg: impl std::fmt::Display) -> Flow {
     Flow::Err(c.runtime(format!("{}(): {}", a.name, msg), a.span))
@@ -3302,7 +3324,8 @@ impl Compiler<'_> {
         let Some(program) = parsed.program else {
             let msg = parsed
                 .diagnostics
-                .first()
+                .iter()
+                .find(|d| d.is_error())
                 .map(|d| d.message.clone())
                 .unwrap_or_default();
             return Err(Flow::Err(
