@@ -1071,7 +1071,7 @@ impl Interp<'_, '_> {
             (Str(s), "gsub" | "sub") => {
                 let re = regex_of(&a0)?;
                 let rep = ruby_to_s(&args.get(1).cloned().unwrap_or(Undef));
-                let rep = super::strings::ruby_replacement(&rep);
+                let rep = super::strings::ruby_replacement(&rep, re.has_named_groups());
                 Ok(Str(if name == "gsub" {
                     re.replace(s, &rep, true)
                 } else {

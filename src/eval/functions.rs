@@ -2040,7 +2040,7 @@ fn f_regsubst(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     }
     let re = Regex::new(&src).map_err(|m| arg_err(c, a, m))?;
     let global = flags.contains('G');
-    let rust_repl = strings::ruby_replacement(&repl);
+    let rust_repl = strings::ruby_replacement(&repl, re.has_named_groups());
     let sub = |s: &str| -> String {
         if global {
             re.replace(s, &rust_repl, true)

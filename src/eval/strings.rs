@@ -750,15 +750,18 @@ pub fn version_without_trailing_zeroes(v: &str) -> String {
     }
 }
 
-/// Ruby replacement text (`\1`, `\0`, `\\`) to the regex crate's (`${1}`, `$$`).
-pub fn ruby_replacement(r: &str) -> String {
+/// Ruby replacement text (`\1`, `\0`, `\\`) to the regex crate's (`${1}`, `$$`). With a
+/// pattern that has `named` groups, Ruby's numbered references (but `\0`) are empty.
+pub fn ruby_replacement(r: &str, named: bool) -> String {
     let mut out = String::new();
     let mut chars = r.chars().peekable();
     while let Some(c) = chars.next() {
         match c {
             '\\' => match chars.peek() {
                 Some(d) if d.is_ascii_digit() => {
-                    out.push_str(&format!("${{{d}}}"));
+                    if !named || *d == '0' {
+                        out.push_str(&format!("${{{d}}}"));
+                    }
                     chars.next();
                 }
                 Some('\\') => {

@@ -147,6 +147,11 @@ impl Regex {
         out
     }
 
+    /// Whether the pattern has a named group (its plain groups then do not capture).
+    pub fn has_named_groups(&self) -> bool {
+        has_named_group(&self.source)
+    }
+
     /// Replaces the first (or every) match; `repl` uses `${1}` group syntax.
     pub fn replace(&self, s: &str, repl: &str, all: bool) -> String {
         match &*self.engine {
@@ -165,9 +170,11 @@ impl Regex {
 /// - Ruby's `m` flag (`(?m)`, `(?m-x:...)`) lets `.` match a newline: the crate's `s`;
 /// - `\Z` (the end, or before a final newline) is a look-ahead (run by fancy-regex), `\h`
 ///   a hex digit, `\0` NUL.
+/// - with a named group, Ruby's plain groups do not capture: `(?:`.
 fn translate_ruby_regex(src: &str) -> String {
     let mut out = String::with_capacity(src.len() + 8);
     out.push_str("(?m)");
+    let named = has_named_group(src);
     let mut class = 0usize;
     let mut chars = src.chars().peekable();
     while let Some(c) = chars.next() {
@@ -227,10 +234,39 @@ fn translate_ruby_regex(src: &str) -> String {
                 }
                 out.push_str(&flags);
             }
+            '(' if class == 0 && named => out.push_str("(?:"),
             c => out.push(c),
         }
     }
     out
+}
+
+/// Whether a Ruby regex has a named group (`(?<name>...)` or `(?'name'...)`), outside
+/// character classes and escapes.
+fn has_named_group(src: &str) -> bool {
+    let b = src.as_bytes();
+    let mut class = 0usize;
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 1,
+            b'[' => class += 1,
+            b']' if class > 0 => class -= 1,
+            b'(' if class == 0 && b.get(i + 1) == Some(&b'?') => {
+                let name_at = match (b.get(i + 2), b.get(i + 3)) {
+                    (Some(b'<' | b'\''), Some(c)) => Some(*c),
+                    (Some(b'P'), Some(b'<')) => b.get(i + 4).copied(),
+                    _ => None,
+                };
+                if name_at.is_some_and(|c| c.is_ascii_alphabetic() || c == b'_') {
+                    return true;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    false
 }
 
 #[derive(Clone, Debug)]
