@@ -752,8 +752,22 @@ fn f_defined(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
                 let name = &s[1..];
                 let mut sc = Some(a.scope);
                 let mut found = false;
-                if let Some(rest) = name.strip_prefix("::") {
-                    found = c.scopes[c.top].vars.contains_key(rest);
+                if let Some((class, var)) = name.rsplit_once("::") {
+                    // Puppet's Scope#exist?: the class's scope (and the scopes it looks in),
+                    // the top scope for `$::x`; an unknown or unevaluated class has none.
+                    let class = class.trim_start_matches("::").to_lowercase();
+                    sc = if class.is_empty() {
+                        Some(c.top)
+                    } else {
+                        c.class_scopes.get(&class).copied()
+                    };
+                    while let Some(id) = sc {
+                        if c.scopes[id].vars.contains_key(var) {
+                            found = true;
+                            break;
+                        }
+                        sc = c.scopes[id].lookup_next;
+                    }
                 } else {
                     while let Some(id) = sc {
                         if c.scopes[id].vars.contains_key(name) {
