@@ -63,6 +63,8 @@ pub struct Cooked {
     /// An upper bound on how deeply the tokens can nest (brackets plus operator chains,
     /// weighted by how many tree levels each can add).
     pub depth_bound: usize,
+    /// Lexer warnings: the offset Puppet reports them at, and the message.
+    pub warnings: Vec<(usize, String)>,
 }
 
 /// Cooks an EPP template.
@@ -85,6 +87,7 @@ pub fn cook_stream(src: &str) -> Stream<'_> {
         finished: false,
         error: None,
         depth_bound: 0,
+        warnings: Vec::new(),
     }
 }
 
@@ -108,6 +111,7 @@ pub fn cook_stream_on<'scope, 'env>(
         finished: false,
         error: None,
         depth_bound: 0,
+        warnings: Vec::new(),
     }
 }
 
@@ -117,7 +121,7 @@ const CHUNK: usize = 4096;
 /// What the cooking thread sends: tokens, then once the end (the error, the depth bound).
 enum Chunk {
     Tokens(Vec<Spanned>),
-    End(Option<LexError>, usize),
+    End(Option<LexError>, usize, Vec<(usize, String)>),
 }
 
 fn cook_chunks(src: &str, tx: &std::sync::mpsc::SyncSender<Chunk>) {
@@ -141,7 +145,7 @@ fn cook_chunks(src: &str, tx: &std::sync::mpsc::SyncSender<Chunk>) {
     }
     let rest = std::mem::take(&mut c.toks);
     if tx.send(Chunk::Tokens(rest)).is_ok() {
-        let _ = tx.send(Chunk::End(error, c.depth_bound));
+        let _ = tx.send(Chunk::End(error, c.depth_bound, c.warnings));
     }
 }
 
@@ -156,6 +160,7 @@ pub fn cook_epp_stream(src: &str) -> Stream<'_> {
         finished: true,
         error,
         depth_bound,
+        warnings: Vec::new(),
     }
 }
 
@@ -167,9 +172,13 @@ pub struct Stream<'a> {
     error: Option<LexError>,
     /// The cooker's depth bound, once `finished` (see [`Stream::depth_bound`]).
     depth_bound: usize,
+    /// The cooker's warnings, once `finished` (cooking thread only).
+    warnings: Vec<(usize, String)>,
 }
 
 /// Where a [`Stream`]'s tokens come from.
+// One per stream, never moved while cooking: the cooker's size does not matter.
+#[allow(clippy::large_enum_variant)]
 enum TokenSource<'a> {
     /// A cooker run as tokens are asked for; `pos` is the next token of `c.toks` to yield
     /// (the ones before it were taken).
@@ -188,6 +197,14 @@ impl Stream<'_> {
         match &self.from {
             TokenSource::Here { c, .. } => c.depth_bound,
             TokenSource::Thread { .. } => self.depth_bound,
+        }
+    }
+
+    /// The lexer warnings of the tokens yielded so far (offset, message), taken out.
+    pub fn take_warnings(&mut self) -> Vec<(usize, String)> {
+        match &mut self.from {
+            TokenSource::Here { c, .. } => std::mem::take(&mut c.warnings),
+            TokenSource::Thread { .. } => std::mem::take(&mut self.warnings),
         }
     }
 }
@@ -232,10 +249,11 @@ impl Iterator for Stream<'_> {
                 }
                 match rx.recv() {
                     Ok(Chunk::Tokens(v)) => *chunk = v.into_iter(),
-                    Ok(Chunk::End(error, depth_bound)) => {
+                    Ok(Chunk::End(error, depth_bound, warnings)) => {
                         self.finished = true;
                         self.error = error;
                         self.depth_bound = depth_bound;
+                        self.warnings = warnings;
                     }
                     // The thread ended without its end: it panicked (the scope passes the
                     // panic on when it closes).
@@ -272,6 +290,8 @@ struct Cooker<'a> {
     /// Where the last `}` that closed a case option's body starts: a `{` right after it
     /// starts a hash (the next option), not a body.
     option_closed_at: Option<usize>,
+    /// Lexer warnings (Puppet's `lex_warning`): where, and the message.
+    warnings: Vec<(usize, String)>,
 }
 
 type LResult<T> = Result<T, LexError>;
@@ -297,6 +317,7 @@ impl<'a> Cooker<'a> {
             depth_bound: 0,
             option_bodies: Vec::new(),
             option_closed_at: None,
+            warnings: Vec::new(),
         }
     }
 
@@ -305,6 +326,7 @@ impl<'a> Cooker<'a> {
             tokens: self.toks,
             error,
             depth_bound: self.depth_bound,
+            warnings: self.warnings,
         }
     }
 
@@ -676,9 +698,21 @@ impl<'a> Cooker<'a> {
         let mut first = true;
         let mut text = String::new();
         loop {
-            let (part, stop, at) = strings::slurp(&self.src[pos..], Escapes::DQ, true, true);
+            let mut warned = Vec::new();
+            let (part, stop, at) =
+                strings::slurp(&self.src[pos..], Escapes::DQ, true, true, &mut warned);
             text.push_str(&part);
             let at = pos + at;
+            // Puppet reports them where its scanner stands: past the `"`, `$` or `${`
+            // that ended this run of text.
+            if !warned.is_empty() {
+                let after = match stop {
+                    Stop::DollarBrace => at + 2,
+                    Stop::End => at,
+                    Stop::Quote | Stop::Dollar => at + 1,
+                };
+                self.warnings.extend(warned.into_iter().map(|w| (after, w)));
+            }
             match stop {
                 Stop::End => {
                     return Err(LexError::new(
@@ -880,6 +914,9 @@ impl<'a> Cooker<'a> {
             }
         };
         let base = self.toks.len();
+        for (o, w) in sub.warnings {
+            self.warnings.push((to_file(o), w));
+        }
         for (s, t, e) in sub.toks {
             self.toks.push((to_file(s), t, to_file(e)));
         }
@@ -901,7 +938,8 @@ impl<'a> Cooker<'a> {
         let mut first = true;
         let mut text = String::new();
         loop {
-            let (part, stop, at) = strings::slurp(&self.src[pos..], esc, false, interpolate);
+            let (part, stop, at) =
+                strings::slurp(&self.src[pos..], esc, false, interpolate, &mut Vec::new());
             text.push_str(&part);
             let at = pos + at;
             match stop {

@@ -98,7 +98,15 @@ pub enum Stop {
 /// Reads literal text from `text` until an unescaped terminator, processing escapes.
 /// `quote` is whether `"` ends the text; `interpolate` whether `$` does.
 /// Returns the processed text, the terminator, and the byte offset of the terminator.
-pub fn slurp(text: &str, esc: Escapes, quote: bool, interpolate: bool) -> (String, Stop, usize) {
+/// In a double-quoted string (`quote`), the escapes Puppet warns about (an unrecognized
+/// escape, `\u` without hex digits) are added to `warnings`.
+pub fn slurp(
+    text: &str,
+    esc: Escapes,
+    quote: bool,
+    interpolate: bool,
+    warnings: &mut Vec<String>,
+) -> (String, Stop, usize) {
     let bytes = text.as_bytes();
     let mut out = String::new();
     let mut i = 0;
@@ -133,7 +141,14 @@ pub fn slurp(text: &str, esc: Escapes, quote: bool, interpolate: bool) -> (Strin
                 let (consumed, repl) = escape(text, i, esc);
                 match repl {
                     Some(r) => out.push_str(&r),
-                    None => out.push_str(&text[i..i + consumed]),
+                    None => {
+                        if quote {
+                            if let Some(w) = escape_warning(&text[i + 1..], esc) {
+                                warnings.push(w);
+                            }
+                        }
+                        out.push_str(&text[i..i + consumed]);
+                    }
                 }
                 i += consumed;
                 lit_start = i;
@@ -168,6 +183,20 @@ fn escape(text: &str, i: usize, esc: Escapes) -> (usize, Option<String>) {
             None => (2, None),
         },
         _ => (1 + n, None),
+    }
+}
+
+/// Puppet's lexer warning about an escape it keeps as written (`rest` follows the
+/// backslash): `\u` not followed by a code point, or a character it does not know after a
+/// backslash (a line break after the backslash is not an escape).
+fn escape_warning(rest: &str, esc: Escapes) -> Option<String> {
+    match rest.chars().next()? {
+        '\r' | '\n' => None,
+        'u' if esc.u => Some(
+            "Unicode escape '\\u' was not followed by 4 hex digits or 1-6 hex digits in {} or was > 10ffff"
+                .to_string(),
+        ),
+        c => Some(format!("Unrecognized escape sequence '\\{c}'")),
     }
 }
 

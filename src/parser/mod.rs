@@ -87,16 +87,20 @@ fn run<'a>(stream: impl Fn() -> lexer::Stream<'a>, text: &str, file: FileId) -> 
 fn finish(
     result: GrammarResult,
     mut b: factory::B,
-    stream: lexer::Stream,
+    mut stream: lexer::Stream,
     text: &str,
     file: FileId,
 ) -> Parsed {
     let end = text.len();
     // Complete: a successful parse has read the stream to its end.
     let depth_bound = stream.depth_bound();
+    let lex_warnings = stream.take_warnings();
     // Stops a lexing thread still running (after a syntax error).
     drop(stream);
-    let mut diagnostics = Vec::new();
+    let mut diagnostics: Vec<Diagnostic> = lex_warnings
+        .into_iter()
+        .map(|(at, w)| Diagnostic::warning("lexer", w).with_span(Span::new(file, at, at)))
+        .collect();
     let body = match result {
         Ok(body) => Some(body),
         Err(e) => {
