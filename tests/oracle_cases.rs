@@ -40,18 +40,6 @@ fn oracle_cases_match_puppet() {
 /// Cases whose compile logs Ordo does not reproduce, with why (docs/differences.md).
 const LOGS_KNOWN_DIFFERENT: &[(&str, &str)] = &[
     (
-        "736-lang-double-quote-unknown-escape",
-        "no 'Unrecognized escape sequence' warning",
-    ),
-    (
-        "873-lang-string-escapes",
-        "no 'Unrecognized escape sequence' warning",
-    ),
-    (
-        "995-lang-interpolation-forms",
-        "no 'Unrecognized escape sequence' warning",
-    ),
-    (
         "1350-hiera-version3-module",
         "no hiera.yaml version 3 deprecation warnings",
     ),

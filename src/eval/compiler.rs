@@ -690,13 +690,12 @@ impl<'a> Compiler<'a> {
         self.logs.push(LogLine { level, message });
     }
 
-    /// Logs the warnings of a file's validation (Puppet's checker), each at the first
-    /// non-blank of its span.
+    /// Logs the warnings of a file's lexing (unrecognized escapes) and validation (Puppet's
+    /// checker: duplicate keys), each at the first non-blank of its span.
     fn log_validation_warnings(&mut self, diagnostics: &[Diagnostic]) {
-        for d in diagnostics
-            .iter()
-            .filter(|d| !d.is_error() && d.code == "validation")
-        {
+        let parse_warning =
+            |d: &&Diagnostic| !d.is_error() && (d.code == "validation" || d.code == "lexer");
+        for d in diagnostics.iter().filter(parse_warning) {
             let Some(mut span) = d.span else { continue };
             if let Some(f) = self.sources.get(span.file) {
                 let text = f

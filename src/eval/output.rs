@@ -638,11 +638,12 @@ impl Warner<'_> {
                 }
             }
             Value::Sensitive(inner) => self.walk(inner),
+            // Resource and class types (`Notify`, `Notify['x']`, `Class['c']`) become
+            // references without a word.
             Value::Type(t)
                 if !matches!(
                     **t,
-                    super::types::PType::Resource(Some(_), Some(_))
-                        | super::types::PType::Class(Some(_))
+                    super::types::PType::Resource(..) | super::types::PType::Class(..)
                 ) =>
             {
                 let name = match &**t {
