@@ -383,7 +383,12 @@ fn checked_result(
 ) -> Result<eval::CompileResult, i32> {
     let (result, node) = compile_result_with(manifest, inputs, mode)?;
     let mut err = std::io::stderr().lock();
-    for l in &result.logs {
+    // Puppet's default log level is notice: `info()` and `debug()` print nothing.
+    for l in result
+        .logs
+        .iter()
+        .filter(|l| !matches!(l.level, eval::LogLevel::Info | eval::LogLevel::Debug))
+    {
         let _ = writeln!(err, "{}", l.render());
     }
     let errors: Vec<_> = result.diagnostics.iter().filter(|d| d.is_error()).collect();
