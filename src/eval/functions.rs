@@ -119,7 +119,7 @@ pub fn builtin(name: &str) -> Option<Builtin> {
         "step" => f_step,
         "dig" => f_dig,
         "get" => f_get,
-        "sha1" | "md5" | "sha256" => f_digest,
+        "sha1" | "md5" | "sha256" | "digest" => f_digest,
         "base64" => f_base64,
         "return" => f_return,
         "next" => f_next,
@@ -457,7 +457,7 @@ impl Compiler<'_> {
 /// `arity: -(n + 1)` at least n.
 fn ruby3x_arity(name: &str, given: usize) -> Option<String> {
     let arity: i32 = match name {
-        "md5" | "sha1" | "sha256" => 1,
+        "md5" | "sha1" | "sha256" | "digest" => 1,
         "sprintf" | "fqdn_rand" | "file" | "template" | "inline_template" | "generate" => -2,
         _ => return None,
     };
@@ -3299,6 +3299,7 @@ fn f_digest(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     Ok(Value::Str(match a.name.as_str() {
         "md5" => strings::md5_hex(s.as_bytes()),
         "sha1" => strings::sha1_hex(s.as_bytes()),
+        // `digest`: Puppet's `digest_algorithm` setting, sha256 by default.
         _ => strings::sha256_hex(s.as_bytes()),
     }))
 }
