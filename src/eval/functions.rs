@@ -120,6 +120,7 @@ pub fn builtin(name: &str) -> Option<Builtin> {
         "dig" => f_dig,
         "get" => f_get,
         "sha1" | "md5" | "sha256" | "digest" => f_digest,
+        "generate" => f_generate,
         "base64" => f_base64,
         "return" => f_return,
         "next" => f_next,
@@ -3302,6 +3303,77 @@ fn f_digest(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         // `digest`: Puppet's `digest_algorithm` setting, sha256 by default.
         _ => strings::sha256_hex(s.as_bytes()),
     }))
+}
+
+/// `generate(command, args...)`: runs a fully qualified command in its own directory when
+/// the catalog is compiled and gives its output (stdout and stderr together), as Puppet's
+/// 3.x function does; no shell.
+fn f_generate(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let argv: Vec<String> = a.values.iter().map(Value::to_display).collect();
+    let fail = |c: &Compiler<'_>, msg: String| Flow::Err(c.runtime(msg, a.span));
+    let command = argv[0].as_str();
+    if !command.starts_with('/') {
+        return Err(fail(c, "Generators must be fully qualified".into()));
+    }
+    let allowed = |ch: char| ch.is_alphanumeric() || "-/_.+".contains(ch);
+    if !command.chars().all(allowed) {
+        return Err(fail(
+            c,
+            "Generators can only contain alphanumerics, file separators, and dashes".into(),
+        ));
+    }
+    if command.contains("..") {
+        return Err(fail(c, "Can not use generators with '..' in them.".into()));
+    }
+    let dir = std::path::Path::new(command)
+        .parent()
+        .unwrap_or(std::path::Path::new("/"));
+    if !dir.is_dir() {
+        return Err(fail(
+            c,
+            format!("No such file or directory @ dir_chdir - {}", dir.display()),
+        ));
+    }
+    let failed = |c: &Compiler<'_>, code: i32, output: &str| {
+        fail(
+            c,
+            format!(
+                "Failed to execute generator {command}: Execution of '{}' returned {code}: {output}",
+                argv.join(" ")
+            ),
+        )
+    };
+    let (mut reader, writer) = std::io::pipe().map_err(|e| fail(c, e.to_string()))?;
+    let err_writer = writer.try_clone().map_err(|e| fail(c, e.to_string()))?;
+    let spawned = std::process::Command::new(command)
+        .args(&argv[1..])
+        .current_dir(dir)
+        .stdin(std::process::Stdio::null())
+        .stdout(writer)
+        .stderr(err_writer)
+        .spawn();
+    let mut child = match spawned {
+        Ok(child) => child,
+        Err(e) => {
+            // Puppet's child reports why it could not exec, and exits 1.
+            let why = match e.kind() {
+                std::io::ErrorKind::PermissionDenied => "Permission denied",
+                _ => "No such file or directory",
+            };
+            let msg = format!("Error: Could not execute posix command: {why} - {command}");
+            return Err(failed(c, 1, &msg));
+        }
+    };
+    let mut output = Vec::new();
+    // The command's ends of the pipe went with it: reading stops when it exits.
+    let _ = std::io::Read::read_to_end(&mut reader, &mut output);
+    let status = child.wait().map_err(|e| fail(c, e.to_string()))?;
+    let output = String::from_utf8_lossy(&output).into_owned();
+    match status.code() {
+        Some(0) => Ok(Value::Str(output)),
+        // Puppet's ExecutionFailure gives the output stripped.
+        code => Err(failed(c, code.unwrap_or(1), output.trim())),
+    }
 }
 
 fn f_base64(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
