@@ -661,7 +661,7 @@ impl Compiler<'_> {
                         } else {
                             BinaryOp::Sub
                         };
-                        self.arith(bop, cur, v, left.span, (left.span, left.span))?
+                        self.arith(bop, cur, v, (left.span, left.span))?
                     }
                 };
                 if name.contains("::") || name.chars().all(|c| c.is_ascii_digit()) {
@@ -1138,9 +1138,7 @@ impl Compiler<'_> {
                         _ => a.is_assignable(b),
                     }));
                 }
-                // Puppet locates a binary expression at its operator.
-                let at = self.operator_span(left.span, right.span, op.as_str());
-                let ord = self.compare(&l, &r, op, at)?;
+                let ord = self.compare(&l, &r, op, (left.span, right.span))?;
                 Ok(Value::Bool(match op {
                     BinaryOp::Lt => ord == Ordering::Less,
                     BinaryOp::Le => ord != Ordering::Greater,
@@ -1153,15 +1151,21 @@ impl Compiler<'_> {
                 Ok(Value::Bool(if op == BinaryOp::Match { m } else { !m }))
             }
             BinaryOp::In => Ok(Value::Bool(self.in_op(&l, &r, scope, span)?)),
-            _ => {
-                let at = self.operator_span(left.span, right.span, op.as_str());
-                self.arith(op, l, r, at, (left.span, right.span))
-            }
+            _ => self.arith(op, l, r, (left.span, right.span)),
         }
     }
 
-    pub(super) fn compare(&self, l: &Value, r: &Value, op: BinaryOp, span: Span) -> R<Ordering> {
+    /// Compares for `<` and friends; a failure is reported at the operator between the
+    /// `operands` (where Puppet locates a binary expression), found only then.
+    pub(super) fn compare(
+        &self,
+        l: &Value,
+        r: &Value,
+        op: BinaryOp,
+        operands: (Span, Span),
+    ) -> R<Ordering> {
         let fail = |why: &str| {
+            let span = self.operator_span(operands.0, operands.1, op.as_str());
             Flow::Err(self.issue(
                 format!(
                     "Comparison of: {} {} {}, is not possible. Caused by '{}'.",
@@ -1405,13 +1409,12 @@ impl Compiler<'_> {
 
     /// Arithmetic and the collection operators. `operands` are where the left and right
     /// operands are written: an operand that is not a number is reported there, as Puppet's
-    /// `coerce_numeric` does; other errors are reported at `span`.
+    /// `coerce_numeric` does; other errors at the operator between them (found only then).
     pub(super) fn arith(
         &mut self,
         op: BinaryOp,
         l: Value,
         r: Value,
-        span: Span,
         operands: (Span, Span),
     ) -> R<Value> {
         match (op, &l, &r) {
@@ -1453,7 +1456,7 @@ impl Compiler<'_> {
                                 _ => {
                                     return Err(Flow::Err(self.issue(
                                         format!("Error while evaluating a '+' expression, invalid number of elements ({} for 1..2)", kv.len()),
-                                        span,
+                                        self.operator_span(operands.0, operands.1, op.as_str()),
                                     )))
                                 }
                             };
@@ -1463,7 +1466,7 @@ impl Compiler<'_> {
                     if b.len() % 2 != 0 {
                         return Err(Flow::Err(self.issue(
                             "Error while evaluating a '+' expression, odd number of arguments for Hash",
-                            span,
+                            self.operator_span(operands.0, operands.1, op.as_str()),
                         )));
                     }
                     for kv in b.chunks(2) {
@@ -1476,7 +1479,7 @@ impl Compiler<'_> {
             (BinaryOp::Add, Value::Hash(_), _) => {
                 return Err(Flow::Err(self.issue(
                     "Error while evaluating a '+' expression, Can only append Array or Hash to a Hash",
-                    span,
+                    self.operator_span(operands.0, operands.1, op.as_str()),
                 )));
             }
             (BinaryOp::Sub, Value::Array(a), Value::Array(b)) => {
@@ -1557,7 +1560,7 @@ impl Compiler<'_> {
                                         "A '{}' expression resulted in a value outside of Puppet Integer {bound} range, got '{sign}{hex}'",
                                         op.as_str()
                                     ),
-                                    span,
+                                    self.operator_span(operands.0, operands.1, op.as_str()),
                                 )));
                             }
                         }
@@ -1579,7 +1582,7 @@ impl Compiler<'_> {
                             op.as_str(),
                             wide.unsigned_abs()
                         ),
-                        span,
+                        self.operator_span(operands.0, operands.1, op.as_str()),
                     ))
                 })
             }
@@ -1592,25 +1595,26 @@ impl Compiler<'_> {
                     BinaryOp::Mul => x * y,
                     BinaryOp::Div => x / y,
                     BinaryOp::Mod if left_is_float => {
-                        return Err(Flow::Err(
-                            self.issue("Operator '%' is not applicable to a Float.", span),
-                        ))
+                        return Err(Flow::Err(self.issue(
+                            "Operator '%' is not applicable to a Float.",
+                            self.operator_span(operands.0, operands.1, op.as_str()),
+                        )))
                     }
                     BinaryOp::Mod => return Err(Flow::Err(self.issue(
                         "Operator '%' is not applicable to an Integer when right side is a Float.",
-                        span,
+                        self.operator_span(operands.0, operands.1, op.as_str()),
                     ))),
                     _ => {
                         return Err(Flow::Err(self.issue(
                             format!("Operator '{}' is not applicable to a Float.", op.as_str()),
-                            span,
+                            self.operator_span(operands.0, operands.1, op.as_str()),
                         )))
                     }
                 };
                 if v.is_infinite() {
                     return Err(Flow::Err(self.issue(
                         format!("The result of the {} expression is Infinity", op.as_str()),
-                        span,
+                        self.operator_span(operands.0, operands.1, op.as_str()),
                     )));
                 }
                 Ok(Value::Float(v))

@@ -65,7 +65,7 @@ impl Compiler<'_> {
     pub(super) fn build_catalog(&mut self) -> Catalog {
         let mut warnings = vec![];
         for r in self.resources.iter().filter(|r| included(r)) {
-            rich_data_warnings_of(r, &self.line_location(r.file, r.line), &mut warnings);
+            rich_data_warnings_of(r, || self.line_location(r.file, r.line), &mut warnings);
         }
         let namevars = self.namevars();
         let files = self.file_names();
@@ -135,7 +135,7 @@ impl Compiler<'_> {
     pub(super) fn catalog_source(&mut self) -> CatalogSource {
         let mut warnings = vec![];
         for r in self.resources.iter().filter(|r| included(r)) {
-            rich_data_warnings_of(r, &self.line_location(r.file, r.line), &mut warnings);
+            rich_data_warnings_of(r, || self.line_location(r.file, r.line), &mut warnings);
         }
         for w in warnings {
             self.log(super::LogLevel::Warning, w);
@@ -555,18 +555,25 @@ fn catalog_edges(resources: &[Box<Res>], containment: &[(usize, usize)]) -> Vec<
 
 /// Puppet's warnings about parameter values JSON cannot carry, for one resource, in the
 /// order [`catalog_resource`] meets the parameters.
-fn rich_data_warnings_of(r: &Res, at: &str, out: &mut Vec<String>) {
+/// `at`: the resource's location, ` (file: x.pp, line: 3)` or empty, asked for only when
+/// the resource has something to warn about.
+fn rich_data_warnings_of(r: &Res, at: impl FnOnce() -> String, out: &mut Vec<String>) {
     // Puppet's ToDataConverter appends each warning's path to its message prefix in place
     // (`s = @message_prefix; s << path`), so the paths of a resource's later warnings
     // start with those of the earlier ones: kept here as Puppet prints them.
-    let mut prefix = r.reference_shown();
+    let mut context: Option<(String, String)> = None;
+    let mut at = Some(at);
     let mut path = Vec::new();
     for (k, v) in &r.params {
         // The cheap test first: most values are plain.
         if has_rich_data(v) && !RELATIONSHIP_PARAMS.contains(&k.as_str()) {
+            let (prefix, at) = context.get_or_insert_with(|| {
+                let at = at.take().map_or_else(String::new, |f| f());
+                (r.reference_shown(), at)
+            });
             path.push(Value::Str(k.clone()));
             let mut w = Warner {
-                prefix: &mut prefix,
+                prefix,
                 path: &mut path,
                 at,
                 out,
