@@ -150,6 +150,9 @@ fn ruby_float(f: f64) -> String {
 
 /// Ruby's `inspect` (also `Array#to_s` and `Hash#to_s`).
 pub fn ruby_inspect(v: &Value) -> String {
+    if let Some(text) = super::value::container_text(v, "=>", &ruby_inspect) {
+        return text;
+    }
     match v {
         Value::Undef => "nil".into(),
         Value::Str(s) => {
@@ -169,21 +172,6 @@ pub fn ruby_inspect(v: &Value) -> String {
             o
         }
         Value::Float(f) => ruby_float(*f),
-        Value::Array(items) => format!(
-            "[{}]",
-            items
-                .iter()
-                .map(ruby_inspect)
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-        Value::Hash(h) => format!(
-            "{{{}}}",
-            h.iter()
-                .map(|(k, v)| format!("{}=>{}", ruby_inspect(k), ruby_inspect(v)))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
         other => other.to_display(),
     }
 }

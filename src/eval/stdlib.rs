@@ -150,20 +150,12 @@ pub(super) fn ruby_class(v: &Value) -> &'static str {
 
 /// Ruby's `inspect` for the values stdlib messages show.
 pub(super) fn inspect(v: &Value) -> String {
+    if let Some(text) = super::value::container_text(v, "=>", &inspect) {
+        return text;
+    }
     match v {
         Value::Undef => "nil".into(),
         Value::Str(s) => format!("{s:?}"),
-        Value::Array(items) => format!(
-            "[{}]",
-            items.iter().map(inspect).collect::<Vec<_>>().join(", ")
-        ),
-        Value::Hash(h) => format!(
-            "{{{}}}",
-            h.iter()
-                .map(|(k, v)| format!("{}=>{}", inspect(k), inspect(v)))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
         other => other.to_display(),
     }
 }

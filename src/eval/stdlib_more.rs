@@ -208,24 +208,12 @@ pub(super) fn ruby_str_inspect(s: &str) -> String {
 
 /// Ruby's `inspect` of the plain data a value converts to.
 fn ruby_inspect(v: &Value) -> String {
+    if let Some(text) = super::value::container_text(v, "=>", &ruby_inspect) {
+        return text;
+    }
     match v {
         Value::Str(s) => ruby_str_inspect(s),
         Value::Float(f) => format_float(*f),
-        Value::Array(items) => format!(
-            "[{}]",
-            items
-                .iter()
-                .map(ruby_inspect)
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-        Value::Hash(h) => format!(
-            "{{{}}}",
-            h.iter()
-                .map(|(k, v)| format!("{}=>{}", ruby_inspect(k), ruby_inspect(v)))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
         Value::Default => ":default".into(),
         other => inspect(other),
     }
@@ -916,40 +904,19 @@ fn plain_data(v: &Value) -> bool {
 }
 
 fn to_python(v: &Value) -> String {
+    if let Some(text) = super::value::container_text(v, ": ", &to_python) {
+        return text;
+    }
     match v {
         Value::Bool(true) => "True".into(),
         Value::Bool(false) => "False".into(),
         Value::Undef => "None".into(),
-        Value::Array(items) => format!(
-            "[{}]",
-            items.iter().map(to_python).collect::<Vec<_>>().join(", ")
-        ),
-        Value::Hash(h) => format!(
-            "{{{}}}",
-            h.iter()
-                .map(|(k, v)| format!("{}: {}", to_python(k), to_python(v)))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
         other => ruby_inspect(other),
     }
 }
 
 fn to_ruby(v: &Value) -> String {
-    match v {
-        Value::Array(items) => format!(
-            "[{}]",
-            items.iter().map(to_ruby).collect::<Vec<_>>().join(", ")
-        ),
-        Value::Hash(h) => format!(
-            "{{{}}}",
-            h.iter()
-                .map(|(k, v)| format!("{} => {}", to_ruby(k), to_ruby(v)))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-        other => ruby_inspect(other),
-    }
+    super::value::container_text(v, " => ", &to_ruby).unwrap_or_else(|| ruby_inspect(v))
 }
 
 fn f_to_python(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {

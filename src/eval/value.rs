@@ -731,6 +731,25 @@ impl Value {
 
 /// Puppet's single-quoted rendering of a string inside a container (`'a'`, or double
 /// quotes when the string needs escapes).
+/// An array as `[a, b]` and a hash as `{k<assoc>v, ...}`, each element written by `each`:
+/// the shape Ruby's `inspect` and similar notations share. `None` for other values.
+pub fn container_text(v: &Value, assoc: &str, each: &dyn Fn(&Value) -> String) -> Option<String> {
+    match v {
+        Value::Array(items) => Some(format!(
+            "[{}]",
+            items.iter().map(each).collect::<Vec<_>>().join(", ")
+        )),
+        Value::Hash(h) => Some(format!(
+            "{{{}}}",
+            h.iter()
+                .map(|(k, v)| format!("{}{assoc}{}", each(k), each(v)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+        _ => None,
+    }
+}
+
 pub fn quote_string(s: &str) -> String {
     if s.chars().any(|c| c.is_control()) {
         let mut out = String::from("\"");
