@@ -349,6 +349,7 @@ impl RunState {
             let Origin::Metaparam { param, on } = rel.origin else {
                 continue;
             };
+            let param = param.name();
             let (holder, target) = if param == "prereq" {
                 (rel.source, rel.target)
             } else {
@@ -459,7 +460,7 @@ pub fn soft_edge(graph: &Graph, d: Vertex, v: Vertex) -> bool {
     let labels = graph.labels_between(d, v);
     !labels.is_empty()
         && labels.iter().all(
-            |l| matches!(l.origin, Origin::Metaparam { param, .. } if SOFT_PARAMS.contains(&param)),
+            |l| matches!(l.origin, Origin::Metaparam { param, .. } if SOFT_PARAMS.contains(&param.name())),
         )
 }
 

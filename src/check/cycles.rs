@@ -83,7 +83,7 @@ fn first_origin(g: &Graph, s: Vertex, t: Vertex) -> Option<Origin> {
         .iter()
         .find(|l| !matches!(l.origin, Origin::Containment { .. }))
         .or(labels.first())
-        .map(|l| l.origin.clone())
+        .map(|l| l.origin)
 }
 
 /// The step in words (without location) and its label, when its source is known.
@@ -113,6 +113,7 @@ fn describe(g: &Graph, loc: &Locator, step: Step) -> (String, Option<(Span, Stri
             );
             match first_origin(g, from, to) {
                 Some(Origin::Metaparam { param, on }) => {
+                    let param = param.name();
                     let on_ref = &g.nodes[on].reference;
                     if on == from.node() && matches!(param, "before" | "notify") {
                         if let Some(span) = loc.arrow(ra, rb, param == "notify") {

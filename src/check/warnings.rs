@@ -44,6 +44,7 @@ pub fn refresh_ignored(
             ),
         );
         if let Origin::Metaparam { on, param } = rel.origin {
+            let param = param.name();
             let on_ref = &graph.nodes[on].reference;
             let other = if on == rel.source {
                 &target.reference

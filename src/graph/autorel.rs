@@ -9,12 +9,53 @@ use super::{Graph, Origin, Relation};
 use crate::catalog::Catalog;
 use serde_json::Value as Json;
 
+/// Which automatic relationship an edge is (its label keeps this byte, not the text).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Rule {
+    FileParent,
+    LinkTarget,
+    FileOwner,
+    FileGroup,
+    ExecCwd,
+    ExecCommand,
+    ExecCheck,
+    ExecUser,
+    UserGid,
+    UserGroups,
+    PackageFile,
+}
+
+impl Rule {
+    /// What the rule says, for people.
+    pub fn text(self) -> &'static str {
+        match self {
+            Rule::FileParent => "file autorequires its nearest managed parent directory",
+            Rule::LinkTarget => "link autorequires its target",
+            Rule::FileOwner => "file autorequires its owner",
+            Rule::FileGroup => "file autorequires its group",
+            Rule::ExecCwd => "exec autorequires its cwd",
+            Rule::ExecCommand => "exec autorequires the file of its command",
+            Rule::ExecCheck => "exec autorequires the file of its onlyif/unless",
+            Rule::ExecUser => "exec autorequires its user",
+            Rule::UserGid => "user autorequires its primary group",
+            Rule::UserGroups => "user autorequires its groups",
+            Rule::PackageFile => "package autorequires its source/response file",
+        }
+    }
+}
+
+impl std::fmt::Display for Rule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.text())
+    }
+}
+
 /// A resource an automatic relationship may point at: (type, name, rule).
-type Wanted = (&'static str, String, &'static str);
+type Wanted = (&'static str, String, Rule);
 
 /// An automatic relationship found in a catalog: (resource, the resource it depends on,
 /// rule), by position in `Catalog::resources`.
-pub(super) type Found = (usize, usize, &'static str);
+pub(super) type Found = (usize, usize, Rule);
 
 /// The automatic relationships of a catalog's managed resources, in catalog order (each
 /// resource's in rule order). They need no graph, only the reference index.
@@ -29,7 +70,7 @@ pub(super) fn find(catalog: &Catalog, index: &RefIndex) -> Vec<Found> {
         let wanted = if t.eq_ignore_ascii_case("file") {
             // The nearest managed ancestor is found already: no second lookup.
             if let Some(dep) = parents.nearest(r, index) {
-                out.push((i, dep, PARENT_RULE));
+                out.push((i, dep, Rule::FileParent));
             }
             file_wants(r)
         } else if t.eq_ignore_ascii_case("exec") {
@@ -77,8 +118,6 @@ fn string_param(r: &crate::catalog::Resource, name: &str) -> Option<String> {
 fn is_numeric(s: &str) -> bool {
     !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
 }
-
-const PARENT_RULE: &str = "file autorequires its nearest managed parent directory";
 
 /// The nearest managed ancestor directory of the files of a catalog. Consecutive files
 /// mostly share their directory, whose walk up the tree is then not made again (it looked
@@ -139,11 +178,11 @@ fn file_wants(r: &crate::catalog::Resource) -> Vec<Wanted> {
             )
     });
     if let Some(target) = ensure_target.or_else(|| string_param(r, "target")) {
-        out.push(("File", target, "link autorequires its target"));
+        out.push(("File", target, Rule::LinkTarget));
     }
     for (ty, param, rule) in [
-        ("User", "owner", "file autorequires its owner"),
-        ("Group", "group", "file autorequires its group"),
+        ("User", "owner", Rule::FileOwner),
+        ("Group", "group", Rule::FileGroup),
     ] {
         if let Some(v) = string_param(r, param).filter(|v| !is_numeric(v)) {
             out.push((ty, v, rule));
@@ -185,23 +224,23 @@ fn command_paths(cmd: &str, quoted: bool) -> Vec<String> {
 fn exec_wants(r: &crate::catalog::Resource) -> Vec<Wanted> {
     let mut out = Vec::new();
     if let Some(cwd) = string_param(r, "cwd") {
-        out.push(("File", cwd, "exec autorequires its cwd"));
+        out.push(("File", cwd, Rule::ExecCwd));
     }
     let command = string_param(r, "command").unwrap_or_else(|| r.title.clone());
     for p in command_paths(&command, true) {
-        out.push(("File", p, "exec autorequires the file of its command"));
+        out.push(("File", p, Rule::ExecCommand));
     }
     for param in ["onlyif", "unless"] {
         if let Some(v) = r.parameters.get(param) {
             for cmd in reference_strings(v) {
                 for p in command_paths(&cmd, false) {
-                    out.push(("File", p, "exec autorequires the file of its onlyif/unless"));
+                    out.push(("File", p, Rule::ExecCheck));
                 }
             }
         }
     }
     if let Some(user) = string_param(r, "user").filter(|u| !is_numeric(u)) {
-        out.push(("User", user, "exec autorequires its user"));
+        out.push(("User", user, Rule::ExecUser));
     }
     out
 }
@@ -209,12 +248,12 @@ fn exec_wants(r: &crate::catalog::Resource) -> Vec<Wanted> {
 fn user_wants(r: &crate::catalog::Resource) -> Vec<Wanted> {
     let mut out = Vec::new();
     if let Some(gid) = string_param(r, "gid").filter(|g| !is_numeric(g)) {
-        out.push(("Group", gid, "user autorequires its primary group"));
+        out.push(("Group", gid, Rule::UserGid));
     }
     if let Some(groups) = r.parameters.get("groups") {
         for g in reference_strings(groups) {
             for g in g.split(',').map(str::trim).filter(|g| !g.is_empty()) {
-                out.push(("Group", g.to_string(), "user autorequires its groups"));
+                out.push(("Group", g.to_string(), Rule::UserGroups));
             }
         }
     }
@@ -225,7 +264,7 @@ fn package_wants(r: &crate::catalog::Resource) -> Vec<Wanted> {
     let mut out = Vec::new();
     for param in ["responsefile", "adminfile", "source"] {
         if let Some(v) = string_param(r, param).filter(|v| v.starts_with('/')) {
-            out.push(("File", v, "package autorequires its source/response file"));
+            out.push(("File", v, Rule::PackageFile));
         }
     }
     out

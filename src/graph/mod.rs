@@ -104,15 +104,43 @@ impl Node {
     }
 }
 
-/// Why an edge exists; kept on every edge for explanations.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// Why an edge exists; kept on every edge for explanations (16 bytes: a million-edge graph
+/// has a million of them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Origin {
     /// A relationship metaparameter (`param`) written on node `on`.
-    Metaparam { param: &'static str, on: usize },
+    Metaparam { param: Param, on: usize },
     /// Anchors of a container (`contains`) around its contents.
     Containment { container: usize },
     /// An automatic relationship; `rule` says which one.
-    Auto { rule: &'static str },
+    Auto { rule: autorel::Rule },
+}
+
+/// A relationship metaparameter: its position among [`requisites::REFERENCE_PARAMS`], a
+/// byte where the name would take sixteen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Param(u8);
+
+const _: () = assert!(requisites::REFERENCE_PARAMS.len() <= u8::MAX as usize);
+
+impl Param {
+    /// The reference parameter called `name`.
+    pub fn of(name: &str) -> Option<Param> {
+        requisites::REFERENCE_PARAMS
+            .iter()
+            .position(|p| *p == name)
+            .map(|i| Param(i as u8))
+    }
+
+    pub fn name(self) -> &'static str {
+        requisites::REFERENCE_PARAMS[usize::from(self.0)]
+    }
+}
+
+impl std::fmt::Display for Param {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 /// An edge of the relationship graph (containers still present).
@@ -146,12 +174,12 @@ impl Vertex {
 }
 
 /// Label of an expanded-graph edge.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Label {
     pub refresh: bool,
     pub origin: Origin,
     /// Insertion number: Puppet's graph keeps insertion order, and so do we.
-    pub seq: u64,
+    pub seq: u32,
 }
 
 /// An error found while building the graph (the catalog cannot be applied).
@@ -311,16 +339,35 @@ impl Graph {
                 self.children[self.node_of[main]].push(settings);
             }
         }
-        // A set beside the lists: a class holding N resources would otherwise cost N^2/2
-        // comparisons.
-        let mut seen: FastSet<(usize, usize)> = self
-            .children
-            .iter()
-            .enumerate()
-            .flat_map(|(p, kids)| kids.iter().map(move |&k| (p, k)))
-            .collect();
+        // Duplicate edges are dropped. A resource has one container but for a class (also
+        // in its stage), so the first container of each is kept beside the lists and only
+        // a second one is looked up in a set: a class holding N resources would otherwise
+        // cost N^2/2 comparisons, and a set of every edge a hash and a probe each.
+        let mut first: Vec<Option<usize>> = vec![None; self.nodes.len()];
+        let mut more: FastSet<(usize, usize)> = FastSet::default();
+        let mut link = |children: &mut Vec<Vec<usize>>, s: usize, t: usize| match first[t] {
+            None => {
+                first[t] = Some(s);
+                children[s].push(t);
+            }
+            Some(f) if f == s => {}
+            Some(_) => {
+                if more.insert((s, t)) {
+                    children[s].push(t);
+                }
+            }
+        };
+        for (p, kids) in std::mem::take(&mut self.children).into_iter().enumerate() {
+            self.children.push(Vec::new());
+            for k in kids {
+                link(&mut self.children, p, k);
+            }
+        }
         // Consecutive edges mostly leave the same container: its reference is resolved once.
+        // Their targets mostly follow each other in the catalog: each is tried as the
+        // resource after the last target.
         let mut last_source: Option<(&str, Option<usize>)> = None;
+        let mut last_target = None;
         for e in &catalog.edges {
             let source = match last_source {
                 Some((text, found)) if text == e.source => found,
@@ -330,12 +377,13 @@ impl Graph {
                     found
                 }
             };
-            match (source, index.resolve(&e.target)) {
+            let near = last_target.map_or(0, |t: usize| t + 1);
+            let target = index.resolve_near(&e.target, &catalog.resources, near);
+            last_target = target.or(last_target);
+            match (source, target) {
                 (Some(s), Some(t)) => {
                     let (s, t) = (self.node_of[s], self.node_of[t]);
-                    if seen.insert((s, t)) {
-                        self.children[s].push(t);
-                    }
+                    link(&mut self.children, s, t);
                 }
                 _ => self.errors.push(GraphError::BadEdge {
                     source: e.source.clone(),
@@ -379,7 +427,8 @@ impl Graph {
             let me = self.node_of[i];
             let params = RELATIONSHIP_PARAMS.iter().chain(requisites::EDGE_PARAMS);
             for (&(param, inward, refresh), value) in params.zip(values) {
-                let Some(value) = value else {
+                // Every edge parameter is a reference parameter (see the tests below).
+                let (Some(value), Some(tag)) = (value, Param::of(param)) else {
                     continue;
                 };
                 refs::for_each_reference(value, &mut |reference| {
@@ -424,7 +473,7 @@ impl Graph {
                         source,
                         target,
                         refresh,
-                        origin: Origin::Metaparam { param, on: me },
+                        origin: Origin::Metaparam { param: tag, on: me },
                     };
                     // Each reference is an edge of its own, as in Puppet: a reference given
                     // twice (`notify => [A, A]`, or a parameter and a chain that both add
@@ -507,7 +556,7 @@ impl Graph {
                 Vertex::Resource(rel.source),
                 Vertex::Resource(rel.target),
                 rel.refresh,
-                rel.origin.clone(),
+                rel.origin,
             );
         }
         for &c in &containers {
@@ -532,34 +581,27 @@ impl Graph {
         for &c in &containers {
             let origin = Origin::Containment { container: c };
             if self.children[c].is_empty() {
-                x.add(
-                    Vertex::Admissible(c),
-                    Vertex::Completed(c),
-                    false,
-                    origin.clone(),
-                );
+                x.add(Vertex::Admissible(c), Vertex::Completed(c), false, origin);
             }
             for &v in &self.children[c] {
-                x.add(Vertex::Admissible(c), admissible(v), true, origin.clone());
-                x.add(completed(v), Vertex::Completed(c), true, origin.clone());
+                x.add(Vertex::Admissible(c), admissible(v), true, origin);
+                x.add(completed(v), Vertex::Completed(c), true, origin);
             }
             for e in x.live(c, Direction::Incoming) {
-                let (src, _, label) = x.edges[e].clone().expect("live edge");
+                let (src, _, label) = x.take(e);
                 let src = match src {
                     Vertex::Resource(s) => completed(s),
                     other => other,
                 };
                 x.add(src, Vertex::Admissible(c), label.refresh, label.origin);
-                x.remove(e);
             }
             for e in x.live(c, Direction::Outgoing) {
-                let (_, dst, label) = x.edges[e].clone().expect("live edge");
+                let (_, dst, label) = x.take(e);
                 let dst = match dst {
                     Vertex::Resource(t) => admissible(t),
                     other => other,
                 };
                 x.add(Vertex::Completed(c), dst, label.refresh, label.origin);
-                x.remove(e);
             }
         }
         // The petgraph graph, built once: same vertex order as before, container vertices
@@ -579,15 +621,15 @@ impl Graph {
                 self.expanded.remove_node(ix);
             }
         }
-        let slot = |v: Vertex| slots[x.slot(v)];
         for (s, t, label) in x.edges.iter().flatten() {
-            self.expanded.add_edge(slot(*s), slot(*t), label.clone());
+            self.expanded
+                .add_edge(slots[*s as usize], slots[*t as usize], *label);
         }
     }
 
     /// Edges of a vertex in insertion order.
     fn ordered_edges(&self, v: NodeIndex, dir: Direction) -> Vec<EdgeIndex> {
-        let mut es: Vec<(u64, EdgeIndex)> = self
+        let mut es: Vec<(u32, EdgeIndex)> = self
             .expanded
             .edges_directed(v, dir)
             .map(|e| (e.weight().seq, e.id()))
@@ -760,8 +802,9 @@ impl Graph {
 }
 
 /// The expanded graph while containers are being replaced: an edge list with per-vertex
-/// incoming and outgoing edge ids (ids grow with insertion, so the lists are in insertion
-/// order) and removal by marking.
+/// lists for the containers' own vertices. An edge names its ends by their position in
+/// `vertices`, a `u32` (24 bytes an edge, where two [`Vertex`] values alone take 32: the
+/// list of a large catalog is tens of megabytes, each page faulted in on first write).
 struct Expansion {
     vertices: Vec<Vertex>,
     /// Number of nodes: `Resource(n)` is vertex `n`, container number `k`'s anchors come
@@ -769,11 +812,11 @@ struct Expansion {
     nodes: usize,
     /// Rank of each node among the containers.
     rank: Vec<usize>,
-    edges: Vec<Option<(Vertex, Vertex, Label)>>,
+    edges: Vec<Option<(u32, u32, Label)>>,
     /// Incoming and outgoing edge ids of each container's own vertex, by rank (the only
     /// vertices whose edges are looked up: they are replaced by their anchors).
-    incoming: Vec<Vec<usize>>,
-    outgoing: Vec<Vec<usize>>,
+    incoming: Vec<Vec<u32>>,
+    outgoing: Vec<Vec<u32>>,
 }
 
 impl Expansion {
@@ -793,30 +836,32 @@ impl Expansion {
         }
     }
 
-    /// The position of a vertex in `vertices`.
-    fn slot(&self, v: Vertex) -> usize {
-        match v {
+    /// The position of a vertex in `vertices`. A catalog has far fewer than 2^32 vertices
+    /// (and edges): each takes tens of bytes of memory.
+    fn slot(&self, v: Vertex) -> u32 {
+        let slot = match v {
             Vertex::Resource(n) => n,
             Vertex::Admissible(c) => self.nodes + 2 * self.rank[c],
             Vertex::Completed(c) => self.nodes + 2 * self.rank[c] + 1,
-        }
+        };
+        slot as u32
     }
 
     fn vertex(&mut self, v: Vertex) {
-        debug_assert_eq!(self.slot(v), self.vertices.len());
+        debug_assert_eq!(self.slot(v) as usize, self.vertices.len());
         self.vertices.push(v);
     }
 
     fn add(&mut self, s: Vertex, t: Vertex, refresh: bool, origin: Origin) {
-        let id = self.edges.len();
-        let seq = id as u64 + 1;
+        let id = self.edges.len() as u32;
+        let ends = (self.slot(s), self.slot(t));
         self.edges.push(Some((
-            s,
-            t,
+            ends.0,
+            ends.1,
             Label {
                 refresh,
                 origin,
-                seq,
+                seq: id + 1,
             },
         )));
         if let Vertex::Resource(s) = s {
@@ -831,20 +876,22 @@ impl Expansion {
         }
     }
 
-    fn remove(&mut self, e: usize) {
-        self.edges[e] = None;
+    /// Removes a live edge; gives its ends and label.
+    fn take(&mut self, e: u32) -> (Vertex, Vertex, Label) {
+        let (s, t, label) = self.edges[e as usize].take().expect("live edge");
+        (self.vertices[s as usize], self.vertices[t as usize], label)
     }
 
     /// Live edges of container `c`'s own vertex, in insertion order (dead ids are dropped
     /// from the list).
-    fn live(&mut self, c: usize, dir: Direction) -> Vec<usize> {
+    fn live(&mut self, c: usize, dir: Direction) -> Vec<u32> {
         let k = self.rank[c];
         let list = match dir {
             Direction::Incoming => &mut self.incoming[k],
             Direction::Outgoing => &mut self.outgoing[k],
         };
         let edges = &self.edges;
-        list.retain(|&e| edges[e].is_some());
+        list.retain(|&e| edges[e as usize].is_some());
         list.clone()
     }
 }
@@ -910,6 +957,7 @@ mod tests {
         {
             assert_eq!(super::requisites::reference_param(p), Some(*p));
             assert_eq!(super::edge_param_position(p), Some(i));
+            assert_eq!(super::Param::of(p).map(super::Param::name), Some(*p));
         }
     }
 }

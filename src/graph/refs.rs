@@ -102,6 +102,25 @@ fn write_key(type_name: &str, name: &str, out: &mut String) {
     }
 }
 
+/// Is `reference` written `Type[title]` exactly as `r`'s type and title, in a form that
+/// [`RefIndex::resolve`] takes as it is (nothing to trim, no quotes, an ASCII type name)?
+fn is_exact_ref(reference: &str, r: &Resource) -> bool {
+    let (t, title) = (r.type_name.as_str(), r.title.as_str());
+    let quoted = title.len() >= 2 && title.starts_with('\'') && title.ends_with('\'');
+    reference.len() == t.len() + title.len() + 2
+        && reference
+            .strip_prefix(t)
+            .and_then(|rest| rest.strip_prefix('['))
+            .and_then(|rest| rest.strip_suffix(']'))
+            == Some(title)
+        && !t.is_empty()
+        && !t.is_empty()
+        && t.is_ascii()
+        && !t.contains('[')
+        && !quoted
+        && reference.trim().len() == reference.len()
+}
+
 /// `Type[title]` split into its type and title without allocating, by the rules of
 /// [`ResourceRef::parse`] (which also capitalises the type: keys lowercase it again).
 pub fn split_ref(s: &str) -> Option<(&str, &str)> {
@@ -147,6 +166,9 @@ pub fn for_each_reference<'a>(value: &'a Json, f: &mut dyn FnMut(Cow<'a, str>)) 
 #[derive(Default, Debug)]
 pub struct RefIndex {
     map: FastMap<Box<str>, usize>,
+    /// Whether each resource's title key leads to it (not to an earlier resource whose
+    /// title is the same but for case or a trailing slash): see [`RefIndex::resolve_near`].
+    own_title: Vec<bool>,
 }
 
 impl RefIndex {
@@ -157,21 +179,45 @@ impl RefIndex {
         let mut add = |t: &str, n: &str, i: usize, key: &mut String| {
             write_key(t, n, key);
             // One hash: the key is new for almost every resource (the first one stays).
-            map.entry(key.as_str().into()).or_insert(i);
+            *map.entry(key.as_str().into()).or_insert(i) == i
         };
         // Titles first so that a namevar or alias never hides a title.
-        for (i, r) in resources.iter().enumerate() {
-            add(&r.type_name, &r.title, i, &mut key);
-        }
+        let own_title = resources
+            .iter()
+            .enumerate()
+            .map(|(i, r)| add(&r.type_name, &r.title, i, &mut key))
+            .collect();
         for (i, r) in resources.iter().enumerate() {
             if let Some(Json::String(name)) = param(r, namevar(&r.type_name)) {
                 add(&r.type_name, name, i, &mut key);
             }
             if let Some(alias) = param(r, "alias") {
-                for_each_reference(alias, &mut |a| add(&r.type_name, &a, i, &mut key));
+                for_each_reference(alias, &mut |a| {
+                    add(&r.type_name, &a, i, &mut key);
+                });
             }
         }
-        RefIndex { map }
+        RefIndex { map, own_title }
+    }
+
+    /// [`RefIndex::resolve`] of a reference that likely names `resources[near]`, as the
+    /// targets of a compiled catalog's containment edges name the resources in order: when
+    /// it is that resource's `Type[title]` exactly, and the title is its own, a comparison
+    /// of text answers without hashing the reference and probing the index.
+    pub fn resolve_near(
+        &self,
+        reference: &str,
+        resources: &[Resource],
+        near: usize,
+    ) -> Option<usize> {
+        let exact = resources
+            .get(near)
+            .is_some_and(|r| self.own_title.get(near) == Some(&true) && is_exact_ref(reference, r));
+        if exact {
+            Some(near)
+        } else {
+            self.resolve(reference)
+        }
     }
 
     /// Resolves `Type[title]` (as written in a catalog or by a user).
