@@ -424,7 +424,8 @@ pub fn compile_result(
 /// What a compile gives besides log lines and diagnostics.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
-    /// The catalog and where things came from (for `ordo check`).
+    /// The catalog and where things came from (for `ordo check` and `ordo explain`, which
+    /// exit once done with them).
     Provenance,
     /// The catalog; the provenance stays empty.
     Catalog,
@@ -495,7 +496,7 @@ pub fn compile_text(
     loader.parse_cache = cache;
     let name = display_name(manifest);
     Ok(match mode {
-        Mode::Provenance => eval::compile(&name, text, &loader, &opts),
+        Mode::Provenance => eval::compile_exiting(&name, text, &loader, &opts),
         Mode::Catalog => eval::compile_catalog(&name, text, &loader, &opts),
         Mode::Write => eval::compile_to_write(&name, text, &loader, &opts),
     })

@@ -221,6 +221,17 @@ pub fn compile(
     Compiler::new(loader, opts).run(name, text)
 }
 
+/// [`compile`] for a caller that exits once done with the result (see
+/// [`Compiler::exiting`]).
+pub fn compile_exiting(
+    name: &str,
+    text: &str,
+    loader: &dyn Loader,
+    opts: &CompileOptions,
+) -> CompileResult {
+    Compiler::new(loader, opts).exiting().run(name, text)
+}
+
 /// [`compile`] for a caller that only wants the catalog: `provenance` stays empty.
 pub fn compile_catalog(
     name: &str,
