@@ -157,11 +157,16 @@ mod arena {
 
     /// For an input (the manifest or catalog read; not a file written, `-o` may name a big
     /// one) of 8 MiB or more, large objects go to the arenas again (see the module's
-    /// comment).
-    pub fn fit_to_input(input: Option<&std::path::Path>) {
+    /// comment). For `ordo check` (`checking`), from 1 MiB: its resident size is no
+    /// target, and the graph of a large catalog is made of vectors of tens of MiB, which,
+    /// mapped on their own, the program faulted in itself (in huge pages), where in the
+    /// arenas the helper of [`fill_ahead`] has them ready. `ordo check` of mixed 100k (a
+    /// 1.3 MB manifest), 21 interleaved runs: 1.055 -> 0.958 s, peak RSS 339 -> 418 MB.
+    pub fn fit_to_input(input: Option<&std::path::Path>, checking: bool) {
+        let from: u64 = if checking { 1 << 20 } else { 8 << 20 };
         if input
             .and_then(|p| std::fs::metadata(p).ok())
-            .is_some_and(|m| m.len() >= 8 << 20)
+            .is_some_and(|m| m.len() >= from)
         {
             set(ARENA_MAX_OBJECT_SIZE, ANY_OBJECT_SIZE);
         }
@@ -309,13 +314,16 @@ fn main() -> ExitCode {
     arena::later_arenas_lazy();
     let cli = Cli::parse();
     #[cfg(target_os = "linux")]
-    arena::fit_to_input(match &cli.command {
-        Command::Compile(a) => a.manifest.as_deref(),
-        Command::Check(a) => Some(a.file.as_path()),
-        Command::Apply(a) => Some(a.file.as_path()),
-        Command::Graph(a) => Some(a.file.as_path()),
-        _ => None,
-    });
+    arena::fit_to_input(
+        match &cli.command {
+            Command::Compile(a) => a.manifest.as_deref(),
+            Command::Check(a) => Some(a.file.as_path()),
+            Command::Apply(a) => Some(a.file.as_path()),
+            Command::Graph(a) => Some(a.file.as_path()),
+            _ => None,
+        },
+        matches!(cli.command, Command::Check(_)),
+    );
     #[cfg(target_os = "linux")]
     if matches!(
         cli.command,
