@@ -408,9 +408,11 @@ impl<'a> Compiler<'a> {
         self
     }
 
-    fn provenance_if_kept(&self) -> super::Provenance {
+    /// The provenance when it is kept; the compiler is done with its resources (see
+    /// [`Compiler::take_provenance`]).
+    fn provenance_if_kept(&mut self) -> super::Provenance {
         if self.keep_provenance {
-            self.provenance()
+            self.take_provenance()
         } else {
             Default::default()
         }
@@ -487,9 +489,9 @@ impl<'a> Compiler<'a> {
         }
         match result {
             Ok(compiled) => {
+                let exported = self.exported_for_store();
                 let provenance = self.provenance_if_kept();
                 diagnostics.append(&mut self.recorder.warnings);
-                let exported = self.exported_for_store();
                 let (catalog, catalog_source) = match compiled {
                     Compiled::Catalog(c) => (Some(c), None),
                     Compiled::Source(s) => (None, Some(s)),

@@ -510,7 +510,12 @@ fn write_value(w: &mut pretty::Buf, depth: usize, v: &Value) {
 #[derive(Default)]
 struct EdgeCursor {
     next: usize,
-    seen: crate::fxhash::FxHashSet<(usize, usize)>,
+    /// The first container of each resource given so far (`usize::MAX`: none). A resource
+    /// has one container but for a class (also in its stage): a repeated edge is found
+    /// here, and only an edge to a second container goes to `more` (a set of every edge
+    /// cost a hash and a probe each).
+    first: Vec<usize>,
+    more: crate::fxhash::FxHashSet<(usize, usize)>,
 }
 
 impl EdgeCursor {
@@ -520,12 +525,24 @@ impl EdgeCursor {
         resources: &[Box<Res>],
         containment: &[(usize, usize)],
     ) -> Option<(usize, usize)> {
+        if self.first.len() < resources.len() {
+            self.first.resize(resources.len(), usize::MAX);
+        }
         while let Some(&(s, t)) = containment.get(self.next) {
             self.next += 1;
-            if !included(&resources[s]) || !included(&resources[t]) || !self.seen.insert((s, t)) {
+            if !included(&resources[s]) || !included(&resources[t]) {
                 continue;
             }
-            return Some((s, t));
+            let new = match self.first[t] {
+                usize::MAX => {
+                    self.first[t] = s;
+                    true
+                }
+                f => f != s && self.more.insert((s, t)),
+            };
+            if new {
+                return Some((s, t));
+            }
         }
         None
     }
@@ -536,7 +553,6 @@ impl EdgeCursor {
 /// whose reference is then copied rather than formatted again.
 fn catalog_edges(resources: &[Box<Res>], containment: &[(usize, usize)]) -> Vec<Edge> {
     let mut cursor = EdgeCursor::default();
-    cursor.seen.reserve(containment.len());
     let mut edges = Vec::with_capacity(containment.len());
     let mut last: Option<(usize, &String)> = None;
     while let Some((s, t)) = cursor.next(resources, containment) {

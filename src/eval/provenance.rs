@@ -227,23 +227,30 @@ impl Recorder {
 
 impl Compiler<'_> {
     /// The recorded places; references are made canonical only when first asked for.
-    pub(super) fn provenance(&self) -> Provenance {
-        let rec = &self.recorder;
+    /// The provenance, taken from the compiler once it is done with its resources: their
+    /// types and titles are moved out (copying them was a fifth of a second on a million
+    /// resources), and what was recorded goes with them.
+    pub(super) fn take_provenance(&mut self) -> Provenance {
+        let rec = &mut self.recorder;
         let declared = self
             .resources
-            .iter()
+            .iter_mut()
             .map(|r| {
                 let span = (!r.span.is_synthetic() && !r.dropped).then_some(r.span);
-                (r.type_name.clone(), r.title.clone(), span)
+                (
+                    std::mem::take(&mut r.type_name),
+                    std::mem::take(&mut r.title),
+                    span,
+                )
             })
             .collect();
         Provenance {
             declared,
-            params: rec.params.clone(),
-            param_names: rec.param_names.clone(),
-            raw_arrows: rec.arrows.clone(),
-            raw_calls: rec.calls.clone(),
-            error_labels: rec.error_labels.clone(),
+            params: std::mem::take(&mut rec.params),
+            param_names: std::mem::take(&mut rec.param_names),
+            raw_arrows: std::mem::take(&mut rec.arrows),
+            raw_calls: std::mem::take(&mut rec.calls),
+            error_labels: std::mem::take(&mut rec.error_labels),
             resolved: Default::default(),
             resolved_params: Default::default(),
         }
