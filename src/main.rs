@@ -106,7 +106,8 @@ static GLOBAL: Allocator = Allocator;
 /// third of a 10,000-resource compile (5,500 faults). So:
 /// - the first arena is committed when reserved (`arena_eager_commit`), and reserved
 ///   64 MiB (`arena_reserve`), not 1 GiB: the kernel backs it with transparent huge pages
-///   where it is set to (`always`, as here), one fault per 2 MiB. Later arenas (a compile
+///   where it is set to (`always`, or `madvise`, which mimalloc asks for), one fault per
+///   2 MiB. Later arenas (a compile
 ///   of 100,000 resources) are committed as before: zeroing hundreds of MiB in huge pages
 ///   took more system time than the 4 KiB faults it saved, in these VMs;
 /// - objects over 128 KiB are mapped on their own (`arena_max_object_size`): the few large
@@ -114,7 +115,8 @@ static GLOBAL: Allocator = Allocator;
 ///   in the arena that count whole towards the resident size. For an input (the manifest
 ///   or catalog read) of 8 MiB or more (some 50,000 resources) that memory is small beside
 ///   the rest, and mapping and unmapping each large block costs more: there they stay in
-///   the arenas (`ordo check` of a 24 MB manifest, 5 runs: 1.32 -> 1.17 s).
+///   the arenas (`ordo check` of a 24 MB manifest, 5 runs: 1.32 -> 1.17 s); for `ordo
+///   check`, from 1 MiB (see [`fit_to_input`]).
 ///
 /// The option numbers are those of `mimalloc.h` in mimalloc 3, which libmimalloc-sys
 /// 0.1.49 builds (pinned in Cargo.toml); that crate declares `mi_option_set` but not these
