@@ -130,6 +130,10 @@ impl Loader for FsLoader {
         })
     }
 
+    fn has_module(&self, module: &str) -> bool {
+        self.dirs.iter().any(|d| d.join(module).is_dir())
+    }
+
     fn has_ruby_type(&self, name: &str) -> bool {
         self.ruby_types().contains(name)
     }

@@ -825,7 +825,7 @@ fn f_import(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     )))
 }
 
-fn scope_label(c: &Compiler<'_>, scope: ScopeId) -> String {
+pub(super) fn scope_label(c: &Compiler<'_>, scope: ScopeId) -> String {
     let r = c.scope_resource(scope);
     let res = &c.resources[r];
     if res.type_name == "Class" {
@@ -2492,7 +2492,7 @@ fn deprecation(c: &mut Compiler<'_>, name: &str, key: &str, what: &str) {
 
 /// A deprecation warning logged once per compile (`key` as Puppet's `warn_once`), without
 /// a location as Puppet logs it.
-fn warn_once(c: &mut Compiler<'_>, key: String, message: String) {
+pub(super) fn warn_once(c: &mut Compiler<'_>, key: String, message: String) {
     if c.warned_deprecations.insert(key) {
         c.log(
             super::LogLevel::Warning,

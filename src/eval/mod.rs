@@ -18,12 +18,14 @@ mod erb;
 mod exported;
 mod expr;
 mod functions;
+mod glob;
 mod hiera_lookup;
 mod module_functions;
 mod output;
 pub mod parse_cache;
 pub mod priority;
 mod provenance;
+mod pson;
 mod res_index;
 mod ruby;
 mod ruby_random;
@@ -31,6 +33,7 @@ mod scope;
 mod signatures;
 mod stdlib;
 mod stdlib_crypt;
+mod stdlib_extra;
 mod stdlib_more;
 mod stdlib_validate;
 mod strings;
@@ -61,6 +64,11 @@ pub(crate) fn is_qualified(name: &str) -> bool {
 pub trait Loader {
     /// Returns the file's display name and text.
     fn load(&self, module: &str, path: &str) -> Option<(String, String)>;
+
+    /// Whether a module of this name is on the modulepath.
+    fn has_module(&self, _module: &str) -> bool {
+        false
+    }
 
     /// Whether a module ships a Ruby resource type of this name (`lib/puppet/type/NAME.rb`).
     fn has_ruby_type(&self, _name: &str) -> bool {

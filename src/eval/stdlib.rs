@@ -38,6 +38,9 @@ pub fn builtin(name: &str) -> Option<Builtin> {
     if let Some(f) = super::stdlib_more::builtin(name) {
         return Some(f);
     }
+    if let Some(f) = super::stdlib_extra::builtin(name) {
+        return Some(f);
+    }
     if let Some(f) = super::module_functions::builtin(name) {
         return Some(f);
     }

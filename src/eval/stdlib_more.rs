@@ -69,6 +69,15 @@ macro_rules! sig {
 pub static SIGNATURES: &[Signature] = &[
     sig!("batch_escape", 1, 1, [p("string", "Any", Kind::Required)]),
     sig!(
+        "is_a",
+        2,
+        2,
+        [
+            p("value", "Any", Kind::Required),
+            p("type", "Type", Kind::Required)
+        ]
+    ),
+    sig!(
         "os_version_gte",
         2,
         2,
@@ -78,10 +87,29 @@ pub static SIGNATURES: &[Signature] = &[
         ]
     ),
     sig!(
+        "parsepson",
+        1,
+        2,
+        [
+            p("pson_string", "String[1]", Kind::Required),
+            p("default", "Any", Kind::Optional)
+        ]
+    ),
+    sig!(
         "powershell_escape",
         1,
         1,
         [p("string", "Any", Kind::Required)]
+    ),
+    sig!(
+        "seeded_rand_string",
+        2,
+        3,
+        [
+            p("length", "Integer[1]", Kind::Required),
+            p("seed", "String", Kind::Required),
+            p("charset", "String[2]", Kind::Optional)
+        ]
     ),
     sig!(
         "sprintf_hash",
@@ -106,6 +134,21 @@ pub static SIGNATURES: &[Signature] = &[
         ]
     ),
     sig!(
+        "stdlib::extname",
+        1,
+        1,
+        [p("filename", "String", Kind::Required)]
+    ),
+    sig!(
+        "stdlib::ip_in_range",
+        2,
+        2,
+        [
+            p("ipaddress", "String", Kind::Required),
+            p("range", "Variant[String, Array]", Kind::Required)
+        ]
+    ),
+    sig!(
         "stdlib::start_with",
         2,
         2,
@@ -117,6 +160,12 @@ pub static SIGNATURES: &[Signature] = &[
                 Kind::Required
             )
         ]
+    ),
+    sig!(
+        "stdlib::str2resource",
+        1,
+        1,
+        [p("res_string", "String", Kind::Required)]
     ),
     sig!(
         "stdlib::xml_encode",
@@ -143,7 +192,7 @@ pub fn find(name: &str) -> Option<&'static Signature> {
 // ---- helpers -------------------------------------------------------------------------------------
 
 /// Puppet passes an undef argument to a 3.x function as an empty string.
-fn undef_to_empty(a: &mut Args) {
+pub(super) fn undef_to_empty(a: &mut Args) {
     for v in a.values.iter_mut() {
         if v.is_undef() {
             *v = Value::str("");
@@ -152,7 +201,7 @@ fn undef_to_empty(a: &mut Args) {
 }
 
 /// Puppet's arity check of a 3.x function declared with `arity: n` (n >= 0).
-fn arity_exact(c: &Compiler<'_>, a: &Args, n: usize) -> R<()> {
+pub(super) fn arity_exact(c: &Compiler<'_>, a: &Args, n: usize) -> R<()> {
     if a.values.len() != n {
         return Err(fail(
             c,
@@ -167,7 +216,7 @@ fn arity_exact(c: &Compiler<'_>, a: &Args, n: usize) -> R<()> {
 }
 
 /// Puppet's arity check of a 3.x function declared with `arity: -(min + 1)`.
-fn arity_min(c: &Compiler<'_>, a: &Args, min: usize) -> R<()> {
+pub(super) fn arity_min(c: &Compiler<'_>, a: &Args, min: usize) -> R<()> {
     if a.values.len() < min {
         return Err(fail(
             c,
@@ -357,17 +406,27 @@ fn swapcase_str(s: &str) -> String {
 }
 
 fn f_swapcase(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    map_strings(c, a, swapcase_str)
+}
+
+/// The 3.x string-or-array functions (`swapcase`, `regexpescape`): `f` of a string, or of
+/// each string of an array (other elements kept); one argument at least.
+pub(super) fn map_strings(
+    c: &mut Compiler<'_>,
+    a: &mut Args,
+    f: impl Fn(&str) -> String,
+) -> R<Value> {
     undef_to_empty(a);
     if a.values.is_empty() {
         return Err(fail(c, a, "Wrong number of arguments given (0 for 1)"));
     }
     match arg(a, 0) {
-        Value::Str(s) => Ok(Value::str(swapcase_str(&s))),
+        Value::Str(s) => Ok(Value::str(f(&s))),
         Value::Array(items) => Ok(Value::Array(
             items
                 .into_iter()
                 .map(|v| match v {
-                    Value::Str(s) => Value::str(swapcase_str(&s)),
+                    Value::Str(s) => Value::str(f(&s)),
                     other => other,
                 })
                 .collect(),

@@ -76,18 +76,37 @@ fn is_ipv6(s: &str) -> bool {
     s.parse::<std::net::Ipv6Addr>().is_ok()
 }
 
-fn is_domain_name(s: &str) -> bool {
-    let s = s.strip_suffix('.').unwrap_or(s);
-    !s.is_empty()
-        && s.len() <= 255
-        && !s.chars().all(|c| c.is_ascii_digit() || c == '.')
-        && s.split('.').all(|l| {
-            !l.is_empty()
-                && l.len() <= 63
-                && !l.starts_with('-')
-                && !l.ends_with('-')
-                && l.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
-        })
+/// stdlib's `is_domain_name`: `.`, or at most 255 characters (without a final dot) of
+/// dot-separated labels of 1 to 63 letters, digits and inner hyphens; with more than one
+/// label, the last is alphabetic. Ruby's `^`/`$` anchor at line ends, as here.
+pub(super) fn is_domain_name(s: &str) -> bool {
+    if s == "." {
+        return true;
+    }
+    let domain = s.strip_suffix('.').unwrap_or(s);
+    if domain.is_empty() || domain.chars().count() > 255 {
+        return false;
+    }
+    let line_match = |pat: &str, text: &str| regex::Regex::new(pat).is_ok_and(|r| r.is_match(text));
+    if domain.contains('.') && !line_match(r"(?m)\.[A-Za-z]+$", domain) {
+        return false;
+    }
+    // Ruby's `split` drops trailing empty labels.
+    let labels = domain.trim_end_matches('.').split('.');
+    labels.into_iter().all(|l| {
+        let n = l.chars().count();
+        (1..=63).contains(&n)
+            && !l.starts_with('-')
+            && !l.ends_with('-')
+            && line_match(r"(?mi)^[a-z0-9-]+$", l)
+    })
+}
+
+/// stdlib's `is_email_address`: `\A([\w+\-].?)+@[a-z0-9\-]+(\.[a-z]+)*\.[a-z]+\z`
+/// (lower-case domains only).
+pub(super) fn is_email_address(s: &str) -> bool {
+    regex::Regex::new(r"\A([A-Za-z0-9_+\-].?)+@[a-z0-9\-]+(\.[a-z]+)*\.[a-z]+\z")
+        .is_ok_and(|r| r.is_match(s))
 }
 
 fn predicate(name: &str, v: &Value) -> bool {
@@ -116,9 +135,7 @@ fn predicate(name: &str, v: &Value) -> bool {
                     .iter()
                     .all(|p| p.len() == 2 && p.chars().all(|c| c.is_ascii_hexdigit()))
         }
-        "is_email_address" => s
-            .split_once('@')
-            .is_some_and(|(u, d)| !u.is_empty() && is_domain_name(d)),
+        "is_email_address" => is_email_address(s),
         _ => false,
     }
 }

@@ -1,0 +1,760 @@
+//! Still more of puppetlabs-stdlib's Ruby functions (8.5): text (`regexpescape`,
+//! `delete_regex`, `convert_base`, `type3x`, `stdlib::extname`), checks (`is_a`,
+//! `validate_domain_name`, `validate_email_address`, `stdlib::ip_in_range`), data
+//! (`parsepson`, `loadyaml`, `loadjson`, `glob`) and random values (`seeded_rand_string`,
+//! `shuffle`, `str2saltedsha512`, `str2saltedpbkdf2`, `time`).
+//!
+//! Each follows stdlib's Ruby source: same argument handling, same results, and the error
+//! text Puppet users see. The 4.x functions' dispatches are in `stdlib_more::SIGNATURES`.
+
+use super::compiler::{Compiler, R};
+use super::functions::{Args, Builtin};
+use super::stdlib::{arg, fail, fail_plain, inspect, ruby_class};
+use super::stdlib_more::{arity_exact, map_strings, undef_to_empty};
+use super::types::PType;
+use super::value::{format_float, Regex, Value};
+use super::LogLevel;
+
+pub fn builtin(name: &str) -> Option<Builtin> {
+    Some(match name {
+        "regexpescape" => f_regexpescape,
+        "delete_regex" => f_delete_regex,
+        "convert_base" => f_convert_base,
+        "type3x" => f_type3x,
+        "stdlib::extname" => f_extname,
+        "is_a" => f_is_a,
+        "validate_domain_name" | "validate_email_address" => f_validate_name,
+        "stdlib::ip_in_range" => f_ip_in_range,
+        "parsepson" => f_parsepson,
+        "loadyaml" | "loadjson" => f_load_file,
+        "glob" => f_glob,
+        "seeded_rand_string" => f_seeded_rand_string,
+        "shuffle" => f_shuffle,
+        "str2saltedsha512" => f_str2saltedsha512,
+        "str2saltedpbkdf2" => f_str2saltedpbkdf2,
+        "time" => f_time,
+        "has_interface_with" => f_has_interface_with,
+        "has_ip_address" | "has_ip_network" => f_has_ip,
+        "load_module_metadata" => f_load_module_metadata,
+        "stdlib::str2resource" => f_str2resource,
+        _ => return None,
+    })
+}
+
+// ---- text ----------------------------------------------------------------------------------------
+
+/// Ruby's `Regexp.escape`: regex metacharacters and blanks escaped (`/` is not).
+fn regexp_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for ch in s.chars() {
+        match ch {
+            '[' | ']' | '{' | '}' | '(' | ')' | '|' | '-' | '*' | '.' | '\\' | '?' | '+' | '^'
+            | '$' | '#' | ' ' => {
+                out.push('\\');
+                out.push(ch);
+            }
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            '\u{c}' => out.push_str("\\f"),
+            '\u{b}' => out.push_str("\\v"),
+            _ => out.push(ch),
+        }
+    }
+    out
+}
+
+/// `regexpescape(string_or_array)`: `Regexp.escape` of a string, or of each string of an
+/// array (other elements kept).
+fn f_regexpescape(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    map_strings(c, a, regexp_escape)
+}
+
+/// `delete_regex(collection, patterns)`: drops the array elements (hash keys) that match
+/// `\bPATTERN\b` for any of the patterns; elements that are not strings never match.
+fn f_delete_regex(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    undef_to_empty(a);
+    if a.values.len() != 2 {
+        let n = a.values.len();
+        return Err(fail(
+            c,
+            a,
+            format!("Wrong number of arguments given {n} for 2"),
+        ));
+    }
+    let mut collection = arg(a, 0);
+    let patterns = match arg(a, 1) {
+        Value::Array(items) => items,
+        other => vec![other],
+    };
+    for item in patterns {
+        let re = Regex::new(&format!("\\b{}\\b", item.to_display())).map_err(|e| fail(c, a, e))?;
+        let hit = |v: &Value| matches!(v, Value::Str(s) if re.is_match(s));
+        collection = match collection {
+            Value::Array(items) => Value::Array(items.into_iter().filter(|v| !hit(v)).collect()),
+            Value::Hash(h) => Value::Hash(h.into_iter().filter(|(k, _)| !hit(k)).collect()),
+            Value::Str(_) => {
+                let msg = format!(
+                    "undefined method `reject!' for {}:String",
+                    inspect(&collection)
+                );
+                return Err(fail_plain(c, a, msg));
+            }
+            other => {
+                let msg = format!(
+                    "First argument must be an Array, Hash, or String. Given an argument of class {}.",
+                    ruby_class(&other)
+                );
+                return Err(fail(c, a, msg));
+            }
+        };
+    }
+    Ok(collection)
+}
+
+/// Ruby's `/^[0-9]+$/` (any line of the text all digits).
+fn has_digit_line(s: &str) -> bool {
+    s.split('\n')
+        .any(|l| !l.is_empty() && l.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// `convert_base(number, base)`: the integer (or base-10 string) written in base 2 to 36.
+fn f_convert_base(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    undef_to_empty(a);
+    arity_exact(c, a, 2)?;
+    let (number, base) = (arg(a, 0), arg(a, 1));
+    for (v, which) in [(&number, "First"), (&base, "Second")] {
+        if !matches!(v, Value::Int(_) | Value::Str(_)) {
+            let msg = format!("{which} argument must be either a string or an integer");
+            return Err(fail(c, a, msg));
+        }
+    }
+    for v in [&number, &base] {
+        if matches!(v, Value::Str(s) if !has_digit_line(s)) {
+            return Err(fail(
+                c,
+                a,
+                "First argument must be an integer or a string corresponding to an integer in base 10",
+            ));
+        }
+    }
+    let to_i = |v: &Value| match v {
+        Value::Int(n) => i128::from(*n),
+        other => super::strings::ruby_to_i(&other.to_display()) as i128,
+    };
+    let (n, base) = (to_i(&number), to_i(&base));
+    if !(2..=36).contains(&base) {
+        return Err(fail(
+            c,
+            a,
+            "base must be at least 2 and must not be greater than 36",
+        ));
+    }
+    Ok(Value::Str(to_radix(n, base as u32)))
+}
+
+/// Ruby's `Integer#to_s(base)`: lower-case digits, a leading `-` when negative.
+fn to_radix(n: i128, base: u32) -> String {
+    let mut digits = Vec::new();
+    let mut m = n.unsigned_abs();
+    loop {
+        let d = (m % u128::from(base)) as u32;
+        digits.push(char::from_digit(d, base).unwrap_or('0'));
+        m /= u128::from(base);
+        if m == 0 {
+            break;
+        }
+    }
+    if n < 0 {
+        digits.push('-');
+    }
+    digits.iter().rev().collect()
+}
+
+/// `type3x(value)` (deprecated): the Ruby class as Puppet 3 named it; a string that reads
+/// back as the same integer or float is `integer` or `float`.
+fn f_type3x(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    undef_to_empty(a);
+    arity_exact(c, a, 1)?;
+    let name = match arg(a, 0) {
+        Value::Str(s) if is_canonical_int(&s) => "integer",
+        Value::Str(s)
+            if s.parse::<f64>()
+                .is_ok_and(|f| f.is_finite() && format_float(f) == s) =>
+        {
+            "float"
+        }
+        Value::Str(_) => "string",
+        Value::Int(_) => "integer",
+        Value::Float(_) => "float",
+        Value::Bool(_) => "boolean",
+        Value::Array(_) => "array",
+        Value::Hash(_) => "hash",
+        _ => return Err(fail(c, a, "Unknown type")),
+    };
+    Ok(Value::str(name))
+}
+
+/// `s == s.to_i.to_s` in Ruby: an integer written without sign noise or leading zeros.
+fn is_canonical_int(s: &str) -> bool {
+    let digits = s.strip_prefix('-').unwrap_or(s);
+    !digits.is_empty()
+        && digits.bytes().all(|b| b.is_ascii_digit())
+        && (digits == "0" || !digits.starts_with('0'))
+        && s != "-0"
+}
+
+/// `stdlib::extname(filename)`: Ruby's `File.extname` on a POSIX system: the last
+/// component's text from its last dot (`.` alone for a trailing dot); none when the only
+/// dots lead the name (`.profile`).
+fn f_extname(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let path = arg(a, 0).to_display();
+    let trimmed = path.trim_end_matches('/');
+    let base = trimmed.rsplit('/').next().unwrap_or("");
+    let name = base.trim_start_matches('.');
+    Ok(Value::str(name.rfind('.').map_or("", |i| &name[i..])))
+}
+
+// ---- checks --------------------------------------------------------------------------------------
+
+/// `is_a(value, type)`: whether the value is an instance of the type.
+fn f_is_a(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    Ok(Value::Bool(match arg(a, 1) {
+        Value::Type(t) => t.is_instance(&arg(a, 0)),
+        _ => false,
+    }))
+}
+
+/// `validate_domain_name(names...)` and `validate_email_address(addresses...)`: fail on the
+/// first argument that is not a string, or not a domain name (an email address) by
+/// `is_domain_name` (`is_email_address`).
+fn f_validate_name(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    undef_to_empty(a);
+    if a.values.is_empty() {
+        return Err(fail(c, a, "wrong number of arguments (0; must be > 0)"));
+    }
+    let domain = a.name == "validate_domain_name";
+    for v in &a.values {
+        let Value::Str(s) = v else {
+            return Err(fail_plain(c, a, format!("{} is not a string.", inspect(v))));
+        };
+        let (ok, what) = if domain {
+            (
+                super::stdlib_validate::is_domain_name(s),
+                "a syntactically correct domain name",
+            )
+        } else {
+            (
+                super::stdlib_validate::is_email_address(s),
+                "a valid email address",
+            )
+        };
+        if !ok {
+            return Err(fail_plain(c, a, format!("{} is not {what}", inspect(v))));
+        }
+    }
+    Ok(Value::Undef)
+}
+
+/// An address block as Ruby's `IPAddr` holds it: the first and last address and whether
+/// it is IPv6.
+#[derive(Clone, Copy)]
+struct IpBlock {
+    v6: bool,
+    first: u128,
+    last: u128,
+}
+
+/// `IPAddr.new(text)`: an address with an optional `/prefix` or (IPv4) `/netmask`; the
+/// block's host bits are cleared. `Err` carries IPAddr's message.
+fn ip_block(text: &str) -> Result<IpBlock, String> {
+    let (addr, mask) = match text.split_once('/') {
+        Some((a, m)) => (a, Some(m)),
+        None => (text, None),
+    };
+    let addr = addr
+        .strip_prefix('[')
+        .and_then(|x| x.strip_suffix(']'))
+        .unwrap_or(addr);
+    let (v6, bits, value) = if let Ok(ip) = addr.parse::<std::net::Ipv4Addr>() {
+        (false, 32u32, u128::from(u32::from(ip)))
+    } else if let Ok(ip) = addr.parse::<std::net::Ipv6Addr>() {
+        (true, 128, u128::from(ip))
+    } else {
+        return Err("invalid address: ".into());
+    };
+    let prefix = match mask {
+        None => bits,
+        Some(m) => match m.parse::<u32>() {
+            Ok(p) if p <= bits => p,
+            Ok(_) => return Err("invalid length".into()),
+            Err(_) => match m.parse::<std::net::Ipv4Addr>() {
+                Ok(nm) if !v6 && u32::from(nm).leading_ones() == u32::from(nm).count_ones() => {
+                    u32::from(nm).count_ones()
+                }
+                _ => return Err("invalid mask".into()),
+            },
+        },
+    };
+    let host = if prefix == bits {
+        0
+    } else {
+        (1u128 << (bits - prefix)) - 1
+    };
+    let first = value & !host;
+    Ok(IpBlock {
+        v6,
+        first,
+        last: first | host,
+    })
+}
+
+/// `stdlib::ip_in_range(address, range_or_ranges)`: whether the address lies in the range
+/// (any of the ranges); an address of the other family never does.
+fn f_ip_in_range(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let ip = ip_block(&arg(a, 0).to_display()).map_err(|m| fail_plain(c, a, m))?;
+    let ranges = match arg(a, 1) {
+        Value::Array(items) => items,
+        other => vec![other],
+    };
+    let mut blocks = Vec::with_capacity(ranges.len());
+    for r in &ranges {
+        blocks.push(ip_block(&r.to_display()).map_err(|m| fail_plain(c, a, m))?);
+    }
+    Ok(Value::Bool(blocks.iter().any(|r| {
+        r.v6 == ip.v6 && r.first <= ip.first && r.last >= ip.last
+    })))
+}
+
+/// `has_interface_with(interface)`: whether the `interfaces` fact (comma-separated) names
+/// it; `has_interface_with(kind, value)`: whether the fact `kind` (say `ipaddress`), or
+/// `kind_IFACE` for one of the interfaces, equals the value.
+fn f_has_interface_with(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    undef_to_empty(a);
+    let n = a.values.len();
+    if n == 0 || n > 2 {
+        let msg = format!("Wrong number of arguments given ({n} for 1 or 2)");
+        return Err(fail(c, a, msg));
+    }
+    c.warned_deprecations.insert(IFACE_DEFINED.into());
+    Ok(Value::Bool(has_interface_with(c, a)))
+}
+
+/// Marks (in the compile's once-only warnings) that `has_interface_with` is defined, and
+/// that `has_ip_*` loaded it through Puppet 3's autoloader.
+const IFACE_DEFINED: &str = "stdlib has_interface_with defined";
+const IFACE_AUTOLOADED: &str = "stdlib has_interface_with autoloaded";
+
+/// The warnings of the first `has_ip_*` call: its use of Puppet 3's function autoloader is
+/// deprecated, and reloading `has_interface_with` once called overwrites its definition.
+fn autoload_has_interface_with(c: &mut Compiler<'_>) {
+    if !c.warned_deprecations.insert(IFACE_AUTOLOADED.into()) {
+        return;
+    }
+    for method in ["loaded?", "load"] {
+        let msg = format!(
+            "The method 'Puppet::Parser::Functions.autoloader#{method}(\"has_interface_with\")' is deprecated in favor of using 'Scope#call_function'."
+        );
+        super::functions::warn_once(c, format!("autoloader {method}"), msg);
+    }
+    if !c.warned_deprecations.insert(IFACE_DEFINED.into()) {
+        let msg = "Overwriting previous definition for function has_interface_with";
+        c.log(LogLevel::Warning, msg.into());
+    }
+}
+
+fn has_interface_with(c: &Compiler<'_>, a: &Args) -> bool {
+    let interfaces = match c.quiet_var("interfaces", a.scope) {
+        None | Some(Value::Undef) => return false,
+        Some(v) => v.to_display(),
+    };
+    let names: Vec<&str> = interfaces.split(',').collect();
+    if a.values.len() == 1 {
+        return matches!(arg(a, 0), Value::Str(s) if names.contains(&s.as_str()));
+    }
+    let (kind, value) = (arg(a, 0).to_display(), arg(a, 1));
+    let fact = |name: &str| c.quiet_var(name, a.scope).unwrap_or(Value::Undef);
+    fact(&kind) == value
+        || names
+            .iter()
+            .any(|i| fact(&format!("{kind}_{}", i.to_lowercase())) == value)
+}
+
+/// `has_ip_address(address)` and `has_ip_network(network)`: `has_interface_with` with the
+/// kind `ipaddress` (`network`).
+fn f_has_ip(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    undef_to_empty(a);
+    arity_exact(c, a, 1)?;
+    let kind = if a.name == "has_ip_address" {
+        "ipaddress"
+    } else {
+        "network"
+    };
+    autoload_has_interface_with(c);
+    a.values.insert(0, Value::str(kind));
+    Ok(Value::Bool(has_interface_with(c, a)))
+}
+
+/// `load_module_metadata(module[, allow_empty])`: the module's `metadata.json` as data; a
+/// module without one gives `{}` when allowed, else an error (as does a missing module).
+fn f_load_module_metadata(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    undef_to_empty(a);
+    if !(1..=2).contains(&a.values.len()) {
+        return Err(fail(c, a, "Wrong number of arguments, expects one or two"));
+    }
+    let module = arg(a, 0).to_display();
+    if !c.loader.has_module(&module) {
+        let msg = format!("Could not find module {module} in environment production");
+        return Err(fail_plain(c, a, msg));
+    }
+    match c.loader.load(&module, "metadata.json") {
+        Some((_, text)) => super::pson::load(&text).map_err(|m| fail_plain(c, a, m)),
+        None if !matches!(arg(a, 1), Value::Undef | Value::Bool(false)) => {
+            Ok(Value::Hash(Default::default()))
+        }
+        None => Err(fail(
+            c,
+            a,
+            format!("No metadata.json file for module {module}"),
+        )),
+    }
+}
+
+/// `stdlib::str2resource('Type[title]')`: a reference to that resource, which must be in
+/// the catalog already.
+fn f_str2resource(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let text = arg(a, 0).to_display();
+    // Puppet::Resource.type_and_title: `TYPE[TITLE]`, the title taking all up to the last `]`.
+    let parsed = text
+        .strip_suffix(']')
+        .and_then(|t| t.split_once('['))
+        .filter(|(ty, title)| !ty.is_empty() && !ty.contains(']') && !title.is_empty());
+    let Some((ty, title)) = parsed else {
+        let msg = format!(
+            "No title provided and {} is not a valid resource reference",
+            inspect(&Value::str(text.as_str()))
+        );
+        return Err(fail_plain(c, a, msg));
+    };
+    let ty = crate::catalog::capitalize_type(ty);
+    let Some(idx) = c.find_resource(&ty, title) else {
+        let msg = format!(
+            "could not find {ty}[{title}], this is parse order dependent and values should not be quoted"
+        );
+        return Err(fail(c, a, msg));
+    };
+    let r = &c.resources[idx];
+    let t = if ty == "Class" {
+        PType::Class(Some(r.title.clone()))
+    } else {
+        PType::Resource(Some(r.type_name.clone()), Some(r.title.clone()))
+    };
+    Ok(Value::Type(Box::new(t)))
+}
+
+// ---- data ----------------------------------------------------------------------------------------
+
+/// `parsepson(text[, default])`: `PSON.load` of the text; the default (when given) instead
+/// of the parser's error.
+fn f_parsepson(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    match super::pson::load(&arg(a, 0).to_display()) {
+        Ok(v) => Ok(v),
+        Err(_) if a.values.len() > 1 => Ok(arg(a, 1)),
+        Err(m) => Err(fail_plain(c, a, m)),
+    }
+}
+
+/// `loadyaml(path[, default])` and `loadjson(path[, default])`: the file's data (YAML, or
+/// PSON), or the default when the file holds nothing (null or false) or cannot be read or
+/// parsed (then an error without a default). A missing file warns and gives the default.
+/// Ordo does not fetch `http(s)://` URLs: those fail (or give the default).
+fn f_load_file(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    undef_to_empty(a);
+    if a.values.is_empty() {
+        // Both functions check `args.length >= 1` themselves, after Puppet's arity check.
+        return Err(fail(
+            c,
+            a,
+            "Wrong number of arguments given (0 for minimum 1)",
+        ));
+    }
+    let default = arg(a, 1);
+    let or_default = |v: Value| match v {
+        Value::Undef | Value::Bool(false) => default.clone(),
+        v => v,
+    };
+    let loaded: Result<Value, String> = match arg(a, 0) {
+        Value::Str(p) if p.starts_with("http://") || p.starts_with("https://") => {
+            Err(format!("{}(): Ordo does not fetch URLs ({p})", a.name))
+        }
+        Value::Str(p) if std::path::Path::new(&p).exists() => match std::fs::read_to_string(&p) {
+            Ok(text) if a.name == "loadyaml" => {
+                crate::hiera::yaml::parse(&text).map(|j| or_default(Value::from_json(&j)))
+            }
+            Ok(text) => super::pson::load(&text).map(or_default),
+            Err(e) => Err(e.to_string()),
+        },
+        Value::Str(p) => {
+            let label = super::functions::scope_label(c, a.scope);
+            let msg = format!("Scope({label}): Can't load '{p}' File does not exist!");
+            c.log(LogLevel::Warning, msg);
+            Ok(default.clone())
+        }
+        other => Err(format!(
+            "undefined method `start_with?' for {}:{}",
+            inspect(&other),
+            ruby_class(&other)
+        )),
+    };
+    match loaded {
+        Ok(v) => Ok(v),
+        // Ruby's `raise e unless args[1]`: a nil or false default re-raises.
+        Err(_) if !matches!(default, Value::Undef | Value::Bool(false)) => Ok(default),
+        Err(m) => Err(fail_plain(c, a, m)),
+    }
+}
+
+/// `glob(pattern_or_patterns)`: Ruby's `Dir.glob`: the paths that match, each pattern's
+/// in name order within each directory, relative to the working directory for a relative
+/// pattern.
+fn f_glob(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    undef_to_empty(a);
+    arity_exact(c, a, 1)?;
+    let patterns = match arg(a, 0) {
+        Value::Str(s) => vec![s],
+        Value::Array(items) => items.iter().map(Value::to_display).collect(),
+        _ => return Err(fail(c, a, "Requires either array or string to work")),
+    };
+    let mut out = Vec::new();
+    for p in &patterns {
+        for expanded in super::glob::expand_braces(p) {
+            out.extend(super::glob::glob(&expanded).into_iter().map(Value::Str));
+        }
+    }
+    Ok(Value::Array(out))
+}
+
+// ---- random values -------------------------------------------------------------------------------
+
+/// A random number from the process's hash seed and the clock (Ruby's `Kernel#rand` is
+/// not reproducible either).
+fn random_u64() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    h.write_u128(nanos);
+    h.finish()
+}
+
+/// `seeded_rand_string(length, seed[, charset])`: `length` characters of the charset
+/// (default `0-9a-zA-Z`) drawn by Ruby's `Random` seeded with the seed's SHA-256.
+fn f_seeded_rand_string(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let length = match arg(a, 0) {
+        Value::Int(n) => n.max(0) as u64,
+        _ => 0,
+    };
+    let charset: Vec<char> = match arg(a, 2) {
+        Value::Str(s) => s.chars().collect(),
+        _ => ('0'..='9').chain('a'..='z').chain('A'..='Z').collect(),
+    };
+    let seed = super::strings::sha256_hex(arg(a, 1).to_display().as_bytes());
+    let mut rng = super::ruby_random::Mt::from_seed_words(&super::strings::hex_to_words(&seed));
+    let out: String = (0..length)
+        .map(|_| charset[rng.rand_below(charset.len() as u64) as usize])
+        .collect();
+    Ok(Value::Str(out))
+}
+
+/// `shuffle(string_or_array)`: the elements (characters) in a random order.
+fn f_shuffle(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    undef_to_empty(a);
+    if a.values.is_empty() {
+        return Err(fail(c, a, "Wrong number of arguments given (0 for 1)"));
+    }
+    let mut seed = random_u64();
+    let mut shuffle = |n: usize| -> Vec<usize> {
+        let mut idx: Vec<usize> = (0..n).collect();
+        for i in 0..n {
+            // xorshift64*: a fresh draw for each swap.
+            seed ^= seed >> 12;
+            seed ^= seed << 25;
+            seed ^= seed >> 27;
+            let r = seed.wrapping_mul(0x2545_f491_4f6c_dd1d);
+            let j = i + (r % (n - i) as u64) as usize;
+            idx.swap(i, j);
+        }
+        idx
+    };
+    match arg(a, 0) {
+        Value::Str(s) => {
+            let chars: Vec<char> = s.chars().collect();
+            Ok(Value::Str(
+                shuffle(chars.len()).into_iter().map(|i| chars[i]).collect(),
+            ))
+        }
+        Value::Array(items) => Ok(Value::Array(
+            shuffle(items.len())
+                .into_iter()
+                .map(|i| items[i].clone())
+                .collect(),
+        )),
+        _ => Err(fail(c, a, "Requires either array or string to work with")),
+    }
+}
+
+/// `str2saltedsha512(password)`: hex of a random 4-byte salt followed by
+/// SHA-512(salt + password) (the OS X password hash).
+fn f_str2saltedsha512(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    undef_to_empty(a);
+    if a.values.len() != 1 {
+        let n = a.values.len();
+        let msg = format!("Wrong number of arguments passed ({n} but we require 1)");
+        return Err(fail(c, a, msg));
+    }
+    let Value::Str(password) = arg(a, 0) else {
+        let msg = format!(
+            "Requires a String argument, you passed: {}",
+            ruby_class(&arg(a, 0))
+        );
+        return Err(fail(c, a, msg));
+    };
+    let seed = ((random_u64() % (i32::MAX as u64)) as u32).to_le_bytes();
+    let mut salted = seed.to_vec();
+    salted.extend_from_slice(password.as_bytes());
+    let mut out = seed.to_vec();
+    out.extend_from_slice(&crate::digest::sha512(&salted));
+    Ok(Value::Str(hex(&out)))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// HMAC-SHA512 of `msg` under `key`.
+fn hmac_sha512(key: &[u8], msg: &[u8]) -> [u8; 64] {
+    let mut k = [0u8; 128];
+    if key.len() > 128 {
+        k[..64].copy_from_slice(&crate::digest::sha512(key));
+    } else {
+        k[..key.len()].copy_from_slice(key);
+    }
+    let mut inner: Vec<u8> = k.iter().map(|b| b ^ 0x36).collect();
+    inner.extend_from_slice(msg);
+    let mut outer: Vec<u8> = k.iter().map(|b| b ^ 0x5c).collect();
+    outer.extend_from_slice(&crate::digest::sha512(&inner));
+    crate::digest::sha512(&outer)
+}
+
+/// PBKDF2 with HMAC-SHA512 (`OpenSSL::PKCS5.pbkdf2_hmac`), `len` bytes.
+fn pbkdf2_sha512(password: &[u8], salt: &[u8], iterations: u32, len: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(len);
+    let mut block = 1u32;
+    while out.len() < len {
+        let mut msg = salt.to_vec();
+        msg.extend_from_slice(&block.to_be_bytes());
+        let mut u = hmac_sha512(password, &msg);
+        let mut t = u;
+        for _ in 1..iterations {
+            u = hmac_sha512(password, &u);
+            t.iter_mut().zip(u.iter()).for_each(|(x, y)| *x ^= y);
+        }
+        out.extend_from_slice(&t);
+        block += 1;
+    }
+    out.truncate(len);
+    out
+}
+
+/// `str2saltedpbkdf2(password, salt, iterations)`: PBKDF2-HMAC-SHA512 (128 bytes) as
+/// `{password_hex, salt_hex, iterations}` (the macOS password hash). Sensitive arguments
+/// are unwrapped; the salt needs 8 bytes, the iterations lie strictly between 40,000 and
+/// 70,000.
+fn f_str2saltedpbkdf2(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    undef_to_empty(a);
+    if a.values.len() != 3 {
+        let n = a.values.len();
+        return Err(fail(c, a, format!("wrong number of arguments ({n} for 3)")));
+    }
+    let unwrap = |v: Value| match v {
+        Value::Sensitive(inner) => *inner,
+        v => v,
+    };
+    let (password, salt, iterations) = (unwrap(arg(a, 0)), unwrap(arg(a, 1)), unwrap(arg(a, 2)));
+    let Value::Str(password) = password else {
+        return Err(fail(c, a, "first argument must be a string"));
+    };
+    let Value::Str(salt) = salt else {
+        return Err(fail(c, a, "second argument must be a string"));
+    };
+    if salt.len() < 8 {
+        return Err(fail(c, a, "second argument must be at least 8 bytes long"));
+    }
+    let Value::Int(iterations) = iterations else {
+        return Err(fail(c, a, "third argument must be an integer"));
+    };
+    if !(40_001..70_000).contains(&iterations) {
+        return Err(fail(
+            c,
+            a,
+            "third argument must be between 40,000 and 70,000",
+        ));
+    }
+    let hash = pbkdf2_sha512(password.as_bytes(), salt.as_bytes(), iterations as u32, 128);
+    let mut out = indexmap::IndexMap::new();
+    out.insert(Value::str("password_hex"), Value::Str(hex(&hash)));
+    out.insert(Value::str("salt_hex"), Value::Str(hex(salt.as_bytes())));
+    out.insert(Value::str("iterations"), Value::Int(iterations));
+    Ok(Value::Hash(out.into()))
+}
+
+/// `time([timezone])`: the seconds since the Unix epoch (the time zone does not change
+/// them).
+fn f_time(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    undef_to_empty(a);
+    if a.values.len() > 1 {
+        let n = a.values.len();
+        return Err(fail(
+            c,
+            a,
+            format!("Wrong number of arguments given {n} for 0 or 1"),
+        ));
+    }
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    Ok(Value::Int(secs as i64))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ruby_helpers() {
+        assert_eq!(regexp_escape("a.b c\n/"), "a\\.b\\ c\\n/");
+        assert_eq!(to_radix(123456789, 36), "21i3v9");
+        assert_eq!(to_radix(-5, 2), "-101");
+        assert!(is_canonical_int("12") && !is_canonical_int("012") && !is_canonical_int("-0"));
+        let b = ip_block("10.1.0.0/255.255.0.0").ok().unwrap();
+        assert_eq!((b.first, b.last), (0x0a01_0000, 0x0a01_ffff));
+        assert!(ip_block("x").is_err());
+    }
+
+    #[test]
+    fn signatures_sorted_for_binary_search() {
+        let sigs = super::super::stdlib_more::SIGNATURES;
+        assert!(sigs.windows(2).all(|w| w[0].name < w[1].name));
+    }
+
+    #[test]
+    fn pbkdf2_rfc_vector() {
+        // Python's hashlib.pbkdf2_hmac('sha512', b'password', b'salt', 1, 64) agrees.
+        let out = pbkdf2_sha512(b"password", b"salt", 1, 64);
+        assert_eq!(
+            hex(&out),
+            "867f70cf1ade02cff3752599a3a53dc4af34c7a669815ae5d513554e1c8cf252c02d470a285a0501bad999bfe943c08f050235d7d68b1da55e63f73b60a57fce"
+        );
+    }
+}
