@@ -2,7 +2,7 @@
 //! `delete_regex`, `convert_base`, `type3x`, `stdlib::extname`), checks (`is_a`,
 //! `validate_domain_name`, `validate_email_address`, `stdlib::ip_in_range`), data
 //! (`parsepson`, `loadyaml`, `loadjson`, `glob`) and random values (`seeded_rand_string`,
-//! `shuffle`, `str2saltedsha512`, `str2saltedpbkdf2`, `time`).
+//! `shuffle`, `str2saltedsha512`, `str2saltedpbkdf2`, `time`) and `to_toml`.
 //!
 //! Each follows stdlib's Ruby source: same argument handling, same results, and the error
 //! text Puppet users see. The 4.x functions' dispatches are in `stdlib_more::SIGNATURES`.
@@ -10,7 +10,7 @@
 use super::compiler::{Compiler, R};
 use super::functions::{Args, Builtin};
 use super::stdlib::{arg, fail, fail_plain, inspect, ruby_class};
-use super::stdlib_more::{arity_exact, map_strings, undef_to_empty};
+use super::stdlib_more::{arity_exact, map_strings, no_method, ruby_inspect, undef_to_empty};
 use super::types::PType;
 use super::value::{format_float, Regex, Value};
 use super::LogLevel;
@@ -37,6 +37,7 @@ pub fn builtin(name: &str) -> Option<Builtin> {
         "has_ip_address" | "has_ip_network" => f_has_ip,
         "load_module_metadata" => f_load_module_metadata,
         "stdlib::str2resource" => f_str2resource,
+        "to_toml" => f_to_toml,
         _ => return None,
     })
 }
@@ -93,13 +94,7 @@ fn f_delete_regex(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         collection = match collection {
             Value::Array(items) => Value::Array(items.into_iter().filter(|v| !hit(v)).collect()),
             Value::Hash(h) => Value::Hash(h.into_iter().filter(|(k, _)| !hit(k)).collect()),
-            Value::Str(_) => {
-                let msg = format!(
-                    "undefined method `reject!' for {}:String",
-                    inspect(&collection)
-                );
-                return Err(fail_plain(c, a, msg));
-            }
+            s @ Value::Str(_) => return Err(no_method(c, a, "reject!", &s)),
             other => {
                 let msg = format!(
                     "First argument must be an Array, Hash, or String. Given an argument of class {}.",
@@ -502,7 +497,7 @@ fn f_load_file(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         }
         other => Err(format!(
             "undefined method `start_with?' for {}:{}",
-            inspect(&other),
+            ruby_inspect(&other),
             ruby_class(&other)
         )),
     };
@@ -725,6 +720,124 @@ fn f_time(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
     Ok(Value::Int(secs as i64))
+}
+
+// ---- to_toml -------------------------------------------------------------------------------------
+
+/// A hash's pairs as stdlib's TomlDumper sorts them: by key, in three groups.
+#[derive(Default)]
+struct TomlPairs<'a> {
+    /// Keys with a plain value: `key = value` lines.
+    simple: Vec<(String, &'a Value)>,
+    /// Keys with a hash value: `[prefix.key]` tables.
+    nested: Vec<(String, &'a Value)>,
+    /// Keys with an array whose first element is a hash: `[[prefix.key]]` tables.
+    tables: Vec<(String, &'a [Value])>,
+}
+
+/// `key` as written in TOML: bare when only `[A-Za-z0-9_-]`, else quoted.
+fn toml_key(key: &Value) -> String {
+    let key = key.to_display();
+    if key
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    {
+        key
+    } else {
+        format!("\"{}\"", key.replace('"', "\\\""))
+    }
+}
+
+fn toml_pairs(h: &indexmap::IndexMap<Value, Value>) -> TomlPairs<'_> {
+    let mut keys: Vec<&Value> = h.keys().collect();
+    keys.sort_by_key(|k| k.to_display());
+    let mut pairs = TomlPairs::default();
+    for k in keys {
+        let key = toml_key(k);
+        match &h[k] {
+            v @ Value::Hash(_) => pairs.nested.push((key, v)),
+            Value::Array(items) if matches!(items.first(), Some(Value::Hash(_))) => {
+                pairs.tables.push((key, items))
+            }
+            v => pairs.simple.push((key, v)),
+        }
+    }
+    pairs
+}
+
+/// A plain value as TomlDumper writes it: Ruby's `inspect` (a string's without the `\`
+/// before `#{`, `#$` and `#@`; a regexp's inspected twice).
+fn toml_value(v: &Value) -> String {
+    match v {
+        Value::Str(s) => {
+            let text: Vec<char> = ruby_inspect(&Value::str(s.as_str())).chars().collect();
+            let mut out = String::with_capacity(text.len());
+            let mut i = 0;
+            while i < text.len() {
+                let hash_escape = text[i] == '\\'
+                    && text.get(i + 1) == Some(&'#')
+                    && matches!(text.get(i + 2), Some('$' | '@' | '{'));
+                if !hash_escape {
+                    out.push(text[i]);
+                }
+                i += 1;
+            }
+            out
+        }
+        Value::Regex(r) => ruby_inspect(&Value::Str(format!("/{}/", r.source))),
+        other => ruby_inspect(other),
+    }
+}
+
+fn toml_prefix(out: &mut String, prefix: &[String], array: bool) {
+    let p = prefix.join(".");
+    if array {
+        out.push_str(&format!("[[{p}]]\n"));
+    } else {
+        out.push_str(&format!("[{p}]\n"));
+    }
+}
+
+/// A table: its header (when it has plain pairs, or nothing), then its pairs. `Err`: an
+/// element of a table array that is not a hash (Ruby fails calling `keys` on it).
+fn toml_visit(out: &mut String, v: &Value, prefix: &[String]) -> Result<(), Value> {
+    let Value::Hash(h) = v else {
+        return Err(v.clone());
+    };
+    let pairs = toml_pairs(h);
+    if !prefix.is_empty() && (!pairs.simple.is_empty() || h.is_empty()) {
+        toml_prefix(out, prefix, false);
+    }
+    toml_dump(out, &pairs, prefix)
+}
+
+fn toml_dump(out: &mut String, pairs: &TomlPairs<'_>, prefix: &[String]) -> Result<(), Value> {
+    for (key, v) in &pairs.simple {
+        out.push_str(&format!("{key} = {}\n", toml_value(v)));
+    }
+    let sub = |key: &str| [prefix, &[key.to_string()]].concat();
+    for (key, v) in &pairs.nested {
+        toml_visit(out, v, &sub(key))?;
+    }
+    for (key, items) in &pairs.tables {
+        let p = sub(key);
+        for child in items.iter() {
+            toml_prefix(out, &p, true);
+            let Value::Hash(h) = child else {
+                return Err(child.clone());
+            };
+            toml_dump(out, &toml_pairs(h), &p)?;
+        }
+    }
+    Ok(())
+}
+
+/// `to_toml(hash)`: the hash as TOML, as stdlib's TomlDumper writes it: keys sorted, plain
+/// values first (Ruby's `inspect` of each), then `[tables]`, then `[[table arrays]]`.
+fn f_to_toml(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let mut out = String::new();
+    toml_visit(&mut out, &arg(a, 0), &[]).map_err(|v| no_method(c, a, "keys", &v))?;
+    Ok(Value::Str(out))
 }
 
 #[cfg(test)]

@@ -178,6 +178,7 @@ pub static SIGNATURES: &[Signature] = &[
     ),
     sig!("to_python", 1, 1, [p("object", "Any", Kind::Required)]),
     sig!("to_ruby", 1, 1, [p("object", "Any", Kind::Required)]),
+    sig!("to_toml", 1, 1, [p("data", "Hash", Kind::Required)]),
     sig!("type_of", 1, 1, [p("value", "Any", Kind::Required)]),
 ];
 
@@ -256,7 +257,7 @@ pub(super) fn ruby_str_inspect(s: &str) -> String {
 }
 
 /// Ruby's `inspect` of the plain data a value converts to.
-fn ruby_inspect(v: &Value) -> String {
+pub(super) fn ruby_inspect(v: &Value) -> String {
     if let Some(text) = super::value::container_text(v, "=>", &ruby_inspect) {
         return text;
     }
@@ -280,7 +281,12 @@ fn ruby_to_s(v: &Value) -> String {
     }
 }
 
-fn no_method(c: &Compiler<'_>, a: &Args, method: &str, v: &Value) -> super::compiler::Flow {
+pub(super) fn no_method(
+    c: &Compiler<'_>,
+    a: &Args,
+    method: &str,
+    v: &Value,
+) -> super::compiler::Flow {
     fail_plain(
         c,
         a,
