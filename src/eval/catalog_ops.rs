@@ -1416,6 +1416,12 @@ impl Compiler<'_> {
                     if matches!(&v, Value::Type(t) if matches!(**t, PType::Class(None))) {
                         return Err(self.untitled_class("=>", *span));
                     }
+                    if v.holds_iterator() {
+                        return Err(Flow::Err(self.issue(
+                            "Error while evaluating a '=>' expression, Use of an Iterator is not supported here",
+                            *span,
+                        )));
+                    }
                     if out.iter().any(|a| a.name == *name) {
                         return Err(Flow::Err(self.runtime(
                             format!("The attribute '{name}' has already been set"),

@@ -112,10 +112,7 @@ impl Compiler<'_> {
                         expr,
                     } = &it.kind
                     {
-                        match self.eval(expr, scope)? {
-                            Value::Array(a) => out.extend(a),
-                            other => out.push(other),
-                        }
+                        out.extend(self.eval(expr, scope)?.into_unfolded())
                     } else {
                         out.push(self.eval(it, scope)?);
                     }
@@ -144,10 +141,7 @@ impl Compiler<'_> {
                         expr,
                     } = &k.kind
                     {
-                        match self.eval(expr, scope)? {
-                            Value::Array(a) => ks.extend(a),
-                            other => ks.push(other),
-                        }
+                        ks.extend(self.eval(expr, scope)?.into_unfolded())
                     } else {
                         ks.push(self.eval(k, scope)?);
                     }
@@ -166,6 +160,9 @@ impl Compiler<'_> {
                     UnaryOp::Not => Value::Bool(!v.truthy()),
                     UnaryOp::Minus => match v {
                         Value::Int(i) => Value::Int(i.wrapping_neg()),
+                        Value::Timespan(t) => {
+                            Value::Timespan(super::timespan::Timespan(t.0.saturating_neg()))
+                        }
                         Value::Float(f) => Value::Float(-f),
                         Value::Str(ref s) => match parse_number(s) {
                             Some(n @ (Value::Int(_) | Value::Float(_))) => {
@@ -201,6 +198,7 @@ impl Compiler<'_> {
                     },
                     UnaryOp::Unfold => match v {
                         Value::Array(_) => v,
+                        Value::Iterator(_) => Value::Array(v.into_unfolded()),
                         Value::Hash(h) => Value::Array(
                             h.into_iter()
                                 .map(|(k, v)| Value::Array(vec![k, v]))
@@ -1080,6 +1078,10 @@ impl Compiler<'_> {
             Value::Undef => Err(Flow::Err(
                 self.issue("Operator '[]' is not applicable to an Undef Value.", span),
             )),
+            // Puppet names an iterator by its Ruby kind of value.
+            Value::Iterator(_) => Err(Flow::Err(
+                self.issue("Operator '[]' is not applicable to an Object.", span),
+            )),
             other => Err(Flow::Err(self.issue(
                 format!(
                     "Operator '[]' is not applicable to {}.",
@@ -1177,6 +1179,9 @@ impl Compiler<'_> {
                 span,
             ))
         };
+        if let Some(o) = super::timespan::compare(l, r) {
+            return Ok(o);
+        }
         match (l, r) {
             (Value::Int(a), Value::Int(b)) => Ok(a.cmp(b)),
             (Value::Int(_) | Value::Float(_), Value::Int(_) | Value::Float(_)) => {
@@ -1272,10 +1277,7 @@ impl Compiler<'_> {
                         ExprKind::Unary {
                             op: UnaryOp::Unfold,
                             expr,
-                        } => match self.eval(expr, scope)? {
-                            Value::Array(a) => a,
-                            other => vec![other],
-                        },
+                        } => self.eval(expr, scope)?.into_unfolded(),
                         _ => vec![self.eval(&en.matching, scope)?],
                     };
                     for m in candidates {
@@ -1333,10 +1335,7 @@ impl Compiler<'_> {
                             expr,
                         } = &m.kind
                         {
-                            match self.eval(expr, scope)? {
-                                Value::Array(a) => a,
-                                other => vec![other],
-                            }
+                            self.eval(expr, scope)?.into_unfolded()
                         } else {
                             vec![self.eval(m, scope)?]
                         };
@@ -1522,6 +1521,22 @@ impl Compiler<'_> {
                 return Ok(Value::Array(out));
             }
             _ => {}
+        }
+        // A time value takes a number (or a string that is one) as seconds.
+        let time = |v: &Value| matches!(v, Value::Timespan(_) | Value::Timestamp(_));
+        let r = if time(&l) && !time(&r) {
+            self.coerce_number(&r, operands.1)?
+        } else {
+            r
+        };
+        if let Some(res) = super::timespan::arith(op.as_str(), &l, &r) {
+            let span = self.operator_span(operands.0, operands.1, op.as_str());
+            return res.map_err(|m| {
+                Flow::Err(self.issue(
+                    format!("Error while evaluating a '{}' expression, {m}", op.as_str()),
+                    span,
+                ))
+            });
         }
         let a = self.coerce_number(&l, operands.0)?;
         let b = self.coerce_number(&r, operands.1)?;

@@ -185,10 +185,7 @@ impl Compiler<'_> {
                 expr,
             } = &a.kind
             {
-                match self.eval(expr, scope)? {
-                    Value::Array(items) => values.extend(items),
-                    other => values.push(other),
-                }
+                values.extend(self.eval(expr, scope)?.into_unfolded())
             } else {
                 values.push(self.eval(a, scope)?);
             }
@@ -549,6 +546,12 @@ fn iteration_items(v: &Value) -> Option<Vec<(Value, Value)>> {
             .map(|(i, x)| (Value::Int(i as i64), x.clone()))
             .collect(),
         Value::Hash(h) => h.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+        Value::Iterator(it) => it
+            .items
+            .iter()
+            .enumerate()
+            .map(|(i, x)| (Value::Int(i as i64), x.clone()))
+            .collect(),
         Value::Int(n) => (0..*n).map(|i| (Value::Int(i), Value::Int(i))).collect(),
         Value::Str(s) => s
             .chars()
@@ -1022,8 +1025,38 @@ fn f_reverse_each(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
             // With a block, Puppet's reverse_each returns nil.
             Ok(Value::Undef)
         }
-        None => Ok(Value::Array(items.into_iter().map(|(_, x)| x).collect())),
+        None => Ok(iterator_of(&v, items)),
     }
+}
+
+/// The iterator `step` and `reverse_each` give without a block: Puppet's element type is
+/// that of what they go through (the variant of an array's elements' types, a hash's
+/// `Tuple[keys, values, 2, 2]`, `String[1, 1]` of a string's characters, `Integer[0, n-1]`
+/// of an integer, the range itself of an `Integer[a, b]`, `Unit` when it is empty).
+fn iterator_of(v: &Value, items: Vec<(Value, Value)>) -> Value {
+    let elem = match v {
+        Value::Iterator(it) => it.elem.clone(),
+        Value::Array(a) if a.is_empty() => PType::Unit,
+        Value::Hash(h) if h.is_empty() => PType::Unit,
+        Value::Array(a) => super::types::variant_of(a.iter().map(super::types::infer)),
+        Value::Hash(h) => PType::Tuple(
+            vec![
+                super::types::variant_of(h.keys().map(super::types::infer)),
+                super::types::variant_of(h.values().map(super::types::infer)),
+            ],
+            2,
+            2,
+        ),
+        Value::Str(_) => PType::String(1, 1, None),
+        Value::Int(n) if *n <= 0 => PType::Unit,
+        Value::Int(n) => PType::Integer(0, n - 1),
+        Value::Type(t) => (**t).clone(),
+        _ => PType::Any,
+    };
+    Value::Iterator(std::sync::Arc::new(super::value::IterValue {
+        elem,
+        items: items.into_iter().map(|(_, x)| x).collect(),
+    }))
 }
 
 /// The elements `reverse_each` and `step` go through, as (index, element): a hash's are its
@@ -1276,7 +1309,7 @@ fn f_step(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
             each_with_lambda(c, a, l, items.collect())?;
             Ok(Value::Undef)
         }
-        None => Ok(Value::Array(items.map(|(_, x)| x).collect())),
+        None => Ok(iterator_of(&v, items.collect())),
     }
 }
 
@@ -1422,6 +1455,10 @@ fn new_deferred(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 fn f_strftime(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let (ts, fmt, tz) = match a.values.as_slice() {
         [Value::Timestamp(t), Value::Str(f), rest @ ..] => (*t, f.clone(), rest.first().cloned()),
+        // A timespan formats with Puppet's timespan directives.
+        [Value::Timespan(t), Value::Str(f)] => {
+            return t.format(f).map(Value::Str).map_err(|e| arg_err(c, a, e));
+        }
         [Value::Str(f), rest @ ..] => (
             super::value::Timestamp::now(),
             f.clone(),
@@ -1442,6 +1479,86 @@ fn f_strftime(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     ts.strftime(&fmt)
         .map(Value::Str)
         .map_err(|e| arg_err(c, a, e))
+}
+
+/// Puppet's `Timespan.new`: from seconds; from a string with an optional format or array
+/// of formats (the default formats otherwise); from days, hours, minutes, seconds and
+/// optional milli-, micro- and nanoseconds; from a hash of those fields (and `negative`) or
+/// of `string` and `format`. `None` for arguments none of these take.
+fn new_timespan(args: &[Value]) -> Result<Option<Value>, String> {
+    use super::timespan::Timespan;
+    let formats = |f: Option<&Value>| match f {
+        None | Some(Value::Undef) => Some(Timespan::default_formats()),
+        Some(Value::Str(s)) => Some(vec![s.clone()]),
+        Some(Value::Array(a)) if !a.is_empty() => {
+            a.iter().map(|x| x.as_str().map(str::to_string)).collect()
+        }
+        _ => None,
+    };
+    let int = |v: Option<&Value>| match v {
+        None | Some(Value::Undef) => Some(0),
+        Some(Value::Int(i)) => Some(*i),
+        _ => None,
+    };
+    let span = |t: Option<Timespan>| t.map(Value::Timespan).ok_or("Timespan out of range");
+    Ok(Some(match args {
+        [n @ (Value::Int(_) | Value::Float(_))] => span(Timespan::from_seconds(n))?,
+        [Value::Timespan(t)] => Value::Timespan(*t),
+        [Value::Str(s)] | [Value::Str(s), _] if !s.is_empty() => match formats(args.get(1)) {
+            Some(f) => Value::Timespan(Timespan::parse(s, &f)?),
+            None => return Ok(None),
+        },
+        [Value::Hash(h)] => {
+            let get = |k: &str| h.get(&Value::str(k));
+            if let Some(Value::Str(s)) = get("string") {
+                match formats(get("format")) {
+                    Some(f) => Value::Timespan(Timespan::parse(s, &f)?),
+                    None => return Ok(None),
+                }
+            } else {
+                let keys = [
+                    "days",
+                    "hours",
+                    "minutes",
+                    "seconds",
+                    "milliseconds",
+                    "microseconds",
+                    "nanoseconds",
+                ];
+                if !h.keys().all(|k| {
+                    k.as_str()
+                        .is_some_and(|k| k == "negative" || keys.contains(&k))
+                }) {
+                    return Ok(None);
+                }
+                let mut f = [0i64; 7];
+                for (slot, k) in f.iter_mut().zip(keys) {
+                    match int(get(k)) {
+                        Some(n) => *slot = n,
+                        None => return Ok(None),
+                    }
+                }
+                let negative = match get("negative") {
+                    None | Some(Value::Undef) => false,
+                    Some(Value::Bool(b)) => *b,
+                    Some(_) => return Ok(None),
+                };
+                span(Timespan::from_fields(negative, f))?
+            }
+        }
+        [_, _, _, _, ..] if args.len() <= 7 => {
+            let mut f = [0i64; 7];
+            for (i, slot) in f.iter_mut().enumerate() {
+                match (i < 4, args.get(i)) {
+                    (_, Some(Value::Int(n))) => *slot = *n,
+                    (false, None) => {}
+                    _ => return Ok(None),
+                }
+            }
+            span(Timespan::from_fields(false, f))?
+        }
+        _ => return Ok(None),
+    }))
 }
 
 fn f_new(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
@@ -1489,8 +1606,12 @@ fn f_new(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
             },
             _ => None,
         },
+        PType::Timespan | PType::TimespanRange(..) => new_timespan(&args)
+            .map_err(|m| Flow::Err(c.runtime(m, a.span)))?,
         PType::Integer(..) => match &v {
             Value::Int(i) => Some(Value::Int(*i)),
+            // A time value's whole seconds.
+            Value::Timespan(t) => Some(Value::Int(t.0 / 1_000_000_000)),
             Value::Float(f) => Some(Value::Int(f.trunc() as i64)),
             Value::Bool(b) => Some(Value::Int(*b as i64)),
             Value::Str(s) => {
@@ -1574,6 +1695,7 @@ fn f_new(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
             _ => None,
         },
         PType::Float(..) => match &v {
+            Value::Timespan(t) => Some(Value::Float(t.to_f64())),
             Value::Int(i) => Some(Value::Float(*i as f64)),
             Value::Float(f) => Some(Value::Float(*f)),
             Value::Bool(b) => Some(Value::Float(*b as i64 as f64)),
@@ -1604,6 +1726,7 @@ fn f_new(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         },
         PType::Array(..) | PType::Tuple(..) => Some(match &v {
             Value::Array(x) => Value::Array(x.clone()),
+            Value::Iterator(it) => Value::Array(it.items.clone()),
             // `wrap`: anything but an array becomes its only element.
             other if args.get(1) == Some(&Value::Bool(true)) => Value::Array(vec![other.clone()]),
             Value::Hash(h) => Value::Array(
@@ -1981,7 +2104,8 @@ fn f_compare(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         }
         (_, _, None) => numeric(&x)
             .zip(numeric(&y))
-            .and_then(|(p, q)| p.partial_cmp(&q)),
+            .and_then(|(p, q)| p.partial_cmp(&q))
+            .or_else(|| super::timespan::compare(&x, &y)),
         _ => None,
     };
     if let Some(o) = ord {

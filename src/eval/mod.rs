@@ -38,6 +38,7 @@ mod stdlib_more;
 mod stdlib_validate;
 mod strings;
 mod tags;
+pub mod timespan;
 mod type_refs;
 pub mod type_schema;
 pub mod types;

@@ -3942,7 +3942,11 @@ fn short_name(text: &str) -> String {
 /// in full when one of them is of the value's kind (or its unparameterized form would
 /// take the value), else by their short names.
 fn variant_mismatch(members: &[&'static str], optional: bool, v: &Value) -> String {
-    let a = types::infer(v);
+    // An iterator is named with its generalized element type (`Iterator[Integer]`).
+    let a = match v {
+        Value::Iterator(_) => types::infer_generic(v),
+        _ => types::infer(v),
+    };
     let a_text = a.to_string();
     let a_base = base_name(&a_text);
     let same_kind = members.iter().any(|m| {

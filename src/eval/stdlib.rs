@@ -148,6 +148,8 @@ pub(super) fn ruby_class(v: &Value) -> &'static str {
         Value::Sensitive(_) => "Puppet::Pops::Types::PSensitiveType::Sensitive",
         Value::Deferred(_) => "Puppet::Pops::Types::PuppetObject",
         Value::Timestamp(_) => "Puppet::Pops::Time::Timestamp",
+        Value::Iterator(_) => "Puppet::Pops::Types::Iterator",
+        Value::Timespan(_) => "Puppet::Pops::Time::Timespan",
     }
 }
 

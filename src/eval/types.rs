@@ -38,6 +38,10 @@ pub enum PType {
     Collection(i64, i64),
     Iterable,
     Iterator,
+    /// `Iterable[T]`.
+    IterableOf(Box<PType>),
+    /// `Iterator[T]`, also the type of an iterator value.
+    IteratorOf(Box<PType>),
     /// `Callable`, or `Callable[...]` with its parameters as Puppet prints them (no value of
     /// the language is callable: only lambdas, which are not values).
     Callable(Option<std::string::String>),
@@ -50,6 +54,9 @@ pub enum PType {
     Runtime,
     SemVer,
     Timespan,
+    /// `Timespan[from, to]` in nanoseconds (`i64::MIN`/`MAX` unbounded); a timespan value's
+    /// type has both ends at its value (`Timespan['0-00:01:00.0']`).
+    TimespanRange(i64, i64),
     Timestamp,
     Init,
     Object,
@@ -348,6 +355,40 @@ impl PType {
                 _ => return Err("Class[] expects a class name".into()),
             },
             Alias(_, t) => t.parameterize(args)?,
+            Timespan => {
+                let end = |v: Option<&Value>, d: i64| -> Result<i64, std::string::String> {
+                    match v {
+                        None | Some(Value::Default) | Some(Value::Undef) => Ok(d),
+                        Some(Value::Timespan(t)) => Ok(t.0),
+                        Some(Value::Str(s)) => crate::eval::timespan::Timespan::parse(
+                            s,
+                            &crate::eval::timespan::Timespan::default_formats(),
+                        )
+                        .map(|t| t.0),
+                        Some(n) => crate::eval::timespan::Timespan::from_seconds(n)
+                            .map(|t| t.0)
+                            .ok_or_else(|| "Unable to create a Timespan".to_string()),
+                    }
+                };
+                let (a, b) = (end(args.first(), i64::MIN)?, end(args.get(1), i64::MAX)?);
+                if a > b {
+                    return Err(format!(
+                        "'from' must be less or equal to 'to'. Got ({a}, {b}"
+                    ));
+                }
+                TimespanRange(a, b)
+            }
+            Iterable | Iterator => match args.first() {
+                None => self.clone(),
+                Some(a) => {
+                    let e = Box::new(type_arg(a)?);
+                    if *self == Iterable {
+                        IterableOf(e)
+                    } else {
+                        IteratorOf(e)
+                    }
+                }
+            },
             Callable(None) => Callable(Some(
                 args.iter().map(callable_arg).collect::<Vec<_>>().join(", "),
             )),
@@ -470,12 +511,36 @@ impl PType {
                 } as i64;
                 n >= *min && n <= *max
             }
-            Iterable | Iterator => {
+            Iterable => {
                 matches!(
                     v,
-                    Value::Array(_) | Value::Hash(_) | Value::Str(_) | Value::Int(_)
+                    Value::Array(_)
+                        | Value::Hash(_)
+                        | Value::Str(_)
+                        | Value::Int(_)
+                        | Value::Iterator(_)
                 ) || matches!(v, Value::Type(t) if matches!(**t, Integer(..) | Enum(..)))
             }
+            Iterator => matches!(v, Value::Iterator(_)),
+            IteratorOf(e) => matches!(v, Value::Iterator(it) if e.is_assignable(&it.elem)),
+            // The elements an iterable value goes through all match `e`.
+            IterableOf(e) => match v {
+                Value::Iterator(it) => e.is_assignable(&it.elem),
+                Value::Array(a) => a.iter().all(|x| e.is_instance(x)),
+                Value::Hash(h) => h
+                    .iter()
+                    .all(|(k, x)| e.is_instance(&Value::Array(vec![k.clone(), x.clone()]))),
+                Value::Str(s) => s.chars().all(|c| e.is_instance(&Value::str(c.to_string()))),
+                Value::Int(n) => {
+                    *n <= 0 || (e.is_instance(&Value::Int(0)) && e.is_instance(&Value::Int(n - 1)))
+                }
+                Value::Type(t) => match &**t {
+                    Integer(a, b) if *a != MIN && *b != MAX => e.is_assignable(t),
+                    Enum(..) => e.is_assignable(&String(0, MAX, None)) || e.is_assignable(t),
+                    _ => false,
+                },
+                _ => false,
+            },
             Callable(_) => false,
             Type(inner) => match v {
                 Value::Type(t) => inner.as_ref().is_none_or(|i| i.is_assignable(t)),
@@ -509,7 +574,9 @@ impl PType {
             Object => matches!(v, Value::Deferred(_)),
             Unit => true,
             Timestamp => matches!(v, Value::Timestamp(_)),
-            Runtime | SemVer | Timespan | Init => false,
+            Timespan => matches!(v, Value::Timespan(_)),
+            TimespanRange(a, b) => matches!(v, Value::Timespan(t) if t.0 >= *a && t.0 <= *b),
+            Runtime | SemVer | Init => false,
         }
     }
 
@@ -621,6 +688,8 @@ impl PType {
             Type(_) => Type(None),
             Sensitive(_) => Sensitive(None),
             Enum(..) => String(0, MAX, None),
+            IteratorOf(t) => IteratorOf(Box::new(t.puppet_generalize())),
+            TimespanRange(..) => Timespan,
             other => other.clone(),
         }
     }
@@ -632,7 +701,9 @@ impl PType {
         use PType::*;
         let boxed = |t: &PType| Box::new(t.puppet_generalize());
         match self {
-            Integer(..) | Float(..) | String(..) | Boolean(_) => self.generalize(),
+            Integer(..) | Float(..) | String(..) | Boolean(_) | TimespanRange(..) => {
+                self.generalize()
+            }
             Enum(values, _) if values.is_empty() => String(0, MAX, None),
             Enum(values, _) => {
                 let sizes = values.iter().map(|v| v.chars().count() as i64);
@@ -654,11 +725,15 @@ impl PType {
                     .map(|(k, opt, t)| (k.clone(), *opt, t.puppet_generalize()))
                     .collect(),
             ),
-            Variant(ts) => Variant(ts.iter().map(PType::puppet_generalize).collect()),
+            // Puppet's `PVariantType.maybe_create` of the generalized types: duplicates
+            // dropped, a single one unwrapped.
+            Variant(ts) => variant_of(ts.iter().map(PType::puppet_generalize)),
             Optional(Some(t)) => Optional(Some(boxed(t))),
             NotUndef(Some(t)) => NotUndef(Some(boxed(t))),
             Type(Some(t)) => Type(Some(boxed(t))),
             Sensitive(Some(t)) => Sensitive(Some(boxed(t))),
+            IteratorOf(t) => IteratorOf(boxed(t)),
+            IterableOf(t) => IterableOf(boxed(t)),
             other => other.clone(),
         }
     }
@@ -731,7 +806,7 @@ pub fn infer_generic(v: &Value) -> PType {
 }
 
 /// Puppet's `PVariantType.maybe_create` of distinct types, a single one unwrapped.
-fn variant_of(types: impl Iterator<Item = PType>) -> PType {
+pub fn variant_of(types: impl Iterator<Item = PType>) -> PType {
     let mut ts: Vec<PType> = Vec::new();
     for t in types {
         if !ts.contains(&t) {
@@ -926,6 +1001,8 @@ pub fn infer(v: &Value) -> PType {
         }
         Value::Deferred(_) => deferred_type(),
         Value::Timestamp(_) => PType::Timestamp,
+        Value::Iterator(it) => PType::IteratorOf(Box::new(it.elem.clone())),
+        Value::Timespan(t) => PType::TimespanRange(t.0, t.0),
     }
 }
 
@@ -1426,6 +1503,8 @@ impl PType {
             Collection(min, max) => fmt_range(f, "Collection", *min, *max, 0),
             Iterable => write!(f, "Iterable"),
             Iterator => write!(f, "Iterator"),
+            IterableOf(t) => write!(f, "Iterable[{t}]"),
+            IteratorOf(t) => write!(f, "Iterator[{t}]"),
             Callable(None) => write!(f, "Callable"),
             Callable(Some(args)) => write!(f, "Callable[{args}]"),
             Type(None) => write!(f, "Type"),
@@ -1441,6 +1520,23 @@ impl PType {
             Runtime => write!(f, "Runtime"),
             SemVer => write!(f, "SemVer"),
             Timespan => write!(f, "Timespan"),
+            TimespanRange(a, b) => {
+                let end = |n: i64| {
+                    if n == i64::MIN || n == i64::MAX {
+                        "default".to_string()
+                    } else {
+                        quote_string(&crate::eval::timespan::Timespan(n).to_string())
+                    }
+                };
+                if *a == i64::MIN && *b == i64::MAX {
+                    write!(f, "Timespan")
+                } else if a == b || *b == i64::MAX {
+                    // Puppet leaves out an unbounded upper end.
+                    write!(f, "Timespan[{}]", end(*a))
+                } else {
+                    write!(f, "Timespan[{}, {}]", end(*a), end(*b))
+                }
+            }
             Timestamp => write!(f, "Timestamp"),
             Init => write!(f, "Init"),
             Object => write!(f, "Object"),

@@ -286,6 +286,26 @@ pub enum Value {
     Deferred(Box<Deferred>),
     /// A point in time (`Timestamp()`, `Timestamp('2020-01-02T03:04:05Z')`).
     Timestamp(Timestamp),
+    /// A duration (`Timespan('1-00:00:00')`, `Timespan(3600)`).
+    Timespan(super::timespan::Timespan),
+    /// What `step` and `reverse_each` give without a block (Puppet's `Iterator`).
+    Iterator(Arc<IterValue>),
+}
+
+/// Puppet's `Iterator`: its element type (`Iterator[Integer]`) and the elements it goes
+/// through (a hash's as `[key, value]` arrays). Puppet's iterators are used up by some
+/// functions; Ordo's start over at every use.
+#[derive(Clone, Debug)]
+pub struct IterValue {
+    pub elem: PType,
+    pub items: Vec<Value>,
+}
+
+impl IterValue {
+    /// How Puppet prints an iterator (`Iterator[Integer]-Value`).
+    pub fn shown(&self) -> String {
+        format!("Iterator[{}]-Value", self.elem.puppet_generalize())
+    }
 }
 
 /// Puppet's `Timestamp`: seconds and nanoseconds since the Unix epoch, UTC.
@@ -505,6 +525,9 @@ impl PartialEq for Value {
             (Sensitive(a), Sensitive(b)) => a == b,
             (Deferred(a), Deferred(b)) => a == b,
             (Timestamp(a), Timestamp(b)) => a == b,
+            (Timespan(a), Timespan(b)) => a == b,
+            // An iterator equals itself only (Puppet compares the objects).
+            (Iterator(a), Iterator(b)) => Arc::ptr_eq(a, b),
             _ => false,
         }
     }
@@ -532,6 +555,8 @@ impl Hash for Value {
             Value::Sensitive(v) => v.hash(state),
             Value::Deferred(d) => d.hash(state),
             Value::Timestamp(t) => t.hash(state),
+            Value::Timespan(t) => t.hash(state),
+            Value::Iterator(it) => it.items.hash(state),
             Value::Undef | Value::Default => {}
         }
     }
@@ -555,6 +580,28 @@ impl Value {
         match self {
             Value::Str(s) => Some(s),
             _ => None,
+        }
+    }
+
+    /// What `*v` unfolds to: an array's or an iterator's elements, or the value alone.
+    pub fn into_unfolded(self) -> Vec<Value> {
+        match self {
+            Value::Array(a) => a,
+            Value::Iterator(it) => it.items.clone(),
+            other => vec![other],
+        }
+    }
+
+    /// Whether the value is or contains an iterator, which Puppet allows in no resource
+    /// attribute ("Use of an Iterator is not supported here").
+    pub fn holds_iterator(&self) -> bool {
+        match self {
+            Value::Iterator(_) => true,
+            Value::Array(a) => a.iter().any(Value::holds_iterator),
+            Value::Hash(h) => h
+                .iter()
+                .any(|(k, v)| k.holds_iterator() || v.holds_iterator()),
+            _ => false,
         }
     }
 
@@ -634,6 +681,12 @@ impl Value {
             Value::Sensitive(_) => out.push_str("Sensitive [value redacted]"),
             Value::Deferred(d) => out.push_str(&d.shown()),
             Value::Timestamp(t) => out.push_str(&t.to_string()),
+            Value::Timespan(t) => out.push_str(&t.to_string()),
+            // `String(iterator)` lists its elements; elsewhere it prints as Puppet's `to_s`.
+            Value::Iterator(it) if quote => {
+                Value::Array(it.items.clone()).write_display(out, quote)
+            }
+            Value::Iterator(it) => out.push_str(&it.shown()),
         }
     }
 
@@ -674,6 +727,8 @@ impl Value {
             // Without rich data Puppet puts the string form in the catalog (and warns).
             Value::Deferred(d) => Json::String(d.shown()),
             Value::Timestamp(t) => Json::String(t.to_string()),
+            Value::Iterator(it) => Json::String(it.shown()),
+            Value::Timespan(t) => Json::String(t.to_string()),
             Value::Sensitive(v) => {
                 let mut m = serde_json::Map::new();
                 m.insert("__ptype".into(), Json::String("Sensitive".into()));
@@ -836,6 +891,11 @@ pub fn puppet_eq(a: &Value, b: &Value) -> bool {
                     .all(|(k, v)| y.get(k).is_some_and(|v2| puppet_eq(v, v2)))
         }
         (Type(x), Type(y)) => x.normalized_eq(y),
+        // A time value equals a number of seconds.
+        (Timespan(_) | Timestamp(_), Int(_) | Float(_))
+        | (Int(_) | Float(_), Timespan(_) | Timestamp(_)) => {
+            super::timespan::compare(a, b) == Some(std::cmp::Ordering::Equal)
+        }
         _ => a == b,
     }
 }
