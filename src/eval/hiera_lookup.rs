@@ -111,6 +111,42 @@ impl Compiler<'_> {
     }
 }
 
+const LOOKUP_NAME: &str = "NameType = Variant[String, Array[String]] name";
+const LOOKUP_MERGE: &str = "MergeType = Variant[String[1], Hash[String, Scalar]]";
+const LOOKUP_OPTIONS: &str = "Struct[{'value_type' => Optional[ValueType = Type], 'default_value' => DefaultValueType = Any, 'override' => Optional[Hash[String, Any]], 'default_values_hash' => Optional[Hash[String, Any]], 'merge' => Optional[MergeType = Variant[String[1], Hash[String, Scalar]]]}]";
+
+/// Puppet's error for `lookup(name, value_type [, merge])` whose value type is no type
+/// (`lookup('k', undef, 'first')`): every dispatch of the function, with why it refused
+/// the arguments.
+fn positional_mismatch(a: &Args) -> Option<String> {
+    let n = a.values.len();
+    let vt = a.values.get(1)?;
+    if !(2..=3).contains(&n)
+        || matches!(vt, Value::Type(_))
+        || (n == 2 && matches!(vt, Value::Hash(_)))
+        || (n == 3 && !matches!(a.values[2], Value::Str(_) | Value::Hash(_) | Value::Undef))
+    {
+        return None;
+    }
+    let got = vt.type_name();
+    let got = got.split('[').next().unwrap_or(&got).to_string();
+    let first = format!(
+        "  ({LOOKUP_NAME}, ValueType = Type value_type?, {LOOKUP_MERGE} merge?)\n    rejected: parameter 'value_type' expects a ValueType = Type value, got {got}"
+    );
+    let block = "BlockType = Callable[NameType = Variant[String, Array[String]]] block?";
+    let with_name = "OptionsWithName = Struct[{'name' => NameType = Variant[String, Array[String]], 'value_type' => Optional[ValueType = Type], 'default_value' => DefaultValueType = Any, 'override' => Optional[Hash[String, Any]], 'default_values_hash' => Optional[Hash[String, Any]], 'merge' => Optional[MergeType = Variant[String[1], Hash[String, Scalar]]]}]";
+    let last = if n == 2 {
+        format!(
+            "parameter 'options_hash' expects an OptionsWithoutName = {LOOKUP_OPTIONS} value, got {got}"
+        )
+    } else {
+        format!("expects 2 arguments, got {n}")
+    };
+    Some(format!(
+        "The function 'lookup' was called with arguments it does not accept. It expects one of:\n{first}\n  ({LOOKUP_NAME}, Optional[ValueType] value_type, Optional[MergeType] merge, DefaultValueType = Any default_value)\n    rejected: expects 4 arguments, got {n}\n{first}\n  ({with_name} options_hash, {block})\n    rejected: expects 1 argument, got {n}\n  (Variant[String, Array[String]] name, OptionsWithoutName = {LOOKUP_OPTIONS} options_hash, {block})\n    rejected: {last}"
+    ))
+}
+
 /// `lookup(name [, type [, merge [, default]]])`, `lookup(name, options)`, names as an
 /// array (the first found wins), and a lambda giving the default.
 pub fn f_lookup(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
@@ -128,6 +164,11 @@ pub fn f_lookup(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
             _ => (first, None),
         },
     };
+    if opts.is_none() {
+        if let Some(m) = positional_mismatch(a) {
+            return Err(fail_plain(c, a, m));
+        }
+    }
     let names: Vec<String> = match &name_value {
         Value::Array(x) => x.iter().map(|v| v.to_display()).collect(),
         Value::Str(s) => vec![s.clone()],
