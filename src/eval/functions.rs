@@ -2342,7 +2342,12 @@ fn f_unique(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
             None => Ok(v.clone()),
         }
     };
-    Ok(match first_arg(a) {
+    // An iterator's elements are made unique as an array's (Puppet's unique of an Iterable).
+    let v = match first_arg(a) {
+        Value::Iterator(it) => Value::Array(it.items.clone()),
+        other => other,
+    };
+    Ok(match v {
         Value::Array(items) => {
             let mut seen: Vec<Value> = vec![];
             let mut out: Vec<Value> = vec![];
