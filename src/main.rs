@@ -107,9 +107,9 @@ static GLOBAL: Allocator = Allocator;
 /// - the first arena is committed when reserved (`arena_eager_commit`), and reserved
 ///   64 MiB (`arena_reserve`), not 1 GiB: the kernel backs it with transparent huge pages
 ///   where it is set to (`always`, or `madvise`, which mimalloc asks for), one fault per
-///   2 MiB. Later arenas (a compile
-///   of 100,000 resources) are committed as before: zeroing hundreds of MiB in huge pages
-///   took more system time than the 4 KiB faults it saved, in these VMs;
+///   2 MiB. Later arenas (a compile of 100,000 resources) are committed as before: zeroing
+///   hundreds of MiB in huge pages took more system time than the 4 KiB faults it saved,
+///   in these VMs;
 /// - objects over 128 KiB are mapped on their own (`arena_max_object_size`): the few large
 ///   vectors and tables, grown by doubling, would otherwise leave half-touched huge pages
 ///   in the arena that count whole towards the resident size. For an input (the manifest

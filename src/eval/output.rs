@@ -510,12 +510,7 @@ fn write_value(w: &mut pretty::Buf, depth: usize, v: &Value) {
 #[derive(Default)]
 struct EdgeCursor {
     next: usize,
-    /// The first container of each resource given so far (`usize::MAX`: none). A resource
-    /// has one container but for a class (also in its stage): a repeated edge is found
-    /// here, and only an edge to a second container goes to `more` (a set of every edge
-    /// cost a hash and a probe each).
-    first: Vec<usize>,
-    more: crate::fxhash::FxHashSet<(usize, usize)>,
+    seen: crate::graph::ContainmentSeen,
 }
 
 impl EdgeCursor {
@@ -525,22 +520,9 @@ impl EdgeCursor {
         resources: &[Box<Res>],
         containment: &[(usize, usize)],
     ) -> Option<(usize, usize)> {
-        if self.first.len() < resources.len() {
-            self.first.resize(resources.len(), usize::MAX);
-        }
         while let Some(&(s, t)) = containment.get(self.next) {
             self.next += 1;
-            if !included(&resources[s]) || !included(&resources[t]) {
-                continue;
-            }
-            let new = match self.first[t] {
-                usize::MAX => {
-                    self.first[t] = s;
-                    true
-                }
-                f => f != s && self.more.insert((s, t)),
-            };
-            if new {
+            if included(&resources[s]) && included(&resources[t]) && self.seen.insert(s, t) {
                 return Some((s, t));
             }
         }

@@ -226,10 +226,9 @@ impl Recorder {
 }
 
 impl Compiler<'_> {
-    /// The recorded places; references are made canonical only when first asked for.
-    /// The provenance, taken from the compiler once it is done with its resources: their
-    /// types and titles are moved out (copying them was a fifth of a second on a million
-    /// resources), and what was recorded goes with them.
+    /// The recorded places (references are made canonical only when first asked for),
+    /// taken from the compiler once it is done with its resources: their types and titles
+    /// are moved out rather than copied, and what was recorded goes with them.
     pub(super) fn take_provenance(&mut self) -> Provenance {
         let rec = &mut self.recorder;
         let declared = self

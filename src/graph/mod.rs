@@ -116,6 +116,32 @@ pub enum Origin {
     Auto { rule: autorel::Rule },
 }
 
+/// The containment edges met so far, to drop repeated ones. A resource has one container
+/// but for a class (also in its stage): each resource's first container is kept in a
+/// vector, and only an edge to a second one goes to a set (a set of every edge cost a hash
+/// and a probe each; comparing lists, N^2/2 comparisons for a class of N resources).
+#[derive(Default)]
+pub struct ContainmentSeen {
+    first: Vec<usize>,
+    more: FastSet<(usize, usize)>,
+}
+
+impl ContainmentSeen {
+    /// Records the edge `container -> member`; false when it was met already.
+    pub fn insert(&mut self, container: usize, member: usize) -> bool {
+        if self.first.len() <= member {
+            self.first.resize(member + 1, usize::MAX);
+        }
+        match self.first[member] {
+            usize::MAX => {
+                self.first[member] = container;
+                true
+            }
+            f => f != container && self.more.insert((container, member)),
+        }
+    }
+}
+
 /// A relationship metaparameter: its position among [`requisites::REFERENCE_PARAMS`], a
 /// byte where the name would take sixteen.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -339,28 +365,11 @@ impl Graph {
                 self.children[self.node_of[main]].push(settings);
             }
         }
-        // Duplicate edges are dropped. A resource has one container but for a class (also
-        // in its stage), so the first container of each is kept beside the lists and only
-        // a second one is looked up in a set: a class holding N resources would otherwise
-        // cost N^2/2 comparisons, and a set of every edge a hash and a probe each.
-        let mut first: Vec<Option<usize>> = vec![None; self.nodes.len()];
-        let mut more: FastSet<(usize, usize)> = FastSet::default();
-        let mut link = |children: &mut Vec<Vec<usize>>, s: usize, t: usize| match first[t] {
-            None => {
-                first[t] = Some(s);
-                children[s].push(t);
-            }
-            Some(f) if f == s => {}
-            Some(_) => {
-                if more.insert((s, t)) {
-                    children[s].push(t);
-                }
-            }
-        };
-        for (p, kids) in std::mem::take(&mut self.children).into_iter().enumerate() {
-            self.children.push(Vec::new());
-            for k in kids {
-                link(&mut self.children, p, k);
+        // Duplicate edges are dropped.
+        let mut seen = ContainmentSeen::default();
+        for (p, kids) in self.children.iter().enumerate() {
+            for &k in kids {
+                seen.insert(p, k);
             }
         }
         // Consecutive edges mostly leave the same container: its reference is resolved once.
@@ -383,7 +392,9 @@ impl Graph {
             match (source, target) {
                 (Some(s), Some(t)) => {
                     let (s, t) = (self.node_of[s], self.node_of[t]);
-                    link(&mut self.children, s, t);
+                    if seen.insert(s, t) {
+                        self.children[s].push(t);
+                    }
                 }
                 _ => self.errors.push(GraphError::BadEdge {
                     source: e.source.clone(),

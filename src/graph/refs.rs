@@ -114,7 +114,6 @@ fn is_exact_ref(reference: &str, r: &Resource) -> bool {
             .and_then(|rest| rest.strip_suffix(']'))
             == Some(title)
         && !t.is_empty()
-        && !t.is_empty()
         && t.is_ascii()
         && !t.contains('[')
         && !quoted
