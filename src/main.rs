@@ -101,31 +101,39 @@ static GLOBAL: Allocator = Allocator;
 /// How mimalloc takes memory from the kernel, set before the first allocation.
 ///
 /// By default mimalloc reserves a 1 GiB arena without access and commits it 64 KiB at a
-/// time (`mprotect`), so no 2 MiB stretch is ever writable whole when it is first touched:
-/// every 4 KiB page faults on its own. In the VMs we run on a fault costs about 3 us, a
-/// third of a 10,000-resource compile (5,500 faults). So:
+/// time (`mprotect`), each commit a system call and a change of the mapping. So:
 /// - the first arena is committed when reserved (`arena_eager_commit`), and reserved
-///   64 MiB (`arena_reserve`), not 1 GiB: the kernel backs it with transparent huge pages
-///   where it is set to (`always`, or `madvise`, which mimalloc asks for), one fault per
-///   2 MiB. Later arenas (a compile of 100,000 resources) are committed as before: zeroing
-///   hundreds of MiB in huge pages took more system time than the 4 KiB faults it saved,
-///   in these VMs;
+///   64 MiB (`arena_reserve`), not 1 GiB; later arenas (a compile of 100,000 resources)
+///   are committed as used, and past the first the helper of [`fill_ahead`] faults
+///   memory in ahead of the program;
+/// - no transparent huge pages (`allow_thp` off: mimalloc does not ask for them). The VMs
+///   we run on hand free memory back to the host in 2 MiB blocks a couple of seconds after
+///   it is freed (free page reporting), and a huge page is such a block: the first touch
+///   of each of its 4 KiB pages is then a fault in the host. A compile that follows
+///   another program's run (as `ordo compile` does in use, and in the benchmark after
+///   each Puppet run) paid 20 to 50 ms of system time for the 18 MiB of huge pages of a
+///   10,000-resource compile; its 4 KiB pages come from memory the guest still holds.
+///   Mixed 10k compile, 10 runs each right after a Puppet compile: 0.079 s with huge
+///   pages, 0.058 s without (system time 0.039 -> 0.021 s). Back-to-back runs, where the
+///   huge pages freed by the previous run are still held, lose about 9 ms (0.048 ->
+///   0.057 s);
 /// - objects over 128 KiB are mapped on their own (`arena_max_object_size`): the few large
-///   vectors and tables, grown by doubling, would otherwise leave half-touched huge pages
-///   in the arena that count whole towards the resident size. For an input (the manifest
-///   or catalog read) of 8 MiB or more (some 50,000 resources) that memory is small beside
-///   the rest, and mapping and unmapping each large block costs more: there they stay in
-///   the arenas (`ordo check` of a 24 MB manifest, 5 runs: 1.32 -> 1.17 s); for `ordo
-///   check`, from 1 MiB (see [`fit_to_input`]).
+///   vectors and tables, grown by doubling, are unmapped when they move instead of leaving
+///   their old room in the arena. For an input (the manifest or catalog read) of 8 MiB or
+///   more (some 50,000 resources) that memory is small beside the rest, and mapping and
+///   unmapping each large block costs more: there they stay in the arenas (`ordo check`
+///   of a 24 MB manifest, 5 runs: 1.32 -> 1.17 s); for `ordo check`, from 1 MiB (see
+///   [`fit_to_input`]).
 ///
 /// The option numbers are those of `mimalloc.h` in mimalloc 3, which libmimalloc-sys
 /// 0.1.49 builds (pinned in Cargo.toml); that crate declares `mi_option_set` but not these
-/// three options.
+/// four options.
 #[cfg(target_os = "linux")]
 mod arena {
     const ARENA_EAGER_COMMIT: i32 = 4;
     const ARENA_RESERVE: i32 = 23;
     const ARENA_MAX_OBJECT_SIZE: i32 = 45;
+    const ALLOW_THP: i32 = 43;
 
     extern "C" {
         fn mi_option_set(option: i32, value: std::ffi::c_long);
@@ -143,6 +151,7 @@ mod arena {
         set(ARENA_EAGER_COMMIT, 1);
         set(ARENA_RESERVE, 64 * 1024); // KiB
         set(ARENA_MAX_OBJECT_SIZE, 128); // KiB
+        set(ALLOW_THP, 0);
     }
 
     /// mimalloc's default `arena_max_object_size` (KiB): large objects in the arenas.
