@@ -102,28 +102,20 @@ static GLOBAL: Allocator = Allocator;
 ///
 /// By default mimalloc reserves a 1 GiB arena without access and commits it 64 KiB at a
 /// time (`mprotect`), each commit a system call and a change of the mapping. So:
-/// - the first arena is committed when reserved (`arena_eager_commit`), and reserved
-///   64 MiB (`arena_reserve`), not 1 GiB; later arenas (a compile of 100,000 resources)
-///   are committed as used, and past the first the helper of [`fill_ahead`] faults
-///   memory in ahead of the program;
-/// - no transparent huge pages (`allow_thp` off: mimalloc does not ask for them). The VMs
-///   we run on hand free memory back to the host in 2 MiB blocks a couple of seconds after
-///   it is freed (free page reporting), and a huge page is such a block: the first touch
-///   of each of its 4 KiB pages is then a fault in the host. A compile that follows
-///   another program's run (as `ordo compile` does in use, and in the benchmark after
-///   each Puppet run) paid 20 to 50 ms of system time for the 18 MiB of huge pages of a
-///   10,000-resource compile; its 4 KiB pages come from memory the guest still holds.
-///   Mixed 10k compile, 10 runs each right after a Puppet compile: 0.079 s with huge
-///   pages, 0.058 s without (system time 0.039 -> 0.021 s). Back-to-back runs, where the
-///   huge pages freed by the previous run are still held, lose about 9 ms (0.048 ->
-///   0.057 s);
+/// - the first arena, 64 MiB, is mapped here ([`first_arena`]) and given to mimalloc as
+///   committed: in transparent huge pages if the first two are fast to fault in, else in
+///   4 KiB pages (then large objects stay in it, see below, and mimalloc asks for no huge
+///   pages anywhere: `allow_thp` off). Should that mapping fail, mimalloc reserves a first
+///   arena of the same size, committed (`arena_eager_commit`, `arena_reserve`);
+/// - later arenas (a compile of 100,000 resources) are committed as used, and the helper
+///   of [`fill_ahead`] faults the memory of the second in ahead of the program;
 /// - objects over 128 KiB are mapped on their own (`arena_max_object_size`): the few large
-///   vectors and tables, grown by doubling, are unmapped when they move instead of leaving
-///   their old room in the arena. For an input (the manifest or catalog read) of 8 MiB or
-///   more (some 50,000 resources) that memory is small beside the rest, and mapping and
-///   unmapping each large block costs more: there they stay in the arenas (`ordo check`
-///   of a 24 MB manifest, 5 runs: 1.32 -> 1.17 s); for `ordo check`, from 1 MiB (see
-///   [`fit_to_input`]).
+///   vectors and tables, grown by doubling, would otherwise leave half-touched huge pages
+///   in the arena that count whole towards the resident size. For an input (the manifest
+///   or catalog read) of 8 MiB or more (some 50,000 resources) that memory is small beside
+///   the rest, and mapping and unmapping each large block costs more: there they stay in
+///   the arenas (`ordo check` of a 24 MB manifest, 5 runs: 1.32 -> 1.17 s); for `ordo
+///   check`, from 1 MiB (see [`fit_to_input`]).
 ///
 /// The option numbers are those of `mimalloc.h` in mimalloc 3, which libmimalloc-sys
 /// 0.1.49 builds (pinned in Cargo.toml); that crate declares `mi_option_set` but not these
@@ -151,8 +143,108 @@ mod arena {
         set(ARENA_EAGER_COMMIT, 1);
         set(ARENA_RESERVE, 64 * 1024); // KiB
         set(ARENA_MAX_OBJECT_SIZE, 128); // KiB
-        set(ALLOW_THP, 0);
+        match first_arena() {
+            Some(Pages::Huge) => {}
+            // In 4 KiB pages, large objects freed stay in the arena for the next ones,
+            // which find their pages faulted in already (as huge pages would be).
+            Some(Pages::Small) => {
+                set(ALLOW_THP, 0);
+                set(ARENA_MAX_OBJECT_SIZE, ANY_OBJECT_SIZE);
+            }
+            None => set(ALLOW_THP, 0),
+        }
     }
+
+    /// The pages the first arena is made of.
+    enum Pages {
+        Huge,
+        Small,
+    }
+
+    /// The first arena: 64 MiB mapped here and given to mimalloc, committed (its pages are
+    /// faulted in as first touched), in transparent huge pages when they are fast here.
+    ///
+    /// A huge page is faster than 512 small ones (one fault, fewer TLB misses: mixed 10k
+    /// compile, back-to-back runs, 0.043 against 0.050 s) when the memory is the guest's
+    /// own. But the VMs we run on hand free memory back to the host in 2 MiB blocks a
+    /// couple of seconds after it is freed (free page reporting), and a huge page is such
+    /// a block: the host then faults in each of its 4 KiB pages again when the kernel
+    /// zeroes it, 2 to 5 ms a huge page, where small pages come from memory the guest
+    /// still holds. After another program's run (a Puppet compile, as in bench/run.py)
+    /// either happens: the same compile took 0.044 s in one series of 10 and 0.078 s in
+    /// another (system time 0.010 and 0.041 s), where in small pages it took 0.052 s in
+    /// both. So the first two huge pages are faulted in here and timed: if that took over
+    /// [`SLOW_HUGE_PAGES`], the rest of the arena is small pages. Right after a Puppet
+    /// compile, 10 runs each: huge pages always 0.078 s, small pages always 0.052 s, this
+    /// choice 0.046 s. `None` if the mapping failed (mimalloc then reserves the first arena
+    /// itself).
+    #[allow(unsafe_code)]
+    fn first_arena() -> Option<Pages> {
+        let start = map(FIRST_ARENA)?;
+        // SAFETY: advice on the mapping made by `map` (the ranges are inside it); populating
+        // only faults pages in, which changes no contents.
+        let pages = unsafe {
+            madvise(start as *mut c_void, FIRST_ARENA, MADV_HUGEPAGE);
+            let t = std::time::Instant::now();
+            madvise(start as *mut c_void, PROBED, MADV_POPULATE_WRITE);
+            if t.elapsed() > SLOW_HUGE_PAGES {
+                madvise(
+                    (start + PROBED) as *mut c_void,
+                    FIRST_ARENA - PROBED,
+                    MADV_NOHUGEPAGE,
+                );
+                Pages::Small
+            } else {
+                Pages::Huge
+            }
+        };
+        give(start, FIRST_ARENA).then_some(pages)
+    }
+
+    /// `size` bytes of fresh address space (nothing mapped until touched), aligned to 2 MiB.
+    #[allow(unsafe_code)]
+    fn map(size: usize) -> Option<usize> {
+        // SAFETY: an anonymous private mapping of fresh address space: nothing else uses it.
+        let p = unsafe {
+            mmap(
+                std::ptr::null_mut(),
+                size + STEP,
+                PROT_READ_WRITE,
+                MAP_PRIVATE_ANONYMOUS_NORESERVE,
+                -1,
+                0,
+            )
+        };
+        (p as isize != -1).then(|| (p as usize).next_multiple_of(STEP))
+    }
+
+    /// Gives mimalloc the memory of [`map`] at `start` as an arena; false if it refuses.
+    #[allow(unsafe_code)]
+    fn give(start: usize, size: usize) -> bool {
+        // SAFETY: the range is inside a mapping of `map`, used by nothing else. mimalloc
+        // takes it as committed and zero (fresh anonymous pages are both; pages faulted in
+        // since are still zero) and owns it from here on.
+        unsafe {
+            mi_manage_os_memory_ex(
+                start as *mut c_void,
+                size,
+                true,
+                false,
+                true,
+                -1,
+                false,
+                std::ptr::null_mut(),
+            )
+        }
+    }
+
+    /// See [`first_arena`]: the huge pages faulted in to see whether they are fast.
+    const PROBED: usize = 2 * STEP;
+    /// See [`first_arena`]: zeroing two 2 MiB pages the guest holds takes 0.3 to 0.6 ms
+    /// here, two that the host must fault in again about 9 ms.
+    const SLOW_HUGE_PAGES: std::time::Duration = std::time::Duration::from_millis(2);
+    const FIRST_ARENA: usize = 64 << 20;
+    const MADV_HUGEPAGE: i32 = 14;
 
     /// mimalloc's default `arena_max_object_size` (KiB): large objects in the arenas.
     const ANY_OBJECT_SIZE: std::ffi::c_long = 2 << 20;
@@ -236,38 +328,13 @@ mod arena {
     /// helper sleeps; it stops after two idle seconds, or when the kernel refuses.
     #[allow(unsafe_code)]
     pub fn fill_ahead() {
-        // SAFETY: an anonymous private mapping of fresh address space: nothing else uses it.
-        let p = unsafe {
-            mmap(
-                std::ptr::null_mut(),
-                FILLED_ARENA + STEP,
-                PROT_READ_WRITE,
-                MAP_PRIVATE_ANONYMOUS_NORESERVE,
-                -1,
-                0,
-            )
-        };
-        if p as isize == -1 {
+        let Some(start) = map(FILLED_ARENA) else {
             return;
-        }
-        let start = (p as usize).next_multiple_of(STEP);
-        // SAFETY: advice on the mapping made above; the range is inside it. mimalloc takes
-        // the memory as committed and zero (fresh anonymous pages are both) and owns it
-        // from here on; the helper below only faults pages in, which changes no contents.
-        let registered = unsafe {
-            madvise(start as *mut c_void, FILLED_ARENA, MADV_NOHUGEPAGE);
-            mi_manage_os_memory_ex(
-                start as *mut c_void,
-                FILLED_ARENA,
-                true,
-                false,
-                true,
-                -1,
-                false,
-                std::ptr::null_mut(),
-            )
         };
-        if registered {
+        // SAFETY: advice on the mapping made by `map`; the range is inside it. The helper
+        // below only faults pages in, which changes no contents.
+        unsafe { madvise(start as *mut c_void, FILLED_ARENA, MADV_NOHUGEPAGE) };
+        if give(start, FILLED_ARENA) {
             let _ = std::thread::Builder::new()
                 .name("fill-ahead".into())
                 .spawn(move || fill(start));
