@@ -104,9 +104,9 @@ static GLOBAL: Allocator = Allocator;
 /// time (`mprotect`), each commit a system call and a change of the mapping. So:
 /// - the first arena, 64 MiB, is mapped here ([`first_arena`]) and given to mimalloc as
 ///   committed: in transparent huge pages if the first two are fast to fault in, else in
-///   4 KiB pages (then large objects stay in it, see below, and mimalloc asks for no huge
-///   pages anywhere: `allow_thp` off). Should that mapping fail, mimalloc reserves a first
-///   arena of the same size, committed (`arena_eager_commit`, `arena_reserve`);
+///   4 KiB pages (and mimalloc asks for no huge pages anywhere: `allow_thp` off). Should
+///   that mapping fail, mimalloc reserves a first arena of the same size, committed
+///   (`arena_eager_commit`, `arena_reserve`);
 /// - later arenas (a compile of 100,000 resources) are committed as used, and the helper
 ///   of [`fill_ahead`] faults the memory of the second in ahead of the program;
 /// - objects over 128 KiB are mapped on their own (`arena_max_object_size`): the few large
@@ -143,15 +143,8 @@ mod arena {
         set(ARENA_EAGER_COMMIT, 1);
         set(ARENA_RESERVE, 64 * 1024); // KiB
         set(ARENA_MAX_OBJECT_SIZE, 128); // KiB
-        match first_arena() {
-            Some(Pages::Huge) => {}
-            // In 4 KiB pages, large objects freed stay in the arena for the next ones,
-            // which find their pages faulted in already (as huge pages would be).
-            Some(Pages::Small) => {
-                set(ALLOW_THP, 0);
-                set(ARENA_MAX_OBJECT_SIZE, ANY_OBJECT_SIZE);
-            }
-            None => set(ALLOW_THP, 0),
+        if !matches!(first_arena(), Some(Pages::Huge)) {
+            set(ALLOW_THP, 0);
         }
     }
 
