@@ -102,11 +102,11 @@ static GLOBAL: Allocator = Allocator;
 ///
 /// By default mimalloc reserves a 1 GiB arena without access and commits it 64 KiB at a
 /// time (`mprotect`), each commit a system call and a change of the mapping. So:
-/// - the first arena, 64 MiB, is mapped here ([`first_arena`]) and given to mimalloc as
-///   committed: in transparent huge pages if the first two are fast to fault in, else in
-///   4 KiB pages (and mimalloc asks for no huge pages anywhere: `allow_thp` off). Should
-///   that mapping fail, mimalloc reserves a first arena of the same size, committed
-///   (`arena_eager_commit`, `arena_reserve`);
+/// - the first arena, 64 MiB, is mapped here ([`first_arena_in_huge_pages`]) and given to
+///   mimalloc as committed: in transparent huge pages if the first two are fast to fault
+///   in, else in 4 KiB pages (and mimalloc asks for no huge pages anywhere: `allow_thp`
+///   off). Should that mapping fail, mimalloc reserves a first arena of the same size,
+///   committed (`arena_eager_commit`, `arena_reserve`);
 /// - later arenas (a compile of 100,000 resources) are committed as used, and the helper
 ///   of [`fill_ahead`] faults the memory of the second in ahead of the program;
 /// - objects over 128 KiB are mapped on their own (`arena_max_object_size`): the few large
@@ -143,15 +143,9 @@ mod arena {
         set(ARENA_EAGER_COMMIT, 1);
         set(ARENA_RESERVE, 64 * 1024); // KiB
         set(ARENA_MAX_OBJECT_SIZE, 128); // KiB
-        if !matches!(first_arena(), Some(Pages::Huge)) {
+        if !first_arena_in_huge_pages() {
             set(ALLOW_THP, 0);
         }
-    }
-
-    /// The pages the first arena is made of.
-    enum Pages {
-        Huge,
-        Small,
     }
 
     /// The first arena: 64 MiB mapped here and given to mimalloc, committed (its pages are
@@ -169,29 +163,30 @@ mod arena {
     /// both. So the first two huge pages are faulted in here and timed: if that took over
     /// [`SLOW_HUGE_PAGES`], the rest of the arena is small pages. Right after a Puppet
     /// compile, 10 runs each: huge pages always 0.078 s, small pages always 0.052 s, this
-    /// choice 0.046 s. `None` if the mapping failed (mimalloc then reserves the first arena
-    /// itself).
+    /// choice 0.046 s. Whether the arena is in huge pages: false for small pages, and if
+    /// the mapping failed (mimalloc then reserves the first arena itself).
     #[allow(unsafe_code)]
-    fn first_arena() -> Option<Pages> {
-        let start = map(FIRST_ARENA)?;
+    fn first_arena_in_huge_pages() -> bool {
+        let Some(start) = map(FIRST_ARENA) else {
+            return false;
+        };
         // SAFETY: advice on the mapping made by `map` (the ranges are inside it); populating
         // only faults pages in, which changes no contents.
-        let pages = unsafe {
+        let huge = unsafe {
             madvise(start as *mut c_void, FIRST_ARENA, MADV_HUGEPAGE);
             let t = std::time::Instant::now();
             madvise(start as *mut c_void, PROBED, MADV_POPULATE_WRITE);
-            if t.elapsed() > SLOW_HUGE_PAGES {
+            let fast = t.elapsed() <= SLOW_HUGE_PAGES;
+            if !fast {
                 madvise(
                     (start + PROBED) as *mut c_void,
                     FIRST_ARENA - PROBED,
                     MADV_NOHUGEPAGE,
                 );
-                Pages::Small
-            } else {
-                Pages::Huge
             }
+            fast
         };
-        give(start, FIRST_ARENA).then_some(pages)
+        give(start, FIRST_ARENA) && huge
     }
 
     /// `size` bytes of fresh address space (nothing mapped until touched), aligned to 2 MiB.
@@ -231,13 +226,13 @@ mod arena {
         }
     }
 
-    /// See [`first_arena`]: the huge pages faulted in to see whether they are fast.
+    /// See [`first_arena_in_huge_pages`]: the huge pages faulted in to see whether they are
+    /// fast.
     const PROBED: usize = 2 * STEP;
-    /// See [`first_arena`]: zeroing two 2 MiB pages the guest holds takes 0.3 to 0.6 ms
-    /// here, two that the host must fault in again about 9 ms.
+    /// See [`first_arena_in_huge_pages`]: zeroing two 2 MiB pages the guest holds takes 0.3
+    /// to 0.6 ms here, two that the host must fault in again about 9 ms.
     const SLOW_HUGE_PAGES: std::time::Duration = std::time::Duration::from_millis(2);
     const FIRST_ARENA: usize = 64 << 20;
-    const MADV_HUGEPAGE: i32 = 14;
 
     /// mimalloc's default `arena_max_object_size` (KiB): large objects in the arenas.
     const ANY_OBJECT_SIZE: std::ffi::c_long = 2 << 20;
@@ -295,6 +290,7 @@ mod arena {
 
     const PROT_READ_WRITE: i32 = 0x1 | 0x2;
     const MAP_PRIVATE_ANONYMOUS_NORESERVE: i32 = 0x02 | 0x20 | 0x4000;
+    const MADV_HUGEPAGE: i32 = 14;
     const MADV_NOHUGEPAGE: i32 = 15;
     const MADV_POPULATE_WRITE: i32 = 23;
     const PAGE: usize = 4096;
