@@ -173,9 +173,9 @@ impl CatalogSource {
 }
 
 /// Resources per piece when a big catalog's resources are written on two threads (see
-/// [`pretty::streamed_pieces`]): a piece of text is a few hundred kilobytes, and one
-/// waits ready while the next is written.
-const PIECE: usize = 1024;
+/// [`pretty::streamed_pieces`]): a piece of text is 100-200 KB, which the second thread
+/// writes while this one writes the piece before.
+const PIECE: usize = 512;
 
 /// The resources and edges of a [`CatalogSource`], written as the catalog's.
 struct ResMembers<'a> {
@@ -243,10 +243,15 @@ impl pretty::Members for ResMembers<'_> {
                 }
                 Ok(())
             },
-            |k, w, list| {
+            |k, w, list, hand| {
                 let mut other = ResMembers::new(src);
                 other.piece(k);
-                while other.resource_in(w, list) {}
+                while other.resource_in(w, list) {
+                    if !hand.over(w) {
+                        return false;
+                    }
+                }
+                true
             },
         )
     }
