@@ -232,7 +232,11 @@ impl Compiler<'_> {
         let mut chain = vec![];
         let mut s = Some(scope);
         while let Some(id) = s {
-            if let Some(d) = self.scopes[id].defaults.get(type_name) {
+            if let Some(d) = self.scopes[id]
+                .defaults
+                .as_ref()
+                .and_then(|d| d.get(type_name))
+            {
                 chain.push(d);
             }
             s = self.scopes[id].parent;
@@ -970,7 +974,7 @@ impl Compiler<'_> {
                 continue;
             }
             for p in RELATIONSHIP_PARAMS {
-                let Some(v) = r.params.get(*p) else { continue };
+                let Some(v) = r.params.get(p) else { continue };
                 for item in flatten_values(v) {
                     let Some((t, title)) = ref_parts(&item) else {
                         // Puppet::Resource.new(nil, value) cannot split it into a type and a
@@ -1247,8 +1251,7 @@ impl Compiler<'_> {
             };
             let r = &mut self.resources[idx];
             let own = std::mem::take(&mut r.params);
-            let mut params = crate::fxhash::FxIndexMap::default();
-            params.reserve(own.len() + captured.len());
+            let mut params = super::params::ParamMap::with_capacity(own.len() + captured.len());
             params.extend(captured.into_iter().filter(|(_, v)| !v.is_undef()));
             for (k, v) in own {
                 params.insert(k, v);
@@ -1388,7 +1391,7 @@ impl Compiler<'_> {
             return out;
         }
         for n in names {
-            if let Some(v) = self.resources[idx].params.get(*n) {
+            if let Some(v) = self.resources[idx].params.get(n) {
                 out.insert(n.to_string(), v.clone());
             }
         }
@@ -1628,7 +1631,7 @@ fn composite_key(r: &Res, b: Option<&'static builtin_types::BuiltinType>) -> Opt
     Some(
         attrs
             .iter()
-            .map(|a| match r.params.get(*a) {
+            .map(|a| match r.params.get(a) {
                 Some(v) => json_str(&v.to_display()),
                 None if *a == b.namevars[0] => json_str(&r.title),
                 None => "nil".to_string(),

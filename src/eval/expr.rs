@@ -274,7 +274,10 @@ impl Compiler<'_> {
                 };
                 // A parameter may have one default per type and scope.
                 let target = self.real_scope(scope);
-                let defined = self.scopes[target].defaults.get(&name);
+                let defined = self.scopes[target]
+                    .defaults
+                    .as_ref()
+                    .and_then(|d| d.get(&name));
                 let again = ops.iter().enumerate().find_map(|(i, op)| match op {
                     AttributeOp::Set { name: p, .. }
                         if defined.is_some_and(|d| d.contains_key(p))
@@ -291,7 +294,11 @@ impl Compiler<'_> {
                     )));
                 }
                 let attrs = self.eval_attribute_ops(ops, scope)?;
-                let d = self.scopes[target].defaults.entry(name).or_default();
+                let d = self.scopes[target]
+                    .defaults
+                    .get_or_insert_with(Default::default)
+                    .entry(name)
+                    .or_default();
                 for a in attrs {
                     d.insert(a.name, a.value);
                 }

@@ -22,6 +22,7 @@ mod glob;
 mod hiera_lookup;
 mod module_functions;
 mod output;
+mod params;
 pub mod parse_cache;
 pub mod priority;
 mod provenance;

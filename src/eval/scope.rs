@@ -29,8 +29,9 @@ pub struct Scope {
     pub vars: Vars,
     /// `$0`, `$1`, ... of the last successful match in this scope.
     pub matches: Option<Vec<Value>>,
-    /// Resource defaults: type name (capitalised) -> attribute -> value.
-    pub defaults: HashMap<String, IndexMap<String, Value>>,
+    /// Resource defaults: type name (capitalised) -> attribute -> value. Few scopes set any
+    /// (and every lambda call has a scope), hence the box.
+    pub defaults: Option<Box<HashMap<String, IndexMap<String, Value>>>>,
     /// The catalog resource this scope evaluates (Class[main], Class[x], a define instance).
     pub resource: Option<usize>,
     /// The definition being evaluated: `""` for main, else `class foo`, `define foo`,
@@ -60,7 +61,7 @@ impl Scope {
             lookup_next,
             vars: Vars::default(),
             matches: None,
-            defaults: HashMap::default(),
+            defaults: None,
             resource: None,
             source,
             class_name: None,
