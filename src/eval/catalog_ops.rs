@@ -386,7 +386,12 @@ impl Compiler<'_> {
         };
         if let TypeKind::Define(_) = kind {
             // Every unknown name, as Puppet's validate_parameters lists them.
-            let unknown: Vec<&String> = r.params.keys().filter(|k| !allowed(k)).collect();
+            let unknown: Vec<&str> = r
+                .params
+                .keys()
+                .map(|k| &**k)
+                .filter(|k| !allowed(k))
+                .collect();
             let msg = match unknown.as_slice() {
                 [] => return Ok(()),
                 [k] => format!("{}: has no parameter named '{k}'", r.reference()),
@@ -430,13 +435,14 @@ impl Compiler<'_> {
         span: Span,
     ) {
         let line = self.span_line(span);
+        let key = self.attr_name(name);
         let r = &mut self.resources[idx];
         if name == "tag" {
             for t in flatten_values(&value) {
                 add_tag(&mut r.tags, &t.to_display());
             }
         }
-        r.params.insert(name.to_string(), value);
+        r.params.insert(key, value);
         r.setters.set(name, source, Some((Some(span.file), line)));
         self.recorder.param(idx, name, span);
     }
@@ -633,7 +639,7 @@ impl Compiler<'_> {
         if stage != "main" && !self.resources[idx].params.contains_key("stage") {
             self.resources[idx]
                 .params
-                .insert("stage".into(), Value::str(stage));
+                .insert("stage", Value::str(stage));
         }
         self.containment.push((stage_idx, idx));
         if let Some(body) = &def.body {
@@ -739,7 +745,8 @@ impl Compiler<'_> {
                         self.param_guard = outer;
                         let v = v?;
                         if !v.is_undef() || is_class {
-                            self.resources[idx].params.insert(p.name.clone(), v.clone());
+                            let key = self.attr_name(&p.name);
+                            self.resources[idx].params.insert(key, v.clone());
                             self.resources[idx].setters.set(&p.name, &source, None);
                         }
                         v
@@ -966,10 +973,7 @@ impl Compiler<'_> {
             // One look at the names first (most resources have none of these).
             if r.virtual_
                 || r.dropped
-                || !r
-                    .params
-                    .keys()
-                    .any(|k| RELATIONSHIP_PARAMS.contains(&k.as_str()))
+                || !r.params.keys().any(|k| RELATIONSHIP_PARAMS.contains(&&**k))
             {
                 continue;
             }
@@ -1155,12 +1159,12 @@ impl Compiler<'_> {
         }
         let (src, dst) = if from < to {
             let (l, r) = self.resources.split_at_mut(to);
-            (&l[from], &mut r[0])
+            (&mut l[from], &mut r[0])
         } else {
             let (l, r) = self.resources.split_at_mut(from);
-            (&r[0], &mut l[to])
+            (&mut r[0], &mut l[to])
         };
-        dst.tags.extend_from(&src.tags);
+        dst.tags.inherit(&mut src.tags);
     }
 
     // ---- finishing -----------------------------------------------------------------------------
@@ -1387,7 +1391,7 @@ impl Compiler<'_> {
         let mut out = IndexMap::new();
         // One look at the names first (most resources have none of these).
         let params = &self.resources[idx].params;
-        if !params.keys().any(|k| names.contains(&k.as_str())) {
+        if !params.keys().any(|k| names.contains(&&**k)) {
             return out;
         }
         for n in names {

@@ -326,6 +326,9 @@ pub struct Compiler<'a> {
     /// The tags a resource type name gives its resources, made once per type: the
     /// resources share their strings.
     type_tags: HashMap<String, super::tags::Tags>,
+    /// Attribute names, one shared string each for every resource's parameters (see
+    /// [`Compiler::attr_name`]).
+    attr_names: crate::fxhash::FxHashSet<Arc<str>>,
     /// Resource type name -> its resources in declaration order (for the collectors,
     /// which would otherwise scan every resource on every pass).
     pub(super) by_type: HashMap<String, Vec<usize>>,
@@ -412,6 +415,7 @@ impl<'a> Compiler<'a> {
             exiting: false,
             untagged_title: false,
             type_tags: HashMap::default(),
+            attr_names: Default::default(),
             by_type: HashMap::default(),
             define_sources: HashMap::default(),
             last_line: std::cell::Cell::new((FileId::SYNTHETIC, 0, 0, 0)),
@@ -1138,6 +1142,17 @@ impl<'a> Compiler<'a> {
 
     // ---- scopes --------------------------------------------------------------------------------
 
+    /// The shared string of attribute name `name` (a resource's parameters are named by
+    /// these: one `ensure` for all resources, not a copy each).
+    pub(super) fn attr_name(&mut self, name: &str) -> Arc<str> {
+        if let Some(n) = self.attr_names.get(name) {
+            return n.clone();
+        }
+        let n: Arc<str> = Arc::from(name);
+        self.attr_names.insert(n.clone());
+        n
+    }
+
     pub(super) fn new_scope(&mut self, s: Scope) -> ScopeId {
         self.scopes.push(Box::new(s));
         self.scopes.len() - 1
@@ -1194,7 +1209,7 @@ impl<'a> Compiler<'a> {
         );
         self.resources[stage]
             .params
-            .insert("name".into(), Value::str("main"));
+            .insert("name", Value::str("main"));
         self.resources[stage].tags = [std::sync::Arc::from("stage")].into_iter().collect();
         self.insert_resource(stage);
         let main = self.new_res(
@@ -1206,7 +1221,7 @@ impl<'a> Compiler<'a> {
         );
         self.resources[main]
             .params
-            .insert("name".into(), Value::str("main"));
+            .insert("name", Value::str("main"));
         self.resources[main].tags = [std::sync::Arc::from("class")].into_iter().collect();
         self.resources[main].evaluated = true;
         self.insert_resource(main);
@@ -1227,13 +1242,9 @@ impl<'a> Compiler<'a> {
         let source = self.scopes[scope].source.clone();
         let idx = self.resources.len();
         let tn = type_name.as_ref();
-        // Room for the title's tags and the container's (most resources get those).
-        let room = 1 + self
-            .resources
-            .get(self.scopes[scope].resource.unwrap_or(usize::MAX))
-            .map_or(0, |r| r.tags.len());
+        // Room for the title's tag (the container's are shared: `Tags::inherit`).
         let mut tags = match self.type_tags.get(tn) {
-            Some(t) => t.with_room(room),
+            Some(t) => t.with_room(1),
             None => {
                 let mut t = Tags::default();
                 add_tag(&mut t, tn);

@@ -28,7 +28,7 @@ impl Compiler<'_> {
                 continue;
             }
             let span = r.span;
-            let names: Vec<String> = r
+            let names: Vec<std::sync::Arc<str>> = r
                 .params
                 .iter()
                 .filter(|(_, v)| has_deferred(v))

@@ -669,7 +669,7 @@ fn f_require(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         } else {
             Value::Array(items)
         };
-        r.params.insert("require".into(), v);
+        r.params.insert("require", v);
         out.push(Value::Type(Box::new(t)));
     }
     Ok(Value::Array(out))

@@ -386,7 +386,7 @@ fn write_resource<'a>(
             Value::Sensitive(inner) => &**inner,
             other => other,
         };
-        if RELATIONSHIP_PARAMS.contains(&k.as_str()) {
+        if RELATIONSHIP_PARAMS.contains(&&**k) {
             match v {
                 // Flattened, without undef.
                 Value::Array(_) => {
@@ -412,14 +412,14 @@ fn write_resource<'a>(
             continue;
         }
         // Puppet does not repeat the title as the namevar.
-        if namevar == Some(k.as_str()) && json_string(v).as_deref() == Some(r.title.as_str()) {
+        if namevar == Some(&**k) && json_string(v).as_deref() == Some(r.title.as_str()) {
             continue;
         }
         let depth = out.param(w, k);
         write_value(w, depth, v);
     }
     let sensitive = r.params.iter().filter_map(|(k, v)| match v {
-        Value::Sensitive(_) => Some(k.as_str()),
+        Value::Sensitive(_) => Some(&**k),
         _ => None,
     });
     out.close(w, sensitive)
@@ -569,12 +569,12 @@ fn rich_data_warnings_of(r: &Res, at: impl FnOnce() -> String, out: &mut Vec<Str
     let mut path = Vec::new();
     for (k, v) in &r.params {
         // The cheap test first: most values are plain.
-        if has_rich_data(v) && !RELATIONSHIP_PARAMS.contains(&k.as_str()) {
+        if has_rich_data(v) && !RELATIONSHIP_PARAMS.contains(&&**k) {
             let (prefix, at) = context.get_or_insert_with(|| {
                 let at = at.take().map_or_else(String::new, |f| f());
                 (r.reference_shown(), at)
             });
-            path.push(Value::Str(k.clone()));
+            path.push(Value::Str(k.to_string()));
             let mut w = Warner {
                 prefix,
                 path: &mut path,
@@ -724,12 +724,12 @@ fn catalog_resource(r: &mut Res, namevar: Option<&str>, file: Option<String>) ->
     for (k, v) in std::mem::take(&mut r.params) {
         let v = match v {
             Value::Sensitive(inner) => {
-                sensitive.push(k.clone());
+                sensitive.push(k.to_string());
                 *inner
             }
             other => other,
         };
-        let j = if RELATIONSHIP_PARAMS.contains(&k.as_str()) {
+        let j = if RELATIONSHIP_PARAMS.contains(&&*k) {
             // `flatten_values`, without copying the references first.
             let mut items: Vec<Json> = Vec::new();
             for_each_leaf(&v, &mut |x| items.push(reference_json(x)));
@@ -742,11 +742,11 @@ fn catalog_resource(r: &mut Res, namevar: Option<&str>, file: Option<String>) ->
             v.into_json()
         };
         // Puppet does not repeat the title as the namevar.
-        if namevar == Some(k.as_str()) && j.as_str() == Some(r.title.as_str()) {
+        if namevar == Some(&*k) && j.as_str() == Some(r.title.as_str()) {
             continue;
         }
         if !j.is_null() {
-            params.insert(k, j);
+            params.insert(k.to_string(), j);
         }
     }
     let title = if r.type_name == "Class" {

@@ -4,12 +4,14 @@
 //! searched linearly rather than a hash map: one allocation a resource instead of two (the
 //! entries and the hash index), and no hashing on every lookup. The keys compare as the
 //! short strings they are; a type with hundreds of attributes is still a few hundred
-//! comparisons per lookup.
+//! comparisons per lookup. The names are shared strings: the evaluator gives every resource
+//! the same `ensure` (see `Compiler::attr_name`), not a copy each.
 
 use super::value::Value;
+use std::sync::Arc;
 
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct ParamMap(Vec<(String, Value)>);
+pub struct ParamMap(Vec<(Arc<str>, Value)>);
 
 impl ParamMap {
     pub fn new() -> ParamMap {
@@ -34,15 +36,18 @@ impl ParamMap {
     }
 
     fn position(&self, name: &str) -> Option<usize> {
-        self.0.iter().position(|(k, _)| k == name)
+        self.0.iter().position(|(k, _)| **k == *name)
     }
 
     pub fn get(&self, name: &str) -> Option<&Value> {
-        self.0.iter().find(|(k, _)| k == name).map(|(_, v)| v)
+        self.0.iter().find(|(k, _)| **k == *name).map(|(_, v)| v)
     }
 
     pub fn get_mut(&mut self, name: &str) -> Option<&mut Value> {
-        self.0.iter_mut().find(|(k, _)| k == name).map(|(_, v)| v)
+        self.0
+            .iter_mut()
+            .find(|(k, _)| **k == *name)
+            .map(|(_, v)| v)
     }
 
     pub fn contains_key(&self, name: &str) -> bool {
@@ -50,22 +55,31 @@ impl ParamMap {
     }
 
     /// Sets `name` (in its place if it is set, else last); the value it had.
-    pub fn insert(&mut self, name: String, value: Value) -> Option<Value> {
-        match self.position(&name) {
+    pub fn insert<K: AsRef<str> + Into<Arc<str>>>(
+        &mut self,
+        name: K,
+        value: Value,
+    ) -> Option<Value> {
+        match self.position(name.as_ref()) {
             Some(i) => Some(std::mem::replace(&mut self.0[i].1, value)),
             None => {
-                self.0.push((name, value));
+                self.0.push((name.into(), value));
                 None
             }
         }
     }
 
     /// Sets `name` at position `at` (moving it there if it is set).
-    pub fn shift_insert(&mut self, at: usize, name: String, value: Value) {
-        if let Some(i) = self.position(&name) {
+    pub fn shift_insert<K: AsRef<str> + Into<Arc<str>>>(
+        &mut self,
+        at: usize,
+        name: K,
+        value: Value,
+    ) {
+        if let Some(i) = self.position(name.as_ref()) {
             self.0.remove(i);
         }
-        self.0.insert(at.min(self.0.len()), (name, value));
+        self.0.insert(at.min(self.0.len()), (name.into(), value));
     }
 
     /// Unsets `name`, keeping the order of the others; the value it had.
@@ -73,19 +87,19 @@ impl ParamMap {
         self.position(name).map(|i| self.0.remove(i).1)
     }
 
-    pub fn retain(&mut self, mut keep: impl FnMut(&String, &mut Value) -> bool) {
+    pub fn retain(&mut self, mut keep: impl FnMut(&Arc<str>, &mut Value) -> bool) {
         self.0.retain_mut(|(k, v)| keep(k, v))
     }
 
-    pub fn iter(&self) -> impl DoubleEndedIterator<Item = (&String, &Value)> + ExactSizeIterator {
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = (&Arc<str>, &Value)> + ExactSizeIterator {
         self.0.iter().map(|(k, v)| (k, v))
     }
 
-    pub fn iter_mut(&mut self) -> impl Iterator<Item = (&String, &mut Value)> {
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = (&Arc<str>, &mut Value)> {
         self.0.iter_mut().map(|(k, v)| (&*k, v))
     }
 
-    pub fn keys(&self) -> impl DoubleEndedIterator<Item = &String> + ExactSizeIterator {
+    pub fn keys(&self) -> impl DoubleEndedIterator<Item = &Arc<str>> + ExactSizeIterator {
         self.0.iter().map(|(k, _)| k)
     }
 
@@ -97,16 +111,16 @@ impl ParamMap {
         self.0.iter_mut().map(|(_, v)| v)
     }
 
-    pub fn first(&self) -> Option<(&String, &Value)> {
+    pub fn first(&self) -> Option<(&Arc<str>, &Value)> {
         self.0.first().map(|(k, v)| (k, v))
     }
 }
 
 impl<'a> IntoIterator for &'a ParamMap {
-    type Item = (&'a String, &'a Value);
+    type Item = (&'a Arc<str>, &'a Value);
     type IntoIter = std::iter::Map<
-        std::slice::Iter<'a, (String, Value)>,
-        fn(&'a (String, Value)) -> (&'a String, &'a Value),
+        std::slice::Iter<'a, (Arc<str>, Value)>,
+        fn(&'a (Arc<str>, Value)) -> (&'a Arc<str>, &'a Value),
     >;
     fn into_iter(self) -> Self::IntoIter {
         self.0.iter().map(|(k, v)| (k, v))
@@ -114,24 +128,24 @@ impl<'a> IntoIterator for &'a ParamMap {
 }
 
 impl IntoIterator for ParamMap {
-    type Item = (String, Value);
-    type IntoIter = std::vec::IntoIter<(String, Value)>;
+    type Item = (Arc<str>, Value);
+    type IntoIter = std::vec::IntoIter<(Arc<str>, Value)>;
     fn into_iter(self) -> Self::IntoIter {
         self.0.into_iter()
     }
 }
 
-impl FromIterator<(String, Value)> for ParamMap {
+impl<K: AsRef<str> + Into<Arc<str>>> FromIterator<(K, Value)> for ParamMap {
     /// Later pairs of a name set it again, in the place of the first (as a map's insert).
-    fn from_iter<I: IntoIterator<Item = (String, Value)>>(pairs: I) -> ParamMap {
+    fn from_iter<I: IntoIterator<Item = (K, Value)>>(pairs: I) -> ParamMap {
         let mut map = ParamMap::new();
         map.extend(pairs);
         map
     }
 }
 
-impl Extend<(String, Value)> for ParamMap {
-    fn extend<I: IntoIterator<Item = (String, Value)>>(&mut self, pairs: I) {
+impl<K: AsRef<str> + Into<Arc<str>>> Extend<(K, Value)> for ParamMap {
+    fn extend<I: IntoIterator<Item = (K, Value)>>(&mut self, pairs: I) {
         for (k, v) in pairs {
             self.insert(k, v);
         }
@@ -149,22 +163,20 @@ mod tests {
     #[test]
     fn keeps_the_order_of_first_setting_as_an_index_map_does() {
         let mut m = ParamMap::new();
-        assert_eq!(m.insert("b".into(), s("1")), None);
-        assert_eq!(m.insert("a".into(), s("2")), None);
-        assert_eq!(m.insert("b".into(), s("3")), Some(s("1")));
-        assert_eq!(m.keys().map(String::as_str).collect::<Vec<_>>(), ["b", "a"]);
+        assert_eq!(m.insert("b", s("1")), None);
+        assert_eq!(m.insert("a", s("2")), None);
+        assert_eq!(m.insert("b", s("3")), Some(s("1")));
+        assert_eq!(m.keys().map(|k| &**k).collect::<Vec<_>>(), ["b", "a"]);
         assert_eq!(m.get("b"), Some(&s("3")));
-        m.shift_insert(0, "a".into(), s("4"));
-        assert_eq!(m.keys().map(String::as_str).collect::<Vec<_>>(), ["a", "b"]);
-        m.shift_insert(5, "c".into(), s("5"));
+        m.shift_insert(0, "a", s("4"));
+        assert_eq!(m.keys().map(|k| &**k).collect::<Vec<_>>(), ["a", "b"]);
+        m.shift_insert(5, "c", s("5"));
         assert_eq!(m.shift_remove("a"), Some(s("4")));
-        assert_eq!(m.keys().map(String::as_str).collect::<Vec<_>>(), ["b", "c"]);
-        m.retain(|k, _| k != "b");
+        assert_eq!(m.keys().map(|k| &**k).collect::<Vec<_>>(), ["b", "c"]);
+        m.retain(|k, _| &**k != "b");
         assert_eq!(m.len(), 1);
         assert!(!m.contains_key("b") && m.contains_key("c"));
-        let again: ParamMap = [("x".to_string(), s("1")), ("x".to_string(), s("2"))]
-            .into_iter()
-            .collect();
+        let again: ParamMap = [("x", s("1")), ("x", s("2"))].into_iter().collect();
         assert_eq!(again.len(), 1);
         assert_eq!(again.get("x"), Some(&s("2")));
     }

@@ -13,11 +13,43 @@ const INDEX_FROM: usize = 24;
 
 #[derive(Clone, Debug, Default)]
 pub struct Tags {
+    /// Its own tags, in the order added; the shared ones go between `items[..split]` and
+    /// `items[split..]`.
     items: Vec<Arc<str>>,
-    /// A bit per tag from its length and end bytes ([`sketch`]): a tag whose bit is clear is
-    /// not here, without a scan (most tags looked up in a set are new to it).
+    /// The tags of a container, taken at once (see [`Tags::inherit`]): a resource shares
+    /// them with the container's other resources instead of copying them. None of them is
+    /// among `items`.
+    shared: Option<Arc<Shared>>,
+    split: usize,
+    /// A bit per tag from its length and end bytes ([`sketch`]), of `items` and `shared`
+    /// both: a tag whose bit is clear is not here, without a scan (most tags looked up in a
+    /// set are new to it).
     sketch: u64,
+    /// Of `items`, once there are many.
     index: Option<Box<FxHashSet<Arc<str>>>>,
+    /// What [`Tags::inherit`] shares of this set: its tags as they are, kept until one is
+    /// added.
+    snapshot: Option<Arc<Shared>>,
+}
+
+/// Tags shared by several sets (see [`Tags::inherit`]).
+#[derive(Debug)]
+struct Shared {
+    items: Box<[Arc<str>]>,
+    sketch: u64,
+    index: Option<FxHashSet<Arc<str>>>,
+}
+
+impl Shared {
+    fn contains(&self, t: &str) -> bool {
+        if self.sketch & sketch(t) == 0 {
+            return false;
+        }
+        match &self.index {
+            Some(ix) => ix.contains(t),
+            None => self.items.iter().any(|x| &**x == t),
+        }
+    }
 }
 
 /// The bit of [`Tags::sketch`] that tag `t` sets.
@@ -39,23 +71,26 @@ impl Tags {
         if self.sketch & sketch(t) == 0 {
             return false;
         }
-        match &self.index {
+        let own = match &self.index {
             Some(ix) => ix.contains(t),
             None => self.items.iter().any(|x| &**x == t),
-        }
+        };
+        own || self.shared.as_ref().is_some_and(|s| s.contains(t))
     }
 
     fn contains_rc(&self, t: &Arc<str>) -> bool {
         if self.sketch & sketch(t) == 0 {
             return false;
         }
-        match &self.index {
+        let own = match &self.index {
             Some(ix) => ix.contains(&**t),
             None => self.items.iter().any(|x| Arc::ptr_eq(x, t) || **x == **t),
-        }
+        };
+        own || self.shared.as_ref().is_some_and(|s| s.contains(t))
     }
 
     fn push_new(&mut self, t: Arc<str>) {
+        self.snapshot = None;
         self.sketch |= sketch(&t);
         if let Some(ix) = &mut self.index {
             ix.insert(t.clone());
@@ -73,8 +108,11 @@ impl Tags {
         items.extend(self.items.iter().cloned());
         Tags {
             items,
+            shared: self.shared.clone(),
+            split: self.split,
             sketch: self.sketch,
             index: self.index.clone(),
+            snapshot: None,
         }
     }
 
@@ -98,34 +136,87 @@ impl Tags {
 
     /// Adds every tag of `other` that is not present, in `other`'s order.
     pub fn extend_from(&mut self, other: &Tags) {
-        for (i, t) in other.items.iter().enumerate() {
+        let n = other.len();
+        for (i, t) in other.iter().enumerate() {
             if !self.contains_rc(t) {
                 if self.items.len() == self.items.capacity() {
                     // Room for the rest at once (most of them are new too).
-                    self.items.reserve(other.items.len() - i);
+                    self.items.reserve(n - i);
                 }
                 self.push_new(t.clone());
             }
         }
     }
 
-    /// The tags, in order (for the catalog, which takes them).
-    pub fn into_vec(self) -> Vec<Arc<str>> {
-        self.items
+    /// [`Tags::extend_from`] a container's tags: the same tags in the same order, but
+    /// shared rather than copied when this set has none of them and has shared none yet
+    /// (the usual case: a resource taking its class's or defined type's tags). A container
+    /// with many resources keeps one copy of its tags for all of them until it gets
+    /// another tag.
+    pub fn inherit(&mut self, container: &mut Tags) {
+        if container.is_empty() {
+            return;
+        }
+        let snap = match &container.snapshot {
+            Some(s) => s.clone(),
+            None => {
+                let items: Box<[Arc<str>]> = container.iter().cloned().collect();
+                let sketch = items.iter().fold(0, |b, t| b | sketch(t));
+                let index = (items.len() >= INDEX_FROM).then(|| items.iter().cloned().collect());
+                let s = Arc::new(Shared {
+                    items,
+                    sketch,
+                    index,
+                });
+                container.snapshot = Some(s.clone());
+                s
+            }
+        };
+        match &self.shared {
+            Some(mine) if Arc::ptr_eq(mine, &snap) => {}
+            None if !self.items.iter().any(|t| snap.contains(t)) => {
+                self.sketch |= snap.sketch;
+                self.split = self.items.len();
+                self.shared = Some(snap);
+            }
+            _ => {
+                for t in snap.items.iter() {
+                    if !self.contains_rc(t) {
+                        self.push_new(t.clone());
+                    }
+                }
+            }
+        }
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = &Arc<str>> {
-        self.items.iter()
+    /// The tags, in order (for the catalog, which takes them).
+    pub fn into_vec(self) -> Vec<Arc<str>> {
+        match &self.shared {
+            None => self.items,
+            Some(_) => self.iter().cloned().collect(),
+        }
+    }
+
+    pub fn iter(&self) -> TagIter<'_> {
+        let shared: &[Arc<str>] = self.shared.as_deref().map_or(&[], |s| &s.items);
+        let (before, after) = self.items.split_at(self.split.min(self.items.len()));
+        before.iter().chain(shared.iter()).chain(after.iter())
     }
 
     pub fn len(&self) -> usize {
-        self.items.len()
+        self.items.len() + self.shared.as_ref().map_or(0, |s| s.items.len())
     }
 
     pub fn is_empty(&self) -> bool {
-        self.items.is_empty()
+        self.len() == 0
     }
 }
+
+/// The tags of a [`Tags`], in order.
+pub type TagIter<'a> = std::iter::Chain<
+    std::iter::Chain<std::slice::Iter<'a, Arc<str>>, std::slice::Iter<'a, Arc<str>>>,
+    std::slice::Iter<'a, Arc<str>>,
+>;
 
 impl FromIterator<Arc<str>> for Tags {
     fn from_iter<I: IntoIterator<Item = Arc<str>>>(iter: I) -> Tags {
@@ -139,9 +230,9 @@ impl FromIterator<Arc<str>> for Tags {
 
 impl<'a> IntoIterator for &'a Tags {
     type Item = &'a Arc<str>;
-    type IntoIter = std::slice::Iter<'a, Arc<str>>;
+    type IntoIter = TagIter<'a>;
     fn into_iter(self) -> Self::IntoIter {
-        self.items.iter()
+        self.iter()
     }
 }
 
@@ -161,6 +252,46 @@ mod tests {
         u.extend_from(&t);
         let got: Vec<&str> = u.iter().map(|x| &**x).collect();
         assert_eq!(got, ["c", "d", "b", "a"]);
+    }
+
+    fn names(t: &Tags) -> Vec<&str> {
+        t.iter().map(|x| &**x).collect()
+    }
+
+    #[test]
+    fn inherited_tags_are_shared_and_read_as_copied() {
+        let mut class: Tags = ["class", "web", "base"]
+            .into_iter()
+            .map(Arc::from)
+            .collect();
+        let mut file: Tags = [Arc::from("file")].into_iter().collect();
+        file.inherit(&mut class);
+        assert!(file.shared.is_some(), "no tag in common: shared");
+        assert_eq!(names(&file), ["file", "class", "web", "base"]);
+        assert_eq!(file.len(), 4);
+        // Added after: last, once; one already inherited is not added again.
+        assert!(file.insert_str("extra") && !file.insert_str("web"));
+        assert_eq!(names(&file), ["file", "class", "web", "base", "extra"]);
+        // The container's later tags are not the resource's (a copy's semantics) ...
+        class.insert_str("late");
+        assert!(!file.contains("late") && file.contains("base"));
+        // ... until it inherits again (the finish pass): then they come after its own.
+        file.inherit(&mut class);
+        assert_eq!(
+            names(&file),
+            ["file", "class", "web", "base", "extra", "late"]
+        );
+        // A tag in common: copied as extend_from would, in the container's order.
+        let mut site: Tags = ["web", "site"].into_iter().map(Arc::from).collect();
+        site.inherit(&mut class);
+        assert!(site.shared.is_none());
+        assert_eq!(names(&site), ["web", "site", "class", "base", "late"]);
+        assert_eq!(
+            site.clone().into_vec().len(),
+            5,
+            "into_vec keeps every tag once"
+        );
+        assert_eq!(file.into_vec().len(), 6);
     }
 
     #[test]
