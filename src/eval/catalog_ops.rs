@@ -442,8 +442,8 @@ impl Compiler<'_> {
                 add_tag(&mut r.tags, &t.to_display());
             }
         }
+        r.setters.set(&key, source, Some((Some(span.file), line)));
         r.params.insert(key, value);
-        r.setters.set(name, source, Some((Some(span.file), line)));
         self.recorder.param(idx, name, span);
     }
 
@@ -575,7 +575,8 @@ impl Compiler<'_> {
                 } else {
                     // Not a value, but given: the parameter's type is checked against undef.
                     let at = (Some(a.span.file), self.span_line(a.span));
-                    self.resources[idx].setters.set(&a.name, &source, Some(at));
+                    let key = self.attr_name(&a.name);
+                    self.resources[idx].setters.set(&key, &source, Some(at));
                 }
             }
         }
@@ -746,8 +747,8 @@ impl Compiler<'_> {
                         let v = v?;
                         if !v.is_undef() || is_class {
                             let key = self.attr_name(&p.name);
+                            self.resources[idx].setters.set(&key, &source, None);
                             self.resources[idx].params.insert(key, v.clone());
-                            self.resources[idx].setters.set(&p.name, &source, None);
                         }
                         v
                     }

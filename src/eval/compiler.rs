@@ -85,98 +85,61 @@ pub struct ParamSetters(Vec<ParamSetter>);
 
 #[derive(Clone, Debug)]
 struct ParamSetter {
-    name: SetterName,
+    /// The parameter's name, the string its resource's `params` has (see
+    /// `Compiler::attr_name`).
+    name: Arc<str>,
     source: Arc<str>,
-    /// `at` below, in 8 bytes.
-    file: u32,
-    line: u32,
+    /// Where it was set ([`pack`]): 8 bytes for an `Option<SetAt>`.
+    at: (u32, u32),
 }
 
-/// `ParamSetter::file` for a parameter set by binding a definition's defaults (no place),
-/// and for a place without a file; `ParamSetter::line` for a place without a line. File
-/// numbers are indexes of the source map, lines count lines of a file: neither reaches
-/// these.
-const NOT_AT: u32 = u32::MAX - 2;
 // Every resource has a setter per parameter set (mixed 10k: 44,000): 40 bytes, not 56.
 const _: () = assert!(std::mem::size_of::<ParamSetter>() == 40);
+
+/// The file of a parameter set by binding a definition's defaults (no place), and of a
+/// place without a file; the line of a place without a line. File numbers are indexes of
+/// the source map, lines count lines of a file: neither reaches these.
+const NOT_AT: u32 = u32::MAX - 2;
 const NO_FILE: u32 = u32::MAX - 1;
 const NO_LINE: u32 = u32::MAX;
 
-impl ParamSetter {
-    fn set_at(&mut self, at: Option<SetAt>) {
-        (self.file, self.line) = match at {
-            None => (NOT_AT, NO_LINE),
-            Some((file, line)) => (file.map_or(NO_FILE, |f| f.0), line.unwrap_or(NO_LINE)),
-        };
-    }
-
-    fn at(&self) -> Option<SetAt> {
-        match self.file {
-            NOT_AT => None,
-            file => Some((
-                (file != NO_FILE).then_some(FileId(file)),
-                (self.line != NO_LINE).then_some(self.line),
-            )),
-        }
+/// `at` as a [`ParamSetter`] keeps it.
+fn pack(at: Option<SetAt>) -> (u32, u32) {
+    match at {
+        None => (NOT_AT, NO_LINE),
+        Some((file, line)) => (file.map_or(NO_FILE, |f| f.0), line.unwrap_or(NO_LINE)),
     }
 }
 
-/// A parameter name as a setter keeps it: in place when short (as attribute names are),
-/// else on the heap; 16 bytes either way. Only compared, never read back.
-#[derive(Clone, Debug)]
-enum SetterName {
-    Short(u8, [u8; SHORT_NAME]),
-    // A thin pointer (a `Box<str>` is two words): the enum stays at 16 bytes.
-    #[allow(clippy::box_collection)]
-    Long(Box<String>),
-}
-
-const SHORT_NAME: usize = 14;
-
-impl SetterName {
-    fn new(name: &str) -> SetterName {
-        let b = name.as_bytes();
-        if b.len() <= SHORT_NAME {
-            let mut bytes = [0; SHORT_NAME];
-            bytes[..b.len()].copy_from_slice(b);
-            SetterName::Short(b.len() as u8, bytes)
-        } else {
-            SetterName::Long(Box::new(name.to_string()))
-        }
-    }
-
-    fn is(&self, name: &str) -> bool {
-        match self {
-            SetterName::Short(n, bytes) => &bytes[..*n as usize] == name.as_bytes(),
-            SetterName::Long(s) => s.as_str() == name,
-        }
-    }
+/// The place [`pack`] kept.
+fn unpack((file, line): (u32, u32)) -> Option<SetAt> {
+    (file != NOT_AT).then(|| {
+        (
+            (file != NO_FILE).then_some(FileId(file)),
+            (line != NO_LINE).then_some(line),
+        )
+    })
 }
 
 impl ParamSetters {
     fn find(&self, name: &str) -> Option<&ParamSetter> {
-        self.0.iter().find(|s| s.name.is(name))
+        self.0.iter().find(|s| *s.name == *name)
     }
 
     /// Records that `source` set `name`, at `at` (when given; else the place stays).
-    pub fn set(&mut self, name: &str, source: &Arc<str>, at: Option<SetAt>) {
-        match self.0.iter_mut().find(|s| s.name.is(name)) {
+    pub fn set(&mut self, name: &Arc<str>, source: &Arc<str>, at: Option<SetAt>) {
+        match self.0.iter_mut().find(|s| s.name == *name) {
             Some(s) => {
                 s.source = source.clone();
                 if at.is_some() {
-                    s.set_at(at);
+                    s.at = pack(at);
                 }
             }
-            None => {
-                let mut s = ParamSetter {
-                    name: SetterName::new(name),
-                    source: source.clone(),
-                    file: NOT_AT,
-                    line: NO_LINE,
-                };
-                s.set_at(at);
-                self.0.push(s)
-            }
+            None => self.0.push(ParamSetter {
+                name: name.clone(),
+                source: source.clone(),
+                at: pack(at),
+            }),
         }
     }
 
@@ -192,7 +155,7 @@ impl ParamSetters {
 
     /// Where `name` was set.
     pub fn at(&self, name: &str) -> Option<SetAt> {
-        self.find(name).and_then(ParamSetter::at)
+        self.find(name).and_then(|s| unpack(s.at))
     }
 }
 

@@ -40,14 +40,11 @@ impl ParamMap {
     }
 
     pub fn get(&self, name: &str) -> Option<&Value> {
-        self.0.iter().find(|(k, _)| **k == *name).map(|(_, v)| v)
+        self.position(name).map(|i| &self.0[i].1)
     }
 
     pub fn get_mut(&mut self, name: &str) -> Option<&mut Value> {
-        self.0
-            .iter_mut()
-            .find(|(k, _)| **k == *name)
-            .map(|(_, v)| v)
+        self.position(name).map(|i| &mut self.0[i].1)
     }
 
     pub fn contains_key(&self, name: &str) -> bool {
@@ -95,24 +92,12 @@ impl ParamMap {
         self.0.iter().map(|(k, v)| (k, v))
     }
 
-    pub fn iter_mut(&mut self) -> impl Iterator<Item = (&Arc<str>, &mut Value)> {
-        self.0.iter_mut().map(|(k, v)| (&*k, v))
-    }
-
     pub fn keys(&self) -> impl DoubleEndedIterator<Item = &Arc<str>> + ExactSizeIterator {
         self.0.iter().map(|(k, _)| k)
     }
 
     pub fn values(&self) -> impl DoubleEndedIterator<Item = &Value> + ExactSizeIterator {
         self.0.iter().map(|(_, v)| v)
-    }
-
-    pub fn values_mut(&mut self) -> impl Iterator<Item = &mut Value> {
-        self.0.iter_mut().map(|(_, v)| v)
-    }
-
-    pub fn first(&self) -> Option<(&Arc<str>, &Value)> {
-        self.0.first().map(|(k, v)| (k, v))
     }
 }
 

@@ -136,8 +136,12 @@ impl Tags {
 
     /// Adds every tag of `other` that is not present, in `other`'s order.
     pub fn extend_from(&mut self, other: &Tags) {
-        let n = other.len();
-        for (i, t) in other.iter().enumerate() {
+        self.add_missing(other.iter(), other.len());
+    }
+
+    /// Adds the `n` tags of `tags` that are not present, in order.
+    fn add_missing<'a>(&mut self, tags: impl Iterator<Item = &'a Arc<str>>, n: usize) {
+        for (i, t) in tags.enumerate() {
             if !self.contains_rc(t) {
                 if self.items.len() == self.items.capacity() {
                     // Room for the rest at once (most of them are new too).
@@ -179,13 +183,7 @@ impl Tags {
                 self.split = self.items.len();
                 self.shared = Some(snap);
             }
-            _ => {
-                for t in snap.items.iter() {
-                    if !self.contains_rc(t) {
-                        self.push_new(t.clone());
-                    }
-                }
-            }
+            _ => self.add_missing(snap.items.iter(), snap.items.len()),
         }
     }
 
