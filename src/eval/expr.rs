@@ -602,6 +602,7 @@ impl Compiler<'_> {
             "environment" => Value::str("production"),
             "certname" | "node_name_value" => Value::str(self.opts.node.clone()),
             "strict_variables" => Value::Bool(self.opts.strict_variables),
+            "strict" => Value::str("warning"),
             "noop" | "storeconfigs" => Value::Bool(false),
             "runinterval" => Value::Int(1800),
             "server" | "user" | "group" => Value::str("puppet"),
@@ -1988,6 +1989,7 @@ impl Compiler<'_> {
         let mut bodies: Vec<(Vec<String>, Vec<super::catalog_ops::AttrValue>)> =
             Vec::with_capacity(r.bodies.len());
         let mut default_attrs: Vec<super::catalog_ops::AttrValue> = vec![];
+        let mut default_seen = false;
         for body in &r.bodies {
             let tv = self.eval(&body.title, scope)?;
             if tv.is_undef() {
@@ -2029,7 +2031,16 @@ impl Compiler<'_> {
                         }
                         titles.push(s.clone());
                     }
-                    Value::Default => is_default = true,
+                    Value::Default if default_seen => {
+                        return Err(Flow::Err(self.issue(
+                            "The title 'default' has already been used in this resource expression",
+                            span,
+                        )));
+                    }
+                    Value::Default => {
+                        default_seen = true;
+                        is_default = true
+                    }
                     Value::Undef => {
                         return Err(Flow::Err(self.issue(
                             format!("Missing title at index {i}. The title expression resulted in an undef title"),

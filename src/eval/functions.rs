@@ -339,7 +339,15 @@ impl Compiler<'_> {
         let mut values = values.into_iter();
         for p in params {
             let v = if p.captures_rest {
-                Value::Array(values.by_ref().collect())
+                let rest: Vec<Value> = values.by_ref().collect();
+                match &p.value {
+                    // None given: the default, as an array.
+                    Some(d) if rest.is_empty() => match self.eval(d, sid)? {
+                        a @ Value::Array(_) => a,
+                        single => Value::Array(vec![single]),
+                    },
+                    _ => Value::Array(rest),
+                }
             } else {
                 match values.next() {
                     Some(v) => v,
@@ -358,6 +366,25 @@ impl Compiler<'_> {
                 let t = self.eval_type(te, sid)?;
                 // The value that does not fit: for a captures-rest parameter, the first of
                 // its values that does not (Puppet describes that one).
+                // An Array type on a captures-rest parameter gives the type of each value
+                // and how many there may be.
+                let (t, count) = match (p.captures_rest, t) {
+                    (true, PType::Array(e, min, max)) => (*e, Some((min, max))),
+                    (_, t) => (t, None),
+                };
+                if let (Some((min, max)), Value::Array(items)) = (count, &v) {
+                    let n = items.len() as i64;
+                    if n < min || n > max {
+                        return Err(Flow::Err(self.runtime(
+                            format!(
+                                "{label} parameter '{}' expects between {min} and {} values, got {n}",
+                                p.name,
+                                if max == i64::MAX { "unlimited".to_string() } else { max.to_string() }
+                            ),
+                            span,
+                        )));
+                    }
+                }
                 let bad = if p.captures_rest {
                     match &v {
                         Value::Array(items) => items.iter().find(|x| !t.is_instance(x)),
@@ -663,13 +690,9 @@ fn f_require(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
             Some(Value::Array(x)) => x.clone(),
             Some(v) => vec![v.clone()],
         };
+        // Puppet's require function always leaves an array (`[require].flatten << ref`).
         items.push(Value::Type(Box::new(t.clone())));
-        let v = if items.len() == 1 {
-            items.pop().unwrap_or(Value::Undef)
-        } else {
-            Value::Array(items)
-        };
-        r.params.insert("require", v);
+        r.params.insert("require", Value::Array(items));
         out.push(Value::Type(Box::new(t)));
     }
     Ok(Value::Array(out))
@@ -936,6 +959,12 @@ fn f_tree_each(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         flag("include_containers"),
         flag("include_values"),
     );
+    if !containers && !values {
+        return Err(Flow::Err(c.runtime(
+            "Options 'include_containers' and 'include_values' cannot both be false",
+            a.span,
+        )));
+    }
     let breadth = matches!(opt("order"), Some(Value::Str(o)) if o == "breadth_first");
     let mut nodes: Vec<(Vec<Value>, Value)> = vec![];
     let mut queue = std::collections::VecDeque::from([(vec![], tree.clone())]);
@@ -970,13 +999,17 @@ fn f_tree_each(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         }
         queue.extend(kids);
     }
+    // Without a block: an iterator of `[path, value]` pairs.
     let Some(l) = a.lambda else {
-        return Ok(Value::Array(
-            nodes
-                .into_iter()
-                .map(|(p, v)| Value::Array(vec![Value::Array(p), v]))
-                .collect(),
-        ));
+        return Ok(Value::Iterator(std::sync::Arc::new(
+            super::value::IterValue {
+                elem: PType::Any,
+                items: nodes
+                    .into_iter()
+                    .map(|(p, v)| Value::Array(vec![Value::Array(p), v]))
+                    .collect(),
+            },
+        )));
     };
     for (path, v) in nodes {
         let args = if l.params.len() >= 2 {
@@ -1176,8 +1209,17 @@ fn f_slice(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     match a.lambda {
         Some(l) => {
             // Puppet serves a chunk whole to a one-parameter lambda, else spread over exactly
-            // `n` parameters, a short last chunk filled with undef ([] for a hash).
-            let serving = l.params.len();
+            // `n` parameters, a short last chunk filled with undef ([] for a hash). A lambda
+            // with an optional or captures-rest parameter (a negative arity) takes `n`.
+            let serving = if l
+                .params
+                .iter()
+                .any(|p| p.captures_rest || p.value.is_some())
+            {
+                n
+            } else {
+                l.params.len()
+            };
             if serving == 0 {
                 return Err(arg_err(
                     c,
