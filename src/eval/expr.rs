@@ -363,7 +363,15 @@ impl Compiler<'_> {
             }
             ExprKind::Render(inner) => {
                 let v = self.eval(inner, scope)?;
-                self.render_push(&v.to_display());
+                match v {
+                    Value::Sensitive(x) => {
+                        if let Some(flag) = self.render_sensitive.last_mut() {
+                            *flag = true;
+                        }
+                        self.render_push(&x.to_display())
+                    }
+                    v => self.render_push(&v.to_display()),
+                }
                 Value::Undef
             }
         })

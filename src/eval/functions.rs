@@ -1603,7 +1603,27 @@ fn new_timespan(args: &[Value]) -> Result<Option<Value>, String> {
     }))
 }
 
+/// `T.new(args) |$x| { ... }`: the new value, given to the block when there is one; an
+/// argument that already is a `T` is the value, and the block is not called.
 fn f_new(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let already = match a.values.as_slice() {
+        [Value::Type(t), only] => {
+            let t = match &**t {
+                PType::Alias(_, inner) => &**inner,
+                other => other,
+            };
+            !matches!(t, PType::Init) && t.is_instance(only)
+        }
+        _ => false,
+    };
+    let v = new_instance(c, a)?;
+    match a.lambda {
+        Some(l) if !already => c.call_lambda(l, vec![v], a.scope, a.span),
+        _ => Ok(v),
+    }
+}
+
+fn new_instance(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let Some(Value::Type(t)) = a.values.first().cloned() else {
         return Err(arg_err(c, a, "expects a Type"));
     };
@@ -1628,8 +1648,23 @@ fn f_new(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
             };
         }
     }
+    // One argument that already is an instance: itself, and no block is called (Puppet's
+    // `new_instance`).
+    if let [only] = args.as_slice() {
+        if !matches!(t, PType::Init) && t.is_instance(only) {
+            return Ok(only.clone());
+        }
+    }
     let v = args.first().cloned().unwrap_or(Value::Undef);
     let res = match &t {
+        // `Type.new('Integer[1]')`: the type the string names.
+        PType::Type(_) => match &v {
+            Value::Str(s) => {
+                let s = s.clone();
+                Some(Value::Type(Box::new(c.type_from_string(&s, a.span)?)))
+            }
+            _ => None,
+        },
         // `Timestamp()` is now; from seconds since the epoch or an ISO 8601 string.
         PType::Timestamp => match &v {
             Value::Undef if args.is_empty() => Some(Value::Timestamp(super::value::Timestamp::now())),
@@ -2775,6 +2810,9 @@ fn f_empty(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         Value::Array(x) => x.is_empty(),
         Value::Hash(h) => h.is_empty(),
         Value::Str(s) => s.is_empty(),
+        Value::Sensitive(inner) if matches!(*inner, Value::Str(_)) => {
+            matches!(*inner, Value::Str(ref s) if s.is_empty())
+        }
         Value::Undef => true,
         Value::Int(_) | Value::Float(_) => {
             // empty.rb: a deprecation warning once per call site.
@@ -3253,12 +3291,20 @@ fn f_convert_to(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let t = a.values.get(1).cloned().unwrap_or(Value::Undef);
     let mut a2 = Args {
         name: "new".into(),
-        values: vec![t, v],
+        values: [t, v]
+            .into_iter()
+            .chain(a.values.iter().skip(2).cloned())
+            .collect(),
         lambda: None,
         scope: a.scope,
         span: a.span,
     };
-    f_new(c, &mut a2)
+    let r = f_new(c, &mut a2)?;
+    // The block, if any, gets the converted value (whatever `new` did).
+    match a.lambda {
+        Some(l) => c.call_lambda(l, vec![r], a.scope, a.span),
+        None => Ok(r),
+    }
 }
 
 // ---- resources -----------------------------------------------------------------------------------
@@ -3643,9 +3689,15 @@ impl Compiler<'_> {
             }
         }
         self.render_stack.push(String::new());
+        self.render_sensitive.push(false);
         let r = self.eval(&program.body, sid);
         let out = self.render_stack.pop().unwrap_or_default();
+        let sensitive = self.render_sensitive.pop().unwrap_or(false);
         match r {
+            // A template that rendered a Sensitive value is Sensitive.
+            Ok(_) | Err(Flow::Return(..)) if sensitive => {
+                Ok(Value::Sensitive(Box::new(Value::Str(out))))
+            }
             Ok(_) | Err(Flow::Return(..)) => Ok(Value::Str(out)),
             Err(e) => Err(e),
         }

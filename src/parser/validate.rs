@@ -546,12 +546,43 @@ impl Validator {
                 self.reserved_type_name(e, &t.name);
                 self.err(e.span, format!("Expressions of type {} are not supported in this version of Puppet", a_an(e)));
             }
-            ExprKind::TypeMapping { type_expr, .. } => {
+            ExprKind::TypeMapping {
+                type_expr,
+                mapping_expr,
+            } => {
                 self.top(e, path);
-                let runtime = matches!(&type_expr.kind, ExprKind::Access { left, .. }
-                    if matches!(&left.kind, ExprKind::QualifiedReference(n) if n == "Runtime"));
-                if !runtime {
-                    self.err(e.span, format!("Expressions of type {} are not supported in this version of Puppet", a_an(e)));
+                // Puppet's check_TypeMapping: `Runtime[...]` on the left, a type for a
+                // single mapping, `[/regexp/, 'replacement']` for a pattern mapping.
+                let pattern = |x: &Expr| {
+                    matches!(&x.kind, ExprKind::Array(v) if v.len() == 2
+                        && matches!(v[0].kind, ExprKind::Regex(_))
+                        && matches!(v[1].kind, ExprKind::Str(_)))
+                };
+                let lhs = match &type_expr.kind {
+                    ExprKind::Access { left, keys }
+                        if matches!(&left.kind, ExprKind::QualifiedReference(n) if n == "Runtime") =>
+                    {
+                        if keys.len() == 2 && pattern(&keys[1]) {
+                            2
+                        } else {
+                            1
+                        }
+                    }
+                    _ => 0,
+                };
+                let type_ref = match &mapping_expr.kind {
+                    ExprKind::Access { left, .. } => {
+                        matches!(left.kind, ExprKind::QualifiedReference(_))
+                    }
+                    k => matches!(k, ExprKind::QualifiedReference(_)),
+                };
+                let single = "Illegal type mapping. Expected a Type on the left side, got A Type Mapping";
+                let regexp = "Illegal type mapping. Expected a Tuple[Regexp,String] on the left side, got A Type Mapping";
+                match lhs {
+                    0 => self.err(e.span, format!("Expressions of type {} are not supported in this version of Puppet", a_an(e))),
+                    1 if !type_ref => self.err(type_expr.span, single),
+                    2 if !pattern(mapping_expr) => self.err(type_expr.span, regexp),
+                    _ => {}
                 }
             }
             ExprKind::Epp { params: Some(ps), .. } => {
