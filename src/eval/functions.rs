@@ -1041,11 +1041,56 @@ fn f_camelcase(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 
 /// `call(name, args...)`: calls a function by name, with the block if one is given.
 fn f_call(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    if let Some(Value::Deferred(d)) = a.values.first().cloned() {
+        return resolve_deferred(c, &d, a.scope, a.span);
+    }
     let Some(Value::Str(name)) = a.values.first().cloned() else {
         return Err(arg_err(c, a, "expects a String function name"));
     };
     let args = a.values[1..].to_vec();
     c.call_function(&name, args, a.lambda, a.scope, a.span)
+}
+
+/// `$deferred.call()`: its function called now with its arguments (deferred ones resolved
+/// first), or for a `$name`, `dig` into that variable (Puppet's `DeferredResolver`).
+fn resolve_deferred(
+    c: &mut Compiler<'_>,
+    d: &super::value::Deferred,
+    scope: ScopeId,
+    span: Span,
+) -> R<Value> {
+    fn resolve(c: &mut Compiler<'_>, v: &Value, scope: ScopeId, span: Span) -> R<Value> {
+        Ok(match v {
+            Value::Deferred(d) => resolve_deferred(c, d, scope, span)?,
+            Value::Array(items) => Value::Array(
+                items
+                    .iter()
+                    .map(|x| resolve(c, x, scope, span))
+                    .collect::<R<_>>()?,
+            ),
+            Value::Hash(h) => {
+                let mut out = IndexMap::new();
+                for (k, x) in h.iter() {
+                    out.insert(k.clone(), resolve(c, x, scope, span)?);
+                }
+                Value::Hash(out.into())
+            }
+            Value::Sensitive(x) => Value::Sensitive(Box::new(resolve(c, x, scope, span)?)),
+            other => other.clone(),
+        })
+    }
+    let mut args = vec![];
+    for x in d.arguments.iter().flatten() {
+        args.push(resolve(c, x, scope, span)?);
+    }
+    match d.name.strip_prefix('$') {
+        Some(var) => {
+            let value = c.lookup_var(var, scope, span)?;
+            args.insert(0, value);
+            c.call_function("dig", args, None, scope, span)
+        }
+        None => c.call_function(&d.name.clone(), args, None, scope, span),
+    }
 }
 
 fn f_reverse_each(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
@@ -2350,6 +2395,8 @@ fn f_string_op(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
                 _ => s.clone(),
             }),
             Value::Array(items) => Value::Array(items.iter().map(|x| apply(name, x)).collect()),
+            // An iterator's elements, into an array (Puppet's `Iterable.on(x).map`).
+            Value::Iterator(it) => Value::Array(it.items.iter().map(|x| apply(name, x)).collect()),
             Value::Hash(h) if name == "upcase" || name == "downcase" => Value::Hash(
                 h.iter()
                     .map(|(k, x)| (apply(name, k), apply(name, x)))

@@ -3619,6 +3619,8 @@ fn iterable_of(e: &PType) -> PType {
         ts.push(PType::Integer(i64::MIN, i64::MAX));
         ts.push(PType::Type(None));
     }
+    // An iterator of such elements.
+    ts.push(PType::IteratorOf(Box::new(e.clone())));
     PType::Variant(ts)
 }
 
