@@ -3673,14 +3673,22 @@ impl Compiler<'_> {
         let file = self.sources.add(name, text);
         let parsed = super::compiler::parse_epp_source(text, file);
         let Some(program) = parsed.program else {
-            let msg = parsed
-                .diagnostics
-                .iter()
-                .find(|d| d.is_error())
-                .map(|d| d.message.clone())
+            // Puppet's EppEvaluator: `epp(): Invalid EPP: <parse error> (file: ..)`, the
+            // inline text's file named `inlined-epp-text`.
+            let (func, shown) = if name == "inline_epp" {
+                ("inline_epp", "inlined-epp-text")
+            } else {
+                ("epp", name)
+            };
+            let d = parsed.diagnostics.iter().find(|d| d.is_error());
+            let msg = d.map(|d| d.message.clone()).unwrap_or_default();
+            let at = d
+                .and_then(|d| d.span)
+                .and_then(|sp| Some(self.sources.get(sp.file)?.line_col(sp.start as usize)))
+                .map(|(l, c)| format!(" (file: {shown}, line: {l}, column: {c})"))
                 .unwrap_or_default();
             return Err(Flow::Err(
-                self.runtime(format!("Syntax error in template {name}: {msg}"), span),
+                self.runtime(format!("{func}(): Invalid EPP: {msg}{at}"), span),
             ));
         };
         let source = self.scopes[scope].source.clone();
