@@ -358,6 +358,18 @@ impl Validator {
 
     fn check(&mut self, e: &Expr, path: &[Node]) {
         match &e.kind {
+            // A heredoc's static text is checked against its syntax (Puppet's syntax
+            // checkers: json, base64, pp, epp; the last `+` part names it).
+            ExprKind::Heredoc { syntax, text } => {
+                if let ExprKind::Str(body) = &text.kind {
+                    if let Some(m) = external_syntax_error(syntax, body) {
+                        self.err(
+                            text.span,
+                            format!("Invalid produced text having syntax: '{syntax}'. {m}"),
+                        );
+                    }
+                }
+            }
             ExprKind::Block(stmts) => {
                 if let Some(name) = resource_without_title(e) {
                     self.err(
@@ -989,5 +1001,52 @@ mod tests {
         assert!(one.iter().any(Diagnostic::is_error), "{one:?}");
         assert!(one.len() > 1000, "{}", one.len());
         assert_eq!(format!("{one:?}"), format!("{two:?}"));
+    }
+}
+
+/// What Puppet's syntax checker for `syntax` finds wrong with `text`, if it has one.
+fn external_syntax_error(syntax: &str, text: &str) -> Option<String> {
+    let key = syntax.rsplit('+').next().unwrap_or(syntax);
+    let line_col = |t: &str, offset: usize| {
+        let before = &t[..offset.min(t.len())];
+        let line = before.matches('\n').count() + 1;
+        let col = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
+        (line, col)
+    };
+    match key {
+        "json" => serde_json::from_str::<serde_json::Value>(text)
+            .err()
+            .map(|e| format!("JSON syntax checker: Cannot parse invalid JSON string. \"{e}\"")),
+        "base64" => {
+            let b = text.as_bytes();
+            let body = text.trim_end_matches('=');
+            let ok = b.len() % 4 == 0
+                && b.len() - body.len() <= 2
+                && body
+                    .bytes()
+                    .all(|c| c.is_ascii_alphanumeric() || c == b'+' || c == b'/');
+            (!ok).then(|| {
+                "Base64 syntax checker: Cannot parse invalid Base64 string - padding is not correct"
+                    .to_string()
+            })
+        }
+        "pp" | "epp" => {
+            let parsed = if key == "pp" {
+                crate::parser::parse(text, crate::span::FileId::SYNTHETIC)
+            } else {
+                crate::parser::parse_epp(text, crate::span::FileId::SYNTHETIC)
+            };
+            let d = parsed.diagnostics.iter().find(|d| d.is_error())?;
+            let at = d
+                .span
+                .map(|sp| {
+                    let (l, c) = line_col(text, sp.start as usize);
+                    format!(" (line: {l}, column: {c})")
+                })
+                .unwrap_or_default();
+            let checker = if key == "pp" { "PP" } else { "EPP" };
+            Some(format!("{checker} syntax checker: \"{}{at}\"", d.message))
+        }
+        _ => None,
     }
 }
