@@ -111,6 +111,8 @@ pub fn builtin(name: &str) -> Option<Builtin> {
         "empty" => f_empty,
         "create_resources" => f_create_resources,
         "inline_epp" => f_inline_epp,
+        "module_directory" => f_module_directory,
+        "find_template" => f_find_template,
         "epp" => f_epp,
         "lookup" => f_lookup,
         "any" => f_any,
@@ -1091,6 +1093,35 @@ fn resolve_deferred(
         }
         None => c.call_function(&d.name.clone(), args, None, scope, span),
     }
+}
+
+/// `module_directory(names)`: the directory of the first of the modules (names or arrays
+/// of names) on the modulepath, else undef.
+fn f_module_directory(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    for v in a.values.iter().flat_map(flatten_values) {
+        if let Some(dir) = c.loader.module_dir(&v.to_display()) {
+            return Ok(Value::str(dir));
+        }
+    }
+    Ok(Value::Undef)
+}
+
+/// `find_template(paths)`: the path of the first `module/file` found in its module's
+/// `templates`, else undef.
+fn f_find_template(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    for v in a.values.iter().flat_map(flatten_values) {
+        let name = v.to_display();
+        let Some((module, file)) = name.split_once('/') else {
+            continue;
+        };
+        let rel = format!("templates/{file}");
+        if c.loader.load(module, &rel).is_some() {
+            if let Some(dir) = c.loader.module_dir(module) {
+                return Ok(Value::str(format!("{dir}/{rel}")));
+            }
+        }
+    }
+    Ok(Value::Undef)
 }
 
 fn f_reverse_each(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
