@@ -269,7 +269,43 @@ impl PType {
             Array(..) | Hash(..) | String(..) | Regexp(_) | Pattern(_) | Collection(..) => {
                 flat_keys(args)
             }
+            // `Optional[x]`, `NotUndef[x]`: a type or a string.
+            Optional(None) | NotUndef(None) => {
+                if let [k] = args {
+                    if !matches!(k, Value::Type(_) | Value::Str(_) | Value::Array(_)) {
+                        let m = if matches!(self, Optional(_)) {
+                            format!(
+                                "Optional-Type[] arguments must be types. Got {}",
+                                ruby_class(k)
+                            )
+                        } else {
+                            format!(
+                                "NotUndef-Type[] argument must be a Type or a String. Got {}",
+                                ruby_class(k)
+                            )
+                        };
+                        return Err((m, Some(0)));
+                    }
+                }
+                return Ok(args.to_vec());
+            }
             Class(None) => {
+                let keys: Vec<Value> = flat_keys(args)
+                    .into_iter()
+                    .filter(|k| !k.is_undef())
+                    .collect();
+                let spans_match = keys.len() == args.len();
+                for (i, k) in keys.iter().enumerate() {
+                    if !matches!(k, Value::Str(_) | Value::Type(_)) {
+                        let label = super::expr::a_an(&key_type_name(k));
+                        let mut label_uc = label.clone();
+                        label_uc[..1].make_ascii_uppercase();
+                        return Err((
+                            format!("Illegal Class name in class reference. {label_uc} cannot be used where a String is expected"),
+                            spans_match.then_some(i),
+                        ));
+                    }
+                }
                 for (i, k) in flat_keys(args).iter().enumerate() {
                     let Value::Str(name) = k else { continue };
                     let lower = name.to_lowercase();
