@@ -257,7 +257,7 @@ pub struct Compiler<'a> {
     /// Whether each template being rendered has rendered a Sensitive value (its text is
     /// then Sensitive).
     pub(super) render_sensitive: Vec<bool>,
-    pub(super) hiera_cache: crate::hiera::Cache,
+    pub(super) hiera_cache: crate::eval::hiera::Cache,
     /// Nesting of Puppet-language function calls.
     pub(super) call_depth: usize,
     /// Lambda calls so far (bounded by `functions::MAX_LAMBDA_CALLS`).
