@@ -134,6 +134,16 @@ impl Loader for FsLoader {
         self.dirs.iter().any(|d| d.join(module).is_dir())
     }
 
+    fn module_dir(&self, module: &str) -> Option<String> {
+        let dir = self
+            .dirs
+            .iter()
+            .map(|d| d.join(module))
+            .find(|p| p.is_dir())?;
+        let dir = std::fs::canonicalize(&dir).unwrap_or(dir);
+        Some(dir.to_string_lossy().into_owned())
+    }
+
     fn has_ruby_type(&self, name: &str) -> bool {
         self.ruby_types().contains(name)
     }

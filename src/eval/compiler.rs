@@ -254,6 +254,9 @@ pub struct Compiler<'a> {
     pub(super) main_file: FileId,
     /// Output buffers of the EPP templates being rendered.
     pub(super) render_stack: Vec<String>,
+    /// Whether each template being rendered has rendered a Sensitive value (its text is
+    /// then Sensitive).
+    pub(super) render_sensitive: Vec<bool>,
     pub(super) hiera_cache: crate::eval::hiera::Cache,
     /// Nesting of Puppet-language function calls.
     pub(super) call_depth: usize,
@@ -362,6 +365,7 @@ impl<'a> Compiler<'a> {
             node_scope: None,
             main_file: FileId(0),
             render_stack: Vec::new(),
+            render_sensitive: Vec::new(),
             hiera_cache: Default::default(),
             call_depth: 0,
             lambda_calls: 0,

@@ -110,7 +110,7 @@ impl Compiler<'_> {
                     if let ExprKind::Unary {
                         op: UnaryOp::Unfold,
                         expr,
-                    } = &it.kind
+                    } = &unwind_parens(it).kind
                     {
                         out.extend(self.eval(expr, scope)?.into_unfolded())
                     } else {
@@ -131,7 +131,8 @@ impl Compiler<'_> {
             ExprKind::Variable(name) => self.lookup_var(name, scope, e.span)?,
             ExprKind::Access { left, keys } => {
                 if let Some((name, name_span, title)) = reference_literal(e) {
-                    return self.access_reference(name, name_span, title, e.span);
+                    let key_span = keys[0].span;
+                    return self.access_reference(name, name_span, title, key_span, e.span);
                 }
                 let l = self.eval(left, scope)?;
                 let mut ks = vec![];
@@ -139,7 +140,7 @@ impl Compiler<'_> {
                     if let ExprKind::Unary {
                         op: UnaryOp::Unfold,
                         expr,
-                    } = &k.kind
+                    } = &unwind_parens(k).kind
                     {
                         ks.extend(self.eval(expr, scope)?.into_unfolded())
                     } else {
@@ -149,7 +150,12 @@ impl Compiler<'_> {
                 if matches!(l, Value::Array(_) | Value::Str(_)) {
                     self.coerce_index_keys(&l, &mut ks, keys, e.span)?;
                 }
-                self.access(l, &ks, e.span)?
+                let key_spans: Vec<Span> = if ks.len() == keys.len() {
+                    keys.iter().map(|k| k.span).collect()
+                } else {
+                    vec![]
+                };
+                self.access(l, &ks, &key_spans, e.span)?
             }
             ExprKind::NamedAccess { .. } => {
                 return Err(Flow::Err(self.runtime("Illegal use of '.'", e.span)))
@@ -164,7 +170,7 @@ impl Compiler<'_> {
                             Value::Timespan(super::timespan::Timespan(t.0.saturating_neg()))
                         }
                         Value::Float(f) => Value::Float(-f),
-                        Value::Str(ref s) => match parse_number(s) {
+                        Value::Str(ref s) => match to_n(s) {
                             Some(n @ (Value::Int(_) | Value::Float(_))) => {
                                 self.warn_at(
                                     &format!(
@@ -198,13 +204,7 @@ impl Compiler<'_> {
                     },
                     UnaryOp::Unfold => match v {
                         Value::Array(_) => v,
-                        Value::Iterator(_) => Value::Array(v.into_unfolded()),
-                        Value::Hash(h) => Value::Array(
-                            h.into_iter()
-                                .map(|(k, v)| Value::Array(vec![k, v]))
-                                .collect(),
-                        ),
-                        other => Value::Array(vec![other]),
+                        other => Value::Array(other.into_unfolded()),
                     },
                 }
             }
@@ -363,7 +363,15 @@ impl Compiler<'_> {
             }
             ExprKind::Render(inner) => {
                 let v = self.eval(inner, scope)?;
-                self.render_push(&v.to_display());
+                match v {
+                    Value::Sensitive(x) => {
+                        if let Some(flag) = self.render_sensitive.last_mut() {
+                            *flag = true;
+                        }
+                        self.render_push(&x.to_display())
+                    }
+                    v => self.render_push(&v.to_display()),
+                }
                 Value::Undef
             }
         })
@@ -602,6 +610,7 @@ impl Compiler<'_> {
             "environment" => Value::str("production"),
             "certname" | "node_name_value" => Value::str(self.opts.node.clone()),
             "strict_variables" => Value::Bool(self.opts.strict_variables),
+            "strict" => Value::str("warning"),
             "noop" | "storeconfigs" => Value::Bool(false),
             "runinterval" => Value::Int(1800),
             "server" | "user" | "group" => Value::str("puppet"),
@@ -711,6 +720,7 @@ impl Compiler<'_> {
                 // A single value is a list of one (Puppet's assign_LiteralList).
                 let v = match v {
                     Value::Array(_) | Value::Hash(_) => v,
+                    Value::Type(t) if matches!(*t, PType::Class(Some(_))) => Value::Type(t),
                     single => Value::Array(vec![single]),
                 };
                 match &v {
@@ -729,17 +739,52 @@ impl Compiler<'_> {
                             self.assign(AssignOp::Assign, it, val.clone(), scope, at, false)?;
                         }
                     }
+                    // Each entry by its name, a nested list by the list of its names.
                     Value::Hash(h) => {
                         for it in items {
-                            if let ExprKind::Variable(n) = &it.kind {
-                                let Some(val) = h.get(&Value::str(n.clone())).cloned() else {
-                                    return Err(Flow::Err(self.issue(
-                                        format!("No value for required key '{n}' in assignment to variables from hash"),
-                                        left.span,
-                                    )));
-                                };
-                                self.assign(AssignOp::Assign, it, val, scope, at, false)?;
-                            }
+                            let Some(key) = lvalue_key(it) else {
+                                return Err(Flow::Err(self.issue(
+                                    "Illegal attempt to assign to this expression",
+                                    it.span,
+                                )));
+                            };
+                            let Some(val) = h.get(&key).cloned() else {
+                                return Err(Flow::Err(self.issue(
+                                    format!(
+                                        "No value for required key '{}' in assignment to variables from hash",
+                                        ruby_inspect_names(&key)
+                                    ),
+                                    left.span,
+                                )));
+                            };
+                            self.assign(AssignOp::Assign, it, val, scope, at, false)?;
+                        }
+                    }
+                    // `[$a, $b] = Class[c]`: the class's variables of those names.
+                    Value::Type(t) if matches!(**t, PType::Class(Some(_))) => {
+                        let PType::Class(Some(class)) = &**t else {
+                            unreachable!("matched as a class")
+                        };
+                        let class = class.trim_start_matches("::").to_lowercase();
+                        let Some(&sid) = self.class_scopes.get(&class) else {
+                            return Err(Flow::Err(
+                                self.issue(format!("Resource not found: Class['{class}']"), at),
+                            ));
+                        };
+                        for it in items {
+                            let ExprKind::Variable(n) = &it.kind else {
+                                return Err(Flow::Err(self.issue(
+                                    "Illegal attempt to assign to this expression",
+                                    it.span,
+                                )));
+                            };
+                            let Some(val) = self.scopes[sid].vars.get(n.as_str()).cloned() else {
+                                return Err(Flow::Err(self.issue(
+                                    format!("No value for required variable '${class}::{n}' in assignment to variables from class reference"),
+                                    it.span,
+                                )));
+                            };
+                            self.assign(AssignOp::Assign, it, val, scope, at, false)?;
                         }
                     }
                     _ => {
@@ -785,7 +830,7 @@ impl Compiler<'_> {
             let at = if spans_match { exprs[i].span } else { span };
             match &*k {
                 Value::Int(_) | Value::Default => {}
-                Value::Str(s) if is_array => match parse_number(s) {
+                Value::Str(s) if is_array => match to_n(s) {
                     Some(n) => {
                         self.warn_at(
                             &format!(
@@ -823,7 +868,7 @@ impl Compiler<'_> {
                         at,
                     )))
                 }
-                Value::Str(s) => match parse_number(s) {
+                Value::Str(s) => match to_n(s) {
                     Some(Value::Int(n)) => *k = Value::Int(n),
                     _ => return Err(Flow::Err(self.bad_substring_key("String", at))),
                 },
@@ -917,6 +962,7 @@ impl Compiler<'_> {
         name: &str,
         name_span: Span,
         title: &str,
+        title_span: Span,
         span: Span,
     ) -> R<Value> {
         match self.resolve_type_name(name, name_span)? {
@@ -927,6 +973,7 @@ impl Compiler<'_> {
             other => self.access(
                 Value::Type(Box::new(other)),
                 &[Value::Str(title.to_string())],
+                &[title_span],
                 span,
             ),
         }
@@ -938,7 +985,15 @@ impl Compiler<'_> {
         Flow::Err(self.issue(msg, span))
     }
 
-    pub(super) fn access(&mut self, l: Value, keys: &[Value], span: Span) -> R<Value> {
+    /// `l[keys]`; `key_spans` are the keys' spans when known (one each), for errors that
+    /// blame a key.
+    pub(super) fn access(
+        &mut self,
+        l: Value,
+        keys: &[Value],
+        key_spans: &[Span],
+        span: Span,
+    ) -> R<Value> {
         match l {
             Value::Array(a) => {
                 let n = a.len() as i64;
@@ -1003,6 +1058,11 @@ impl Compiler<'_> {
                     }
                     _ => {}
                 }
+                let checked = t.check_args(keys).map_err(|(m, key)| {
+                    let at = key.and_then(|k| key_spans.get(k)).copied().unwrap_or(span);
+                    Flow::Err(self.issue(m, at))
+                })?;
+                let keys = checked.as_slice();
                 // Resource references with several titles produce several references.
                 match &*t {
                     // `Resource[Notify, 'b', 'c']`: the type, then each title.
@@ -1275,17 +1335,18 @@ impl Compiler<'_> {
                 let v = self.eval(left, scope)?;
                 let mut default = None;
                 for en in entries {
-                    if matches!(en.matching.kind, ExprKind::Default) {
+                    let matching = unwind_parens(&en.matching);
+                    if matches!(matching.kind, ExprKind::Default) {
                         default = Some(&en.value);
                         continue;
                     }
                     // `*[a, b] => x`: any of the unfolded values, as in a case option.
-                    let candidates = match &en.matching.kind {
+                    let candidates = match &matching.kind {
                         ExprKind::Unary {
                             op: UnaryOp::Unfold,
                             expr,
                         } => self.eval(expr, scope)?.into_unfolded(),
-                        _ => vec![self.eval(&en.matching, scope)?],
+                        _ => vec![self.eval(matching, scope)?],
                     };
                     for m in candidates {
                         if self.case_match(&v, &m, scope, en.matching.span)? {
@@ -1333,6 +1394,7 @@ impl Compiler<'_> {
                 let mut default = None;
                 for opt in options {
                     for m in &opt.values {
+                        let m = unwind_parens(m);
                         if matches!(m.kind, ExprKind::Default) {
                             default = Some(&opt.then_expr);
                             continue;
@@ -1493,6 +1555,16 @@ impl Compiler<'_> {
                     a.iter().filter(|x| !b.contains(x)).cloned().collect(),
                 ));
             }
+            // A hash's entries are `[key, value]` pairs (Puppet's `delete`).
+            (BinaryOp::Sub, Value::Array(a), Value::Hash(h)) => {
+                let pairs: Vec<Value> = h
+                    .iter()
+                    .map(|(k, v)| Value::Array(vec![k.clone(), v.clone()]))
+                    .collect();
+                return Ok(Value::Array(
+                    a.iter().filter(|x| !pairs.contains(x)).cloned().collect(),
+                ));
+            }
             (BinaryOp::Sub, Value::Array(a), other) => {
                 return Ok(Value::Array(
                     a.iter().filter(|x| *x != other).cloned().collect(),
@@ -1647,7 +1719,7 @@ impl Compiler<'_> {
     fn coerce_number(&mut self, v: &Value, span: Span) -> R<Value> {
         match v {
             Value::Int(_) | Value::Float(_) => Ok(v.clone()),
-            Value::Str(s) => match parse_number(s) {
+            Value::Str(s) => match to_n(s) {
                 Some(n) => {
                     self.warn_at(
                         &format!(
@@ -1731,6 +1803,8 @@ impl Compiler<'_> {
                 }
                 _ => false,
             },
+            // `default` inside an array or hash pattern matches anything.
+            Value::Default => true,
             _ => puppet_eq(v, m),
         })
     }
@@ -1923,6 +1997,7 @@ impl Compiler<'_> {
         let mut bodies: Vec<(Vec<String>, Vec<super::catalog_ops::AttrValue>)> =
             Vec::with_capacity(r.bodies.len());
         let mut default_attrs: Vec<super::catalog_ops::AttrValue> = vec![];
+        let mut default_seen = false;
         for body in &r.bodies {
             let tv = self.eval(&body.title, scope)?;
             if tv.is_undef() {
@@ -1964,7 +2039,16 @@ impl Compiler<'_> {
                         }
                         titles.push(s.clone());
                     }
-                    Value::Default => is_default = true,
+                    Value::Default if default_seen => {
+                        return Err(Flow::Err(self.issue(
+                            "The title 'default' has already been used in this resource expression",
+                            span,
+                        )));
+                    }
+                    Value::Default => {
+                        default_seen = true;
+                        is_default = true
+                    }
                     Value::Undef => {
                         return Err(Flow::Err(self.issue(
                             format!("Missing title at index {i}. The title expression resulted in an undef title"),
@@ -2117,6 +2201,70 @@ fn flatten_into(v: Value, out: &mut Vec<Value>) {
 }
 
 /// Puppet's numeric string syntax: decimal, `0x` hex, `0` octal, floats.
+/// Puppet's `Utils.to_n`, the coercion of a string operand of arithmetic or an index:
+/// blanks (spaces, tabs) around the number and between its sign and digits; a hex integer,
+/// or a decimal one (octal when it has a leading zero, an error when that has an 8 or 9), or
+/// a float with a fraction or an exponent (`e-` only, no `e+`; a zero mantissa before an
+/// exponent is no number).
+pub(super) fn to_n(s: &str) -> Option<Value> {
+    let blank = |c: char| c == ' ' || c == '\t';
+    let t = s.strip_prefix("::").unwrap_or(s).trim_matches(blank);
+    let (neg, body) = match t.strip_prefix(['-', '+']) {
+        Some(rest) => (t.starts_with('-'), rest.trim_start_matches(blank)),
+        None => (false, t),
+    };
+    let sign = |v: Value| match v {
+        Value::Int(i) if neg => Value::Int(i.wrapping_neg()),
+        Value::Float(f) if neg => Value::Float(-f),
+        v => v,
+    };
+    if let Some(h) = body.strip_prefix("0x").or_else(|| body.strip_prefix("0X")) {
+        if h.is_empty() || !h.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return None;
+        }
+        return i64::from_str_radix(h, 16).ok().map(Value::Int).map(sign);
+    }
+    let digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
+    let int_end = body
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(body.len());
+    let (int, rest) = body.split_at(int_end);
+    if !digits(int) {
+        return None;
+    }
+    // Ruby's Integer(): a leading zero is octal, where 8 and 9 are no digits.
+    let int_value = |d: &str| {
+        if d.len() > 1 && d.starts_with('0') {
+            if d.bytes().any(|b| b > b'7') {
+                return None;
+            }
+            i64::from_str_radix(d, 8).ok()
+        } else {
+            d.parse::<i64>().ok()
+        }
+    };
+    if rest.is_empty() {
+        return int_value(int).map(Value::Int).map(sign);
+    }
+    let (frac, exp) = match rest.find(['e', 'E']) {
+        Some(i) => (&rest[..i], Some(&rest[i + 1..])),
+        None => (rest, None),
+    };
+    let frac_ok = frac.is_empty() || frac.strip_prefix('.').is_some_and(digits);
+    let exp_ok = exp.is_none_or(|e| digits(e.strip_prefix('-').unwrap_or(e)));
+    if !frac_ok || !exp_ok {
+        return None;
+    }
+    let whole = int_value(int)?;
+    if whole == 0 && exp.is_some() && frac.trim_start_matches('.').bytes().all(|b| b == b'0') {
+        return None;
+    }
+    match body.parse::<f64>() {
+        Ok(f) if f.is_finite() => Some(sign(Value::Float(f))),
+        _ => None,
+    }
+}
+
 pub(super) fn parse_number(s: &str) -> Option<Value> {
     let t = s.trim();
     let (neg, body) = match t.strip_prefix('-') {
@@ -2238,5 +2386,43 @@ fn reference_literal(e: &Expr) -> Option<(&str, Span, &str)> {
             }],
         ) => Some((name, left.span, title)),
         _ => None,
+    }
+}
+
+/// The expression inside any parentheses around `e` (Puppet's `unwind_parentheses`).
+pub(super) fn unwind_parens(mut e: &Expr) -> &Expr {
+    while let ExprKind::Paren(inner) = &e.kind {
+        e = inner;
+    }
+    e
+}
+
+/// The key an assignable names in a hash it is assigned from: a variable's name, or the
+/// list of the names of a nested list (Puppet's `lvalue`).
+fn lvalue_key(e: &Expr) -> Option<Value> {
+    match &e.kind {
+        ExprKind::Variable(n) => Some(Value::str(n.clone())),
+        ExprKind::Array(items) => Some(Value::Array(
+            items.iter().map(lvalue_key).collect::<Option<Vec<_>>>()?,
+        )),
+        _ => None,
+    }
+}
+
+/// A name or list of names as Ruby's `to_s` writes it in a message (`["b", "c"]`).
+fn ruby_inspect_names(v: &Value) -> String {
+    match v {
+        Value::Str(s) => s.to_string(),
+        Value::Array(a) => format!(
+            "[{}]",
+            a.iter()
+                .map(|x| match x {
+                    Value::Str(s) => format!("{s:?}"),
+                    other => ruby_inspect_names(other),
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        other => other.to_display(),
     }
 }

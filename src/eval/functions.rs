@@ -111,6 +111,8 @@ pub fn builtin(name: &str) -> Option<Builtin> {
         "empty" => f_empty,
         "create_resources" => f_create_resources,
         "inline_epp" => f_inline_epp,
+        "module_directory" => f_module_directory,
+        "find_template" => f_find_template,
         "epp" => f_epp,
         "lookup" => f_lookup,
         "any" => f_any,
@@ -339,7 +341,15 @@ impl Compiler<'_> {
         let mut values = values.into_iter();
         for p in params {
             let v = if p.captures_rest {
-                Value::Array(values.by_ref().collect())
+                let rest: Vec<Value> = values.by_ref().collect();
+                match &p.value {
+                    // None given: the default, as an array.
+                    Some(d) if rest.is_empty() => match self.eval(d, sid)? {
+                        a @ Value::Array(_) => a,
+                        single => Value::Array(vec![single]),
+                    },
+                    _ => Value::Array(rest),
+                }
             } else {
                 match values.next() {
                     Some(v) => v,
@@ -358,6 +368,25 @@ impl Compiler<'_> {
                 let t = self.eval_type(te, sid)?;
                 // The value that does not fit: for a captures-rest parameter, the first of
                 // its values that does not (Puppet describes that one).
+                // An Array type on a captures-rest parameter gives the type of each value
+                // and how many there may be.
+                let (t, count) = match (p.captures_rest, t) {
+                    (true, PType::Array(e, min, max)) => (*e, Some((min, max))),
+                    (_, t) => (t, None),
+                };
+                if let (Some((min, max)), Value::Array(items)) = (count, &v) {
+                    let n = items.len() as i64;
+                    if n < min || n > max {
+                        return Err(Flow::Err(self.runtime(
+                            format!(
+                                "{label} parameter '{}' expects between {min} and {} values, got {n}",
+                                p.name,
+                                if max == i64::MAX { "unlimited".to_string() } else { max.to_string() }
+                            ),
+                            span,
+                        )));
+                    }
+                }
                 let bad = if p.captures_rest {
                     match &v {
                         Value::Array(items) => items.iter().find(|x| !t.is_instance(x)),
@@ -663,13 +692,9 @@ fn f_require(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
             Some(Value::Array(x)) => x.clone(),
             Some(v) => vec![v.clone()],
         };
+        // Puppet's require function always leaves an array (`[require].flatten << ref`).
         items.push(Value::Type(Box::new(t.clone())));
-        let v = if items.len() == 1 {
-            items.pop().unwrap_or(Value::Undef)
-        } else {
-            Value::Array(items)
-        };
-        r.params.insert("require", v);
+        r.params.insert("require", Value::Array(items));
         out.push(Value::Type(Box::new(t)));
     }
     Ok(Value::Array(out))
@@ -936,6 +961,12 @@ fn f_tree_each(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         flag("include_containers"),
         flag("include_values"),
     );
+    if !containers && !values {
+        return Err(Flow::Err(c.runtime(
+            "Options 'include_containers' and 'include_values' cannot both be false",
+            a.span,
+        )));
+    }
     let breadth = matches!(opt("order"), Some(Value::Str(o)) if o == "breadth_first");
     let mut nodes: Vec<(Vec<Value>, Value)> = vec![];
     let mut queue = std::collections::VecDeque::from([(vec![], tree.clone())]);
@@ -970,13 +1001,17 @@ fn f_tree_each(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         }
         queue.extend(kids);
     }
+    // Without a block: an iterator of `[path, value]` pairs.
     let Some(l) = a.lambda else {
-        return Ok(Value::Array(
-            nodes
-                .into_iter()
-                .map(|(p, v)| Value::Array(vec![Value::Array(p), v]))
-                .collect(),
-        ));
+        return Ok(Value::Iterator(std::sync::Arc::new(
+            super::value::IterValue {
+                elem: PType::Any,
+                items: nodes
+                    .into_iter()
+                    .map(|(p, v)| Value::Array(vec![Value::Array(p), v]))
+                    .collect(),
+            },
+        )));
     };
     for (path, v) in nodes {
         let args = if l.params.len() >= 2 {
@@ -1008,11 +1043,85 @@ fn f_camelcase(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 
 /// `call(name, args...)`: calls a function by name, with the block if one is given.
 fn f_call(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    if let Some(Value::Deferred(d)) = a.values.first().cloned() {
+        return resolve_deferred(c, &d, a.scope, a.span);
+    }
     let Some(Value::Str(name)) = a.values.first().cloned() else {
         return Err(arg_err(c, a, "expects a String function name"));
     };
     let args = a.values[1..].to_vec();
     c.call_function(&name, args, a.lambda, a.scope, a.span)
+}
+
+/// `$deferred.call()`: its function called now with its arguments (deferred ones resolved
+/// first), or for a `$name`, `dig` into that variable (Puppet's `DeferredResolver`).
+fn resolve_deferred(
+    c: &mut Compiler<'_>,
+    d: &super::value::Deferred,
+    scope: ScopeId,
+    span: Span,
+) -> R<Value> {
+    fn resolve(c: &mut Compiler<'_>, v: &Value, scope: ScopeId, span: Span) -> R<Value> {
+        Ok(match v {
+            Value::Deferred(d) => resolve_deferred(c, d, scope, span)?,
+            Value::Array(items) => Value::Array(
+                items
+                    .iter()
+                    .map(|x| resolve(c, x, scope, span))
+                    .collect::<R<_>>()?,
+            ),
+            Value::Hash(h) => {
+                let mut out = IndexMap::new();
+                for (k, x) in h.iter() {
+                    out.insert(k.clone(), resolve(c, x, scope, span)?);
+                }
+                Value::Hash(out.into())
+            }
+            Value::Sensitive(x) => Value::Sensitive(Box::new(resolve(c, x, scope, span)?)),
+            other => other.clone(),
+        })
+    }
+    let mut args = vec![];
+    for x in d.arguments.iter().flatten() {
+        args.push(resolve(c, x, scope, span)?);
+    }
+    match d.name.strip_prefix('$') {
+        Some(var) => {
+            let value = c.lookup_var(var, scope, span)?;
+            args.insert(0, value);
+            c.call_function("dig", args, None, scope, span)
+        }
+        None => c.call_function(&d.name.clone(), args, None, scope, span),
+    }
+}
+
+/// `module_directory(names)`: the directory of the first of the modules (names or arrays
+/// of names) on the modulepath, else undef.
+fn f_module_directory(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    for v in a.values.iter().flat_map(flatten_values) {
+        if let Some(dir) = c.loader.module_dir(&v.to_display()) {
+            return Ok(Value::str(dir));
+        }
+    }
+    Ok(Value::Undef)
+}
+
+/// `find_template(paths)`: the path of the first `module/file` found in its module's
+/// `templates`, else undef.
+fn f_find_template(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    for v in a.values.iter().flat_map(flatten_values) {
+        let name = v.to_display();
+        let Some((module, file)) = name.split_once('/') else {
+            continue;
+        };
+        let rel = format!("templates/{file}");
+        if c.loader.load(module, &rel).is_some() {
+            if let Some(dir) = c.loader.module_dir(module) {
+                return Ok(Value::str(format!("{dir}/{rel}")));
+            }
+        }
+    }
+    Ok(Value::Undef)
 }
 
 fn f_reverse_each(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
@@ -1176,8 +1285,17 @@ fn f_slice(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     match a.lambda {
         Some(l) => {
             // Puppet serves a chunk whole to a one-parameter lambda, else spread over exactly
-            // `n` parameters, a short last chunk filled with undef ([] for a hash).
-            let serving = l.params.len();
+            // `n` parameters, a short last chunk filled with undef ([] for a hash). A lambda
+            // with an optional or captures-rest parameter (a negative arity) takes `n`.
+            let serving = if l
+                .params
+                .iter()
+                .any(|p| p.captures_rest || p.value.is_some())
+            {
+                n
+            } else {
+                l.params.len()
+            };
             if serving == 0 {
                 return Err(arg_err(
                     c,
@@ -1561,7 +1679,27 @@ fn new_timespan(args: &[Value]) -> Result<Option<Value>, String> {
     }))
 }
 
+/// `T.new(args) |$x| { ... }`: the new value, given to the block when there is one; an
+/// argument that already is a `T` is the value, and the block is not called.
 fn f_new(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let already = match a.values.as_slice() {
+        [Value::Type(t), only] => {
+            let t = match &**t {
+                PType::Alias(_, inner) => &**inner,
+                other => other,
+            };
+            !matches!(t, PType::Init) && t.is_instance(only)
+        }
+        _ => false,
+    };
+    let v = new_instance(c, a)?;
+    match a.lambda {
+        Some(l) if !already => c.call_lambda(l, vec![v], a.scope, a.span),
+        _ => Ok(v),
+    }
+}
+
+fn new_instance(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let Some(Value::Type(t)) = a.values.first().cloned() else {
         return Err(arg_err(c, a, "expects a Type"));
     };
@@ -1586,8 +1724,23 @@ fn f_new(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
             };
         }
     }
+    // One argument that already is an instance: itself, and no block is called (Puppet's
+    // `new_instance`).
+    if let [only] = args.as_slice() {
+        if !matches!(t, PType::Init) && t.is_instance(only) {
+            return Ok(only.clone());
+        }
+    }
     let v = args.first().cloned().unwrap_or(Value::Undef);
     let res = match &t {
+        // `Type.new('Integer[1]')`: the type the string names.
+        PType::Type(_) => match &v {
+            Value::Str(s) => {
+                let s = s.clone();
+                Some(Value::Type(Box::new(c.type_from_string(&s, a.span)?)))
+            }
+            _ => None,
+        },
         // `Timestamp()` is now; from seconds since the epoch or an ISO 8601 string.
         PType::Timestamp => match &v {
             Value::Undef if args.is_empty() => Some(Value::Timestamp(super::value::Timestamp::at(c.loader.host().now()))),
@@ -2273,6 +2426,8 @@ fn f_string_op(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
                 _ => s.clone(),
             }),
             Value::Array(items) => Value::Array(items.iter().map(|x| apply(name, x)).collect()),
+            // An iterator's elements, into an array (Puppet's `Iterable.on(x).map`).
+            Value::Iterator(it) => Value::Array(it.items.iter().map(|x| apply(name, x)).collect()),
             Value::Hash(h) if name == "upcase" || name == "downcase" => Value::Hash(
                 h.iter()
                     .map(|(k, x)| (apply(name, k), apply(name, x)))
@@ -2733,6 +2888,9 @@ fn f_empty(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         Value::Array(x) => x.is_empty(),
         Value::Hash(h) => h.is_empty(),
         Value::Str(s) => s.is_empty(),
+        Value::Sensitive(inner) if matches!(*inner, Value::Str(_)) => {
+            matches!(*inner, Value::Str(ref s) if s.is_empty())
+        }
         Value::Undef => true,
         Value::Int(_) | Value::Float(_) => {
             // empty.rb: a deprecation warning once per call site.
@@ -3211,12 +3369,20 @@ fn f_convert_to(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let t = a.values.get(1).cloned().unwrap_or(Value::Undef);
     let mut a2 = Args {
         name: "new".into(),
-        values: vec![t, v],
+        values: [t, v]
+            .into_iter()
+            .chain(a.values.iter().skip(2).cloned())
+            .collect(),
         lambda: None,
         scope: a.scope,
         span: a.span,
     };
-    f_new(c, &mut a2)
+    let r = f_new(c, &mut a2)?;
+    // The block, if any, gets the converted value (whatever `new` did).
+    match a.lambda {
+        Some(l) => c.call_lambda(l, vec![r], a.scope, a.span),
+        None => Ok(r),
+    }
 }
 
 // ---- resources -----------------------------------------------------------------------------------
@@ -3523,14 +3689,22 @@ impl Compiler<'_> {
         let file = self.sources.add(name, text);
         let parsed = super::compiler::parse_epp_source(text, file);
         let Some(program) = parsed.program else {
-            let msg = parsed
-                .diagnostics
-                .iter()
-                .find(|d| d.is_error())
-                .map(|d| d.message.clone())
+            // Puppet's EppEvaluator: `epp(): Invalid EPP: <parse error> (file: ..)`, the
+            // inline text's file named `inlined-epp-text`.
+            let (func, shown) = if name == "inline_epp" {
+                ("inline_epp", "inlined-epp-text")
+            } else {
+                ("epp", name)
+            };
+            let d = parsed.diagnostics.iter().find(|d| d.is_error());
+            let msg = d.map(|d| d.message.clone()).unwrap_or_default();
+            let at = d
+                .and_then(|d| d.span)
+                .and_then(|sp| Some(self.sources.get(sp.file)?.line_col(sp.start as usize)))
+                .map(|(l, c)| format!(" (file: {shown}, line: {l}, column: {c})"))
                 .unwrap_or_default();
             return Err(Flow::Err(
-                self.runtime(format!("Syntax error in template {name}: {msg}"), span),
+                self.runtime(format!("{func}(): Invalid EPP: {msg}{at}"), span),
             ));
         };
         let source = self.scopes[scope].source.clone();
@@ -3586,9 +3760,15 @@ impl Compiler<'_> {
             }
         }
         self.render_stack.push(String::new());
+        self.render_sensitive.push(false);
         let r = self.eval(&program.body, sid);
         let out = self.render_stack.pop().unwrap_or_default();
+        let sensitive = self.render_sensitive.pop().unwrap_or(false);
         match r {
+            // A template that rendered a Sensitive value is Sensitive.
+            Ok(_) | Err(Flow::Return(..)) if sensitive => {
+                Ok(Value::Sensitive(Box::new(Value::Str(out))))
+            }
             Ok(_) | Err(Flow::Return(..)) => Ok(Value::Str(out)),
             Err(e) => Err(e),
         }

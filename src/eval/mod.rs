@@ -69,6 +69,12 @@ pub trait Loader {
     /// Returns the file's display name and text.
     fn load(&self, module: &str, path: &str) -> Option<(String, String)>;
 
+    /// The directory of a module of this name on the modulepath, as an absolute path
+    /// (`module_directory()`, `find_template()`); `None` when unknown.
+    fn module_dir(&self, _module: &str) -> Option<String> {
+        None
+    }
+
     /// Whether a module of this name is on the modulepath.
     fn has_module(&self, _module: &str) -> bool {
         false

@@ -3619,6 +3619,8 @@ fn iterable_of(e: &PType) -> PType {
         ts.push(PType::Integer(i64::MIN, i64::MAX));
         ts.push(PType::Type(None));
     }
+    // An iterator of such elements.
+    ts.push(PType::IteratorOf(Box::new(e.clone())));
     PType::Variant(ts)
 }
 
@@ -3795,18 +3797,49 @@ fn block_range(ty: &str) -> Option<(usize, usize)> {
 }
 
 /// Puppet's message when a lambda of `n` parameters fits none of the blocks of `sig`.
-fn block_mismatch(sig: &Signature, n: usize) -> Option<String> {
+fn block_mismatch(sig: &Signature, values: &[Value], n: usize) -> Option<String> {
+    let dispatches: Vec<&Dispatch> = sig.dispatches.iter().filter(|d| !d.handler).collect();
+    // A dispatch the arguments fit, without a block: Puppet lists every dispatch with
+    // why it refused the call.
+    let blockless_fits = dispatches
+        .iter()
+        .any(|d| d.block.is_none() && d.reject(values).is_none());
     let (mut min, mut max) = (usize::MAX, 0);
-    for d in sig.dispatches.iter().filter(|d| !d.handler) {
-        let (lo, hi) = block_range(d.block.as_ref()?.ty)?;
-        if (lo..=hi).contains(&n) {
-            return None;
+    for d in &dispatches {
+        match d.block.as_ref() {
+            Some(b) => {
+                let (lo, hi) = block_range(b.ty)?;
+                if (lo..=hi).contains(&n) && d.reject(values).is_none() {
+                    return None;
+                }
+                min = min.min(lo);
+                max = max.max(hi);
+            }
+            None if blockless_fits => {}
+            None => return None,
         }
-        min = min.min(lo);
-        max = max.max(hi);
     }
-    let text = Rejection::Count(min, Some(max)).text(n);
-    Some(format!("'{}' block{text}", sig.name))
+    if !blockless_fits {
+        let text = Rejection::Count(min, Some(max)).text(n);
+        return Some(format!("'{}' block{text}", sig.name));
+    }
+    let got = values.len();
+    let mut out = format!(
+        "The function '{}' was called with arguments it does not accept. It expects one of:",
+        sig.name
+    );
+    for d in &dispatches {
+        let why = match (d.reject(values), d.block.as_ref()) {
+            (Some(r), _) => r.text(got),
+            (None, None) => " does not expect a block".to_string(),
+            (None, Some(b)) => {
+                let (lo, hi) = block_range(b.ty)?;
+                format!(" block{}", Rejection::Count(lo, Some(hi)).text(n))
+            }
+        };
+        out.push_str(&format!("\n  ({})\n    rejected:{why}", d.text()));
+    }
+    Some(out)
 }
 
 /// Functions whose local type aliases the table has substituted (a recursive one standing
@@ -4008,7 +4041,7 @@ pub fn type_mismatch(sig: &Signature, values: &[Value], lambda: Option<usize>) -
     let mut rejections = Vec::with_capacity(sig.dispatches.len());
     for d in sig.dispatches {
         let Some(r) = d.reject(values) else {
-            return block_mismatch(sig, lambda?);
+            return block_mismatch(sig, values, lambda?);
         };
         if !d.handler {
             rejections.push((d, r));

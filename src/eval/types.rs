@@ -153,12 +153,265 @@ fn type_arg(v: &Value) -> Result<PType, String> {
 }
 
 fn size_args(args: &[Value]) -> Result<(i64, i64), String> {
+    // A single Integer type is the size range (`Array[T, Integer[1, 2]]`).
+    if let [Value::Type(t)] = args {
+        if let PType::Integer(min, max) = **t {
+            return Ok((min, max));
+        }
+    }
     let min = args.first().map_or(Ok(0), |v| int_arg(v, 0))?;
     let max = args.get(1).map_or(Ok(MAX), |v| int_arg(v, MAX))?;
     Ok((min, max))
 }
 
+/// An error of a type's parameters: the message, and the index of the key to blame (the
+/// whole access when `None`).
+pub type TypeArgError = (String, Option<usize>);
+
+/// The Ruby class Puppet names in some messages about a type's parameters.
+fn ruby_class(v: &Value) -> std::string::String {
+    match v {
+        Value::Int(_) => "Integer".into(),
+        Value::Float(_) => "Float".into(),
+        Value::Str(_) => "String".into(),
+        Value::Bool(true) => "TrueClass".into(),
+        Value::Bool(false) => "FalseClass".into(),
+        Value::Undef => "NilClass".into(),
+        Value::Default => "Symbol".into(),
+        Value::Array(_) => "Array".into(),
+        Value::Hash(_) => "Hash".into(),
+        Value::Regex(_) => "Regexp".into(),
+        Value::Type(t) => {
+            let shown = t.to_string();
+            let base = shown.split('[').next().unwrap_or_default();
+            format!("Puppet::Pops::Types::P{base}Type")
+        }
+        other => other.type_name(),
+    }
+}
+
+/// The type of a value as Puppet names it when it cannot be used as a key (`Integer`).
+fn key_type_name(v: &Value) -> std::string::String {
+    match v {
+        Value::Undef => "Undef".into(),
+        Value::Default => "Default".into(),
+        other => other.type_name(),
+    }
+}
+
+/// Puppet's `Patterns::NAME` (without a leading `::`): `a::b_c`, segments starting with a
+/// lowercase letter.
+fn is_class_name(name: &str) -> bool {
+    name.split("::").all(|seg| {
+        seg.starts_with(|c: char| c.is_ascii_lowercase())
+            && seg.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    })
+}
+
+fn is_type(v: &Value) -> bool {
+    matches!(v, Value::Type(_))
+}
+
+/// Flattens nested arrays of keys, as Puppet's access operator does for most types.
+fn flat_keys(args: &[Value]) -> Vec<Value> {
+    let mut out = vec![];
+    for a in args {
+        match a {
+            Value::Array(items) => out.extend(flat_keys(items)),
+            other => out.push(other.clone()),
+        }
+    }
+    out
+}
+
+/// Puppet's `collection_size_t`: one Integer type, or integers and defaults.
+fn check_size_keys(keys: &[Value], start: usize) -> Result<(), TypeArgError> {
+    if let [Value::Type(t)] = keys {
+        if matches!(**t, PType::Integer(..)) {
+            return Ok(());
+        }
+    }
+    for (i, k) in keys.iter().enumerate() {
+        if !matches!(k, Value::Int(_) | Value::Default) {
+            let class = ruby_class(k);
+            return Err((
+                format!(
+                    "A Type's size constraint arguments must be a single Integer type, or 1-2 integers (or default). Got {}",
+                    super::expr::a_an(&class)
+                ),
+                Some(start + i),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn arity_error(base: &str, min: usize, max: Option<usize>, actual: usize) -> std::string::String {
+    match max {
+        None => format!("{base}[] accepts {min} or more arguments. Got {actual}"),
+        Some(max) if max != min => {
+            format!("{base}[] accepts {min} to {max} arguments. Got {actual}")
+        }
+        Some(_) => format!(
+            "{base}[] accepts {min} argument{}. Got {actual}",
+            if min == 1 { "" } else { "s" }
+        ),
+    }
+}
+
 impl PType {
+    /// The checks Puppet's access operator makes of a type's parameters before it makes
+    /// the type: their number and kinds, with the key to blame. Returns the keys to
+    /// parameterize with (flattened where Puppet flattens them).
+    pub fn check_args(&self, args: &[Value]) -> Result<Vec<Value>, TypeArgError> {
+        use PType::*;
+        let keys = match self {
+            Array(..) | Hash(..) | String(..) | Regexp(_) | Pattern(_) | Collection(..) => {
+                flat_keys(args)
+            }
+            // `Optional[x]`, `NotUndef[x]`: a type or a string.
+            Optional(None) | NotUndef(None) => {
+                if let [k] = args {
+                    if !matches!(k, Value::Type(_) | Value::Str(_) | Value::Array(_)) {
+                        let m = if matches!(self, Optional(_)) {
+                            format!(
+                                "Optional-Type[] arguments must be types. Got {}",
+                                ruby_class(k)
+                            )
+                        } else {
+                            format!(
+                                "NotUndef-Type[] argument must be a Type or a String. Got {}",
+                                ruby_class(k)
+                            )
+                        };
+                        return Err((m, Some(0)));
+                    }
+                }
+                return Ok(args.to_vec());
+            }
+            Class(None) => {
+                let keys: Vec<Value> = flat_keys(args)
+                    .into_iter()
+                    .filter(|k| !k.is_undef())
+                    .collect();
+                let spans_match = keys.len() == args.len();
+                for (i, k) in keys.iter().enumerate() {
+                    if !matches!(k, Value::Str(_) | Value::Type(_)) {
+                        let label = super::expr::a_an(&key_type_name(k));
+                        let mut label_uc = label.clone();
+                        label_uc[..1].make_ascii_uppercase();
+                        return Err((
+                            format!("Illegal Class name in class reference. {label_uc} cannot be used where a String is expected"),
+                            spans_match.then_some(i),
+                        ));
+                    }
+                }
+                for (i, k) in flat_keys(args).iter().enumerate() {
+                    let Value::Str(name) = k else { continue };
+                    let lower = name.to_lowercase();
+                    let bare = lower.strip_prefix("::").unwrap_or(&lower);
+                    if !is_class_name(bare) {
+                        return Err((
+                            format!("Illegal name. The given name '{name}' does not conform to the naming rule /^((::)?[a-z_]\\w*)(::[a-z]\\w*)*$/"),
+                            Some(i),
+                        ));
+                    }
+                }
+                return Ok(args.to_vec());
+            }
+            _ => return Ok(args.to_vec()),
+        };
+        let slice_type = |base: &str, k: &Value, i: usize| -> TypeArgError {
+            (
+                format!("{base}[] arguments must be types. Got {}", ruby_class(k)),
+                Some(i),
+            )
+        };
+        match self {
+            Array(..) => match keys.len() {
+                1 if !is_type(&keys[0]) => return Err(slice_type("Array-Type", &keys[0], 0)),
+                1 => {}
+                2 if is_type(&keys[0]) => check_size_keys(&keys[1..], 1)?,
+                2 => check_size_keys(&keys, 0)?,
+                3 if is_type(&keys[0]) => check_size_keys(&keys[1..], 1)?,
+                3 => return Err(slice_type("Array-Type", &keys[0], 0)),
+                n => return Err((arity_error("Array-Type", 1, Some(3), n), None)),
+            },
+            Hash(..) => {
+                if !(keys.len() == 2 && keys.iter().all(|k| matches!(k, Value::Int(_)))) {
+                    for (i, k) in keys.iter().take(2).enumerate() {
+                        if !is_type(k) {
+                            return Err(slice_type("Hash-Type", k, i));
+                        }
+                    }
+                    match keys.len() {
+                        2 => {}
+                        3 => {
+                            if !matches!(&keys[2], Value::Int(_))
+                                && !matches!(&keys[2], Value::Type(t) if matches!(**t, Integer(..)))
+                            {
+                                check_size_keys(&keys[2..], 2)?;
+                            }
+                        }
+                        4 => check_size_keys(&keys[2..], 2)?,
+                        n => return Err((arity_error("Hash-Type", 2, Some(4), n), None)),
+                    }
+                }
+            }
+            String(..) => match keys.len() {
+                1 | 2 => check_size_keys(&keys, 0)?,
+                n => {
+                    return Err((
+                        format!("String supports [] with one or two arguments. Got {n}"),
+                        None,
+                    ))
+                }
+            },
+            Collection(..) => match keys.len() {
+                1 | 2 => check_size_keys(&keys, 0)?,
+                n => return Err((arity_error("Collection-Type", 1, Some(2), n), None)),
+            },
+            Regexp(_) => {
+                if keys.len() != 1 {
+                    let blamed = if keys.is_empty() { None } else { Some(1) };
+                    return Err((arity_error("A Regexp-Type", 1, Some(1), keys.len()), blamed));
+                }
+                if !matches!(&keys[0], Value::Str(_) | Value::Regex(_)) {
+                    return Err((
+                        format!(
+                            "Error creating type specialization of a Regexp-Type, Cannot use {} where String or Regexp is expected",
+                            key_type_name(&keys[0])
+                        ),
+                        Some(0),
+                    ));
+                }
+            }
+            Pattern(_) => {
+                if keys.is_empty() {
+                    return Err((arity_error("A Pattern-Type", 1, None, 0), None));
+                }
+                for (i, k) in keys.iter().enumerate() {
+                    let ok = match k {
+                        Value::Str(_) | Value::Regex(_) => true,
+                        Value::Type(t) => matches!(**t, Pattern(_) | Regexp(_)),
+                        _ => false,
+                    };
+                    if !ok {
+                        return Err((
+                            format!(
+                                "Error creating type specialization of a Pattern-Type, Cannot use {} where String or Regexp or Pattern-Type or Regexp-Type is expected",
+                                key_type_name(k)
+                            ),
+                            Some(i),
+                        ));
+                    }
+                }
+            }
+            _ => {}
+        }
+        Ok(keys)
+    }
+
     /// `Base[args]`: parameterizes a type with the evaluated arguments.
     pub fn parameterize(&self, args: &[Value]) -> Result<PType, String> {
         use PType::*;
@@ -225,11 +478,11 @@ impl PType {
                     match a {
                         Value::Str(s) => out.push(s.clone()),
                         Value::Regex(r) => out.push(r.source.to_string()),
-                        Value::Type(t) => {
-                            if let Regexp(Some(s)) = &**t {
-                                out.push(s.clone())
-                            }
-                        }
+                        Value::Type(t) => match &**t {
+                            Regexp(Some(s)) => out.push(s.clone()),
+                            Pattern(ps) => out.extend(ps.iter().cloned()),
+                            _ => {}
+                        },
                         _ => {}
                     }
                 }
@@ -240,10 +493,19 @@ impl PType {
                 Some(Value::Regex(r)) => Some(r.source.to_string()),
                 _ => None,
             }),
+            // `Array[1, 2]`: sizes only.
+            Array(..) if args.first().is_some_and(|a| !is_type(a)) => {
+                let (min, max) = size_args(args)?;
+                Array(Box::new(Any), min, max)
+            }
             Array(..) => {
                 let elem = args.first().map_or(Ok(Any), type_arg)?;
                 let (min, max) = size_args(args.get(1..).unwrap_or(&[]))?;
                 Array(Box::new(elem), min, max)
+            }
+            Hash(..) if matches!(args, [Value::Int(_), Value::Int(_)]) => {
+                let (min, max) = size_args(args)?;
+                Hash(Box::new(Any), Box::new(Any), min, max)
             }
             Hash(..) => {
                 if args.len() == 1 {

@@ -583,7 +583,12 @@ impl Value {
     /// What `*v` unfolds to: an array's or an iterator's elements, or the value alone.
     pub fn into_unfolded(self) -> Vec<Value> {
         match self {
+            Value::Undef => vec![],
             Value::Array(a) => a,
+            Value::Hash(h) => h
+                .into_iter()
+                .map(|(k, v)| Value::Array(vec![k, v]))
+                .collect(),
             Value::Iterator(it) => it.items.clone(),
             other => vec![other],
         }
@@ -802,8 +807,11 @@ pub fn container_text(v: &Value, assoc: &str, each: &dyn Fn(&Value) -> String) -
     }
 }
 
+/// Puppet's `puppet_quote`: single quotes unless the string holds a control character
+/// (below U+0020), then double quotes with escapes. In single quotes a backslash is kept as
+/// it is, and the character after it written as it is; a quote is escaped.
 pub fn quote_string(s: &str) -> String {
-    if s.chars().any(|c| c.is_control()) {
+    if s.chars().any(|c| (c as u32) < 0x20) {
         let mut out = String::from("\"");
         for c in s.chars() {
             match c {
@@ -813,14 +821,34 @@ pub fn quote_string(s: &str) -> String {
                 '"' => out.push_str("\\\""),
                 '\\' => out.push_str("\\\\"),
                 '$' => out.push_str("\\$"),
-                c if c.is_control() => out.push_str(&format!("\\u{{{:X}}}", c as u32)),
+                c if (c as u32) < 0x20 => out.push_str(&format!("\\u{{{:X}}}", c as u32)),
                 c => out.push(c),
             }
         }
         out.push('"');
         out
     } else {
-        format!("'{}'", s.replace('\\', "\\\\").replace('\'', "\\'"))
+        let mut out = String::with_capacity(s.len() + 2);
+        out.push('\'');
+        let mut escaped = false;
+        for c in s.chars() {
+            if escaped {
+                out.push('\\');
+                out.push(c);
+                escaped = false;
+            } else if c == '\'' {
+                out.push_str("\\'");
+            } else if c == '\\' {
+                escaped = true;
+            } else {
+                out.push(c);
+            }
+        }
+        if escaped {
+            out.push('\\');
+        }
+        out.push('\'');
+        out
     }
 }
 

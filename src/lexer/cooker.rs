@@ -917,7 +917,7 @@ impl<'a> Cooker<'a> {
                 skip_leading = false;
             }
             let Some(i) = src[pos..].find("<%") else {
-                text.push_str(&src[pos..]);
+                text.push_str(&src[pos..].replace("%%>", "%>"));
                 if !text.is_empty() {
                     self.push(start, Tok::RenderString(text), src.len());
                 }
@@ -927,23 +927,45 @@ impl<'a> Cooker<'a> {
             let tag = pos + i;
             let mut chunk = &src[pos..tag];
             let rest = &src[tag + 2..];
+            if rest.is_empty() {
+                // `<%` ending the template (after any `<%%`, as Puppet scans).
+                return Err(LexError::new(
+                    "Unbalanced embedded expression - opening <% and reaching end of input",
+                    src.len(),
+                    src.len(),
+                ));
+            }
             if rest.starts_with('%') {
                 // `<%%` is a literal `<%`.
-                text.push_str(chunk);
+                text.push_str(&chunk.replace("%%>", "%>"));
                 text.push_str("<%");
                 pos = tag + 3;
+                if pos == src.len() {
+                    // Puppet's scanner loses the text it had when `<%%` ends the template.
+                    self.seek(src.len());
+                    return Ok(());
+                }
                 continue;
             }
             if rest.starts_with('#') {
-                // A comment up to `%>` or `-%>`.
-                text.push_str(chunk);
-                let Some(end) = rest.find("%>") else {
+                // A comment up to the first `%>` not after a `%` (`%%>` does not end it);
+                // `<%#-` trims the spaces and tabs before it, `-%>` the line after it.
+                text.push_str(&chunk.replace("%%>", "%>"));
+                let end = rest
+                    .match_indices("%>")
+                    .map(|(j, _)| j)
+                    .find(|&j| j >= 1 && rest.as_bytes()[j - 1] != b'%');
+                let Some(end) = end else {
                     return Err(LexError::new(
                         "Reaching end after opening <%# without seeing %>",
                         tag,
                         tag + 3,
                     ));
                 };
+                if rest[1..].starts_with('-') {
+                    let kept = text.trim_end_matches([' ', '\t']).len();
+                    text.truncate(kept);
+                }
                 let trim = rest[..end].ends_with('-');
                 pos = tag + 2 + end + 2;
                 skip_leading = trim;

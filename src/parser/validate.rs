@@ -281,6 +281,18 @@ impl Validator {
 
     fn check(&mut self, e: &Expr, path: &[Node]) {
         match &e.kind {
+            // A heredoc's static text is checked against its syntax (Puppet's syntax
+            // checkers: json, base64, pp, epp; the last `+` part names it).
+            ExprKind::Heredoc { syntax, text } => {
+                if let ExprKind::Str(body) = &text.kind {
+                    if let Some(m) = external_syntax_error(syntax, body) {
+                        self.err(
+                            text.span,
+                            format!("Invalid produced text having syntax: '{syntax}'. {m}"),
+                        );
+                    }
+                }
+            }
             ExprKind::Block(stmts) => {
                 if let Some(name) = resource_without_title(e) {
                     self.err(
@@ -469,12 +481,43 @@ impl Validator {
                 self.reserved_type_name(e, &t.name);
                 self.err(e.span, format!("Expressions of type {} are not supported in this version of Puppet", a_an(e)));
             }
-            ExprKind::TypeMapping { type_expr, .. } => {
+            ExprKind::TypeMapping {
+                type_expr,
+                mapping_expr,
+            } => {
                 self.top(e, path);
-                let runtime = matches!(&type_expr.kind, ExprKind::Access { left, .. }
-                    if matches!(&left.kind, ExprKind::QualifiedReference(n) if n == "Runtime"));
-                if !runtime {
-                    self.err(e.span, format!("Expressions of type {} are not supported in this version of Puppet", a_an(e)));
+                // Puppet's check_TypeMapping: `Runtime[...]` on the left, a type for a
+                // single mapping, `[/regexp/, 'replacement']` for a pattern mapping.
+                let pattern = |x: &Expr| {
+                    matches!(&x.kind, ExprKind::Array(v) if v.len() == 2
+                        && matches!(v[0].kind, ExprKind::Regex(_))
+                        && matches!(v[1].kind, ExprKind::Str(_)))
+                };
+                let lhs = match &type_expr.kind {
+                    ExprKind::Access { left, keys }
+                        if matches!(&left.kind, ExprKind::QualifiedReference(n) if n == "Runtime") =>
+                    {
+                        if keys.len() == 2 && pattern(&keys[1]) {
+                            2
+                        } else {
+                            1
+                        }
+                    }
+                    _ => 0,
+                };
+                let type_ref = match &mapping_expr.kind {
+                    ExprKind::Access { left, .. } => {
+                        matches!(left.kind, ExprKind::QualifiedReference(_))
+                    }
+                    k => matches!(k, ExprKind::QualifiedReference(_)),
+                };
+                let single = "Illegal type mapping. Expected a Type on the left side, got A Type Mapping";
+                let regexp = "Illegal type mapping. Expected a Tuple[Regexp,String] on the left side, got A Type Mapping";
+                match lhs {
+                    0 => self.err(e.span, format!("Expressions of type {} are not supported in this version of Puppet", a_an(e))),
+                    1 if !type_ref => self.err(type_expr.span, single),
+                    2 if !pattern(mapping_expr) => self.err(type_expr.span, regexp),
+                    _ => {}
                 }
             }
             ExprKind::Epp { params: Some(ps), .. } => {
@@ -846,6 +889,53 @@ fn literal_key(e: &Expr) -> Option<String> {
         ExprKind::Integer { value, .. } => Some(value.to_string()),
         ExprKind::Bool(b) => Some(b.to_string()),
         ExprKind::QualifiedName(n) => Some(n.clone()),
+        _ => None,
+    }
+}
+
+/// What Puppet's syntax checker for `syntax` finds wrong with `text`, if it has one.
+fn external_syntax_error(syntax: &str, text: &str) -> Option<String> {
+    let key = syntax.rsplit('+').next().unwrap_or(syntax);
+    let line_col = |t: &str, offset: usize| {
+        let before = &t[..offset.min(t.len())];
+        let line = before.matches('\n').count() + 1;
+        let col = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
+        (line, col)
+    };
+    match key {
+        "json" => serde_json::from_str::<serde_json::Value>(text)
+            .err()
+            .map(|e| format!("JSON syntax checker: Cannot parse invalid JSON string. \"{e}\"")),
+        "base64" => {
+            let b = text.as_bytes();
+            let body = text.trim_end_matches('=');
+            let ok = b.len() % 4 == 0
+                && b.len() - body.len() <= 2
+                && body
+                    .bytes()
+                    .all(|c| c.is_ascii_alphanumeric() || c == b'+' || c == b'/');
+            (!ok).then(|| {
+                "Base64 syntax checker: Cannot parse invalid Base64 string - padding is not correct"
+                    .to_string()
+            })
+        }
+        "pp" | "epp" => {
+            let parsed = if key == "pp" {
+                crate::parser::parse(text, crate::span::FileId::SYNTHETIC)
+            } else {
+                crate::parser::parse_epp(text, crate::span::FileId::SYNTHETIC)
+            };
+            let d = parsed.diagnostics.iter().find(|d| d.is_error())?;
+            let at = d
+                .span
+                .map(|sp| {
+                    let (l, c) = line_col(text, sp.start as usize);
+                    format!(" (line: {l}, column: {c})")
+                })
+                .unwrap_or_default();
+            let checker = if key == "pp" { "PP" } else { "EPP" };
+            Some(format!("{checker} syntax checker: \"{}{at}\"", d.message))
+        }
         _ => None,
     }
 }

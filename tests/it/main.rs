@@ -33,4 +33,5 @@ mod priority_fixtures;
 mod properties;
 mod requisites_cli;
 mod requisites_fixtures;
+mod semantics;
 mod tidy;
