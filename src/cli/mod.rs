@@ -52,6 +52,7 @@ pub mod graph;
 pub mod nodes;
 pub mod parse;
 pub mod priorities;
+pub mod ruby_types;
 pub mod store;
 
 use crate::catalog::Catalog;

@@ -196,6 +196,17 @@ impl Compiler<'_> {
     /// The built-in function `lname` names, if this compile has it: stdlib's only when a
     /// module ships them (see [`super::stdlib::builtin`]).
     fn resolve_builtin(&self, lname: &str) -> Option<Builtin> {
+        if let Some(old) = lname.strip_prefix("stdlib::") {
+            // stdlib 9's namespaced names: when a module ships them, the function of that
+            // name here, else the native one of the old name (stdlib 9 moved it).
+            if !self.loader.has_ruby_function(lname) {
+                return None;
+            }
+            return super::stdlib9::builtin(lname)
+                .or_else(|| super::stdlib::builtin(lname))
+                .or_else(|| super::stdlib::builtin(old))
+                .or_else(|| builtin(old));
+        }
         let mine = super::stdlib::builtin(lname).filter(|_| {
             super::stdlib::CORE.contains(&lname) || self.loader.has_ruby_function(lname)
         });
@@ -203,6 +214,11 @@ impl Compiler<'_> {
             builtin(lname)
                 .filter(|_| !STDLIB.contains(&lname) || self.loader.has_ruby_function(lname))
         })
+    }
+
+    /// Whether this compile has a built-in function of that name.
+    pub(super) fn has_builtin(&self, lname: &str) -> bool {
+        self.resolve_builtin(lname).is_some()
     }
 
     pub(super) fn call_function(
@@ -1275,6 +1291,17 @@ fn f_all(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 
 fn f_index(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let v = first_arg(a);
+    if let (Value::Str(s), None) = (&v, a.lambda) {
+        // `string_index`: Ruby's `String#index`, the character offset of the first match.
+        let at = match a.values.get(1) {
+            Some(Value::Str(want)) => s.find(want.as_str()),
+            Some(Value::Regex(re)) => re.match_spans(s, 0, false).first().map(|m| m.0),
+            _ => None,
+        };
+        if matches!(a.values.get(1), Some(Value::Str(_) | Value::Regex(_))) {
+            return Ok(at.map_or(Value::Undef, |b| Value::Int(s[..b].chars().count() as i64)));
+        }
+    }
     for (k, x) in iteration_items(&v).unwrap_or_default() {
         let hit = match (a.lambda, a.values.get(1)) {
             // One parameter gets the value (of a hash entry too), two the key and value.
@@ -2459,7 +2486,7 @@ fn f_sort(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 
 /// Ruby's `<=>` on Puppet values: numbers with numbers, strings with strings, arrays element
 /// by element; anything else compares only when equal. `None` is Ruby's nil (not comparable).
-fn ruby_cmp(a: &Value, b: &Value) -> Option<Ordering> {
+pub(super) fn ruby_cmp(a: &Value, b: &Value) -> Option<Ordering> {
     match (a, b) {
         (Value::Int(x), Value::Int(y)) => Some(x.cmp(y)),
         (Value::Int(_) | Value::Float(_), Value::Int(_) | Value::Float(_)) => {

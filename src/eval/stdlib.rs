@@ -370,6 +370,10 @@ fn f_ensure_resources(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 }
 
 fn f_ensure_packages(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    if super::stdlib9::is_stdlib9(c) {
+        // stdlib 9's deprecated `ensure_packages` calls `stdlib::ensure_packages`.
+        return super::stdlib9::f_ensure_packages(c, a);
+    }
     need_args(c, a, 1)?;
     let mut defaults = IndexMap::new();
     defaults.insert(Value::str("ensure"), Value::str("installed"));

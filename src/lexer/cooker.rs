@@ -1035,7 +1035,7 @@ impl<'a> Cooker<'a> {
                 return Ok(());
             };
             let tag = pos + i;
-            let mut chunk = &src[pos..tag];
+            let chunk = &src[pos..tag];
             let rest = &src[tag + 2..];
             if rest.starts_with('%') {
                 // `<%%` is a literal `<%`.
@@ -1045,15 +1045,24 @@ impl<'a> Cooker<'a> {
                 continue;
             }
             if rest.starts_with('#') {
-                // A comment up to `%>` or `-%>`.
-                text.push_str(chunk);
-                let Some(end) = rest.find("%>") else {
+                // A comment up to the first `%>` not preceded by `%` (Puppet's
+                // `/[^%]%>/`); `<%#-` trims the spaces and tabs before it, `-%>` what
+                // follows. Its text stays one with the text around it: a `<%-` after it
+                // trims back over the comment's indentation too.
+                text.push_str(&chunk.replace("%%>", "%>"));
+                let Some(end) = (1..rest.len())
+                    .find(|&i| rest[i..].starts_with("%>") && rest.as_bytes()[i - 1] != b'%')
+                else {
                     return Err(LexError::new(
                         "Reaching end after opening <%# without seeing %>",
                         tag,
                         tag + 3,
                     ));
                 };
+                if rest[1..].starts_with('-') {
+                    let kept = text.trim_end_matches([' ', '\t']).len();
+                    text.truncate(kept);
+                }
                 let trim = rest[..end].ends_with('-');
                 pos = tag + 2 + end + 2;
                 skip_leading = trim;
@@ -1066,14 +1075,13 @@ impl<'a> Cooker<'a> {
             } else {
                 (false, false, 2)
             };
-            if trim_left {
-                // `<%-` removes spaces and tabs before it on the same line.
-                let trimmed = chunk.trim_end_matches([' ', '\t']);
-                if trimmed.is_empty() || trimmed.ends_with('\n') {
-                    chunk = trimmed;
-                }
-            }
             text.push_str(&chunk.replace("%%>", "%>"));
+            if trim_left {
+                // `<%-` removes the spaces and tabs before it (Puppet's
+                // `s.sub!(/[ \t]*<%\z/, '')` on the text since the last tag).
+                let kept = text.trim_end_matches([' ', '\t']).len();
+                text.truncate(kept);
+            }
             if !text.is_empty() {
                 self.push(start, Tok::RenderString(std::mem::take(&mut text)), tag);
             }
