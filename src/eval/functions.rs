@@ -277,7 +277,7 @@ impl Compiler<'_> {
             }
         }
         let mut args = Args {
-            name: lname,
+            name: super::stdlib9::native_name(lname),
             values,
             lambda,
             scope,
@@ -361,10 +361,11 @@ impl Compiler<'_> {
                     Some(v) => v,
                     None => match &p.value {
                         Some(d) => self.eval(d, sid)?,
+                        // Puppet's closure, given fewer values than it has parameters.
                         None => {
-                            return Err(Flow::Err(self.runtime(
-                                format!("{label} expects {} arguments, got fewer", params.len()),
-                                span,
+                            return Err(Flow::Err(self.issue(
+                                format!("Parameter ${} is required but no value was given", p.name),
+                                p.span,
                             )))
                         }
                     },
@@ -1615,6 +1616,11 @@ fn f_new(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     }
     let v = args.first().cloned().unwrap_or(Value::Undef);
     let res = match &t {
+        // `Type(Array)`: a type is its own Type value.
+        PType::Type(_) => match &v {
+            Value::Type(_) => Some(v.clone()),
+            _ => None,
+        },
         // `Timestamp()` is now; from seconds since the epoch or an ISO 8601 string.
         PType::Timestamp => match &v {
             Value::Undef if args.is_empty() => Some(Value::Timestamp(super::value::Timestamp::now())),
@@ -3589,9 +3595,12 @@ impl Compiler<'_> {
         {
             // The template runs as a closure (`call_by_name`): Puppet's messages name it
             // `lambda`, for epp and inline_epp alike.
+            // Undef arguments are not assigned (`call_by_name`): one the template does not
+            // declare is no error, and a declared one with a default gets the default.
             if let Some(k) = given
-                .keys()
-                .map(|k| k.to_display())
+                .iter()
+                .filter(|(_, v)| !v.is_undef())
+                .map(|(k, _)| k.to_display())
                 .find(|k| !ps.iter().any(|p| p.name == *k))
             {
                 return Err(Flow::Err(
@@ -3600,8 +3609,8 @@ impl Compiler<'_> {
             }
             for p in ps {
                 let v = match given.get(&Value::str(p.name.clone())) {
-                    Some(v) => v.clone(),
-                    None => match &p.value {
+                    Some(v) if !v.is_undef() || p.value.is_none() => v.clone(),
+                    _ => match &p.value {
                         Some(d) => self.eval(d, sid)?,
                         None => {
                             return Err(Flow::Err(self.runtime(

@@ -26,6 +26,17 @@ pub fn builtin(name: &str) -> Option<Builtin> {
     })
 }
 
+/// The name a native function runs under: a `stdlib::` name that only moved a function
+/// runs as the old name (the natives that serve several names tell them apart by it).
+pub fn native_name(lname: String) -> String {
+    match lname.strip_prefix("stdlib::") {
+        Some(old) if builtin(&lname).is_none() && super::stdlib::builtin(&lname).is_none() => {
+            old.to_string()
+        }
+        _ => lname,
+    }
+}
+
 /// Whether the modulepath has stdlib 9 (its namespaced `ensure_packages`).
 pub fn is_stdlib9(c: &Compiler<'_>) -> bool {
     c.loader.has_ruby_function("stdlib::ensure_packages")
@@ -93,7 +104,7 @@ fn f_has_function(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 }
 
 /// `stdlib::sort_by(iterable) |x| { key }`: Ruby's `sort_by` over an array, the characters
-/// of a string (joined again) or a hash's entries (key and value, or `[key, value]`).
+/// of a string (joined again) or a hash's entries (`[key, value]`).
 fn f_sort_by(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let Some(l) = a.lambda else {
         return Err(fail_plain(c, a, "'stdlib::sort_by' expects a block"));
@@ -108,14 +119,11 @@ fn f_sort_by(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
             .collect(),
         _ => return Ok(subject),
     };
-    let two = matches!(subject, Value::Hash(_)) && l.params.len() == 2;
+    // Ruby's `sort_by` yields one value, a hash's entries as `[key, value]`: a block of two
+    // parameters gets no value for the second (Puppet's "is required" error).
     let mut keyed = Vec::with_capacity(items.len());
     for item in items {
-        let args = match (&item, two) {
-            (Value::Array(kv), true) => kv.clone(),
-            _ => vec![item.clone()],
-        };
-        let key = c.call_lambda(l, args, a.scope, a.span)?;
+        let key = c.call_lambda(l, vec![item.clone()], a.scope, a.span)?;
         keyed.push((key, item));
     }
     let mut failed = None;
