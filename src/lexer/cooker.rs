@@ -1044,7 +1044,7 @@ impl<'a> Cooker<'a> {
                 pos = tag + 3;
                 continue;
             }
-            if rest.starts_with('#') {
+            if let Some(comment) = rest.strip_prefix('#') {
                 // A comment up to the first `%>` not preceded by `%` (Puppet's
                 // `/[^%]%>/`); `<%#-` trims the spaces and tabs before it, `-%>` what
                 // follows. Its text stays one with the text around it: a `<%-` after it
@@ -1059,7 +1059,7 @@ impl<'a> Cooker<'a> {
                         tag + 3,
                     ));
                 };
-                if rest[1..].starts_with('-') {
+                if comment.starts_with('-') {
                     let kept = text.trim_end_matches([' ', '\t']).len();
                     text.truncate(kept);
                 }

@@ -33,4 +33,5 @@ mod priority_fixtures;
 mod properties;
 mod requisites_cli;
 mod requisites_fixtures;
+mod stdlib9_fixtures;
 mod tidy;

@@ -4,28 +4,14 @@
 //! file, evaluator corners. Ordo's catalog must equal Puppet's (both normalized by the
 //! shared `normalize_catalog.py`, file and line dropped) and its first error line must be
 //! Puppet's. Cases with a `needs-ruby` file read Ruby types: without `ruby` they are
-//! skipped, with a printed reason (a failure under `CI=true`).
+//! skipped, with a printed reason (a failure under `CI=true`: `common::prerequisite`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::common::{shared, tool};
+
 const NODE: &str = "deb12.example.com";
-
-fn skip(why: &str) {
-    assert!(
-        std::env::var("CI").as_deref() != Ok("true"),
-        "required under CI: {why}"
-    );
-    eprintln!("skipped: {why}");
-}
-
-fn has_ruby() -> bool {
-    Command::new("ruby")
-        .arg("-e")
-        .arg("exit 0")
-        .status()
-        .is_ok_and(|s| s.success())
-}
 
 /// A catalog normalized by the shared normalizer, file and line dropped.
 fn normalized(tools: &Path, catalog: &str) -> String {
@@ -53,13 +39,11 @@ fn normalized(tools: &Path, catalog: &str) -> String {
 #[test]
 fn stdlib9_cases_match_puppet() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let forge = root.join("../shared/forge");
-    let tools = root.join("../shared/conformance/tools");
-    if !forge.join("modules/stdlib").is_dir() || !tools.join("normalize_catalog.py").is_file() {
-        return skip("../shared/forge or ../shared/conformance/tools is absent");
-    }
+    let (Some(forge), Some(tools)) = (shared("forge"), shared("conformance/tools")) else {
+        return;
+    };
     let forge = forge.canonicalize().expect("forge path");
-    let ruby = has_ruby();
+    let ruby = tool("ruby");
     let cases = root.join("fixtures/stdlib9");
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(&cases)
         .expect("fixtures/stdlib9")
@@ -73,7 +57,6 @@ fn stdlib9_cases_match_puppet() {
     for dir in &dirs {
         let name = dir.file_name().unwrap().to_string_lossy().into_owned();
         if dir.join("needs-ruby").exists() && !ruby {
-            skip(&format!("{name}: ruby is not installed"));
             continue;
         }
         let mut modulepath = format!("{0}/modules:{0}/vendor_modules", forge.display());
@@ -127,10 +110,9 @@ fn stdlib9_cases_match_puppet() {
 #[test]
 fn without_ruby_types_are_unchecked_with_a_warning() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let forge = root.join("../shared/forge");
-    if !forge.join("modules/stdlib").is_dir() {
-        return skip("../shared/forge is absent");
-    }
+    let Some(forge) = shared("forge") else {
+        return;
+    };
     let dir = root.join("fixtures/stdlib9/06-ruby-type-misspelt");
     let empty = tempfile::tempdir().expect("temp dir");
     let out = Command::new(env!("CARGO_BIN_EXE_ordo"))
@@ -192,8 +174,8 @@ fn compile(dir: &Path, manifest: &str, log: &Path) -> std::process::Output {
 /// the named groups of the title patterns.
 #[test]
 fn resource_api_types_are_checked() {
-    if !has_ruby() {
-        return skip("ruby is not installed");
+    if !tool("ruby") {
+        return;
     }
     let dir = tempfile::tempdir().expect("temp dir");
     probe_modules(dir.path());
@@ -231,8 +213,8 @@ fn resource_api_types_are_checked() {
 /// `--nodes`: the types are read once for all the nodes of the run.
 #[test]
 fn ruby_types_are_read_once_per_process() {
-    if !has_ruby() {
-        return skip("ruby is not installed");
+    if !tool("ruby") {
+        return;
     }
     let dir = tempfile::tempdir().expect("temp dir");
     probe_modules(dir.path());
