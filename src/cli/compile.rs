@@ -9,6 +9,10 @@ use std::path::{Path, PathBuf};
 pub struct FsLoader {
     pub dirs: Vec<PathBuf>,
     ruby_types: std::cell::OnceCell<std::collections::HashSet<String>>,
+    /// The names of `ruby_types` that are `.rb` files (not only listed).
+    ruby_type_files: std::cell::OnceCell<std::collections::HashSet<String>>,
+    /// Their schemas, as `ruby` read them (once per process: `cli::ruby_types`).
+    ruby_schemas: std::cell::OnceCell<crate::cli::ruby_types::Schemas>,
     /// Where Hiera data lives: see [`crate::cli::data`].
     pub data: crate::cli::data::DataDirs,
     ruby_functions: std::cell::OnceCell<std::collections::HashSet<String>>,
@@ -30,6 +34,8 @@ impl FsLoader {
                 })
                 .unwrap_or_default(),
             ruby_types: std::cell::OnceCell::new(),
+            ruby_type_files: std::cell::OnceCell::new(),
+            ruby_schemas: std::cell::OnceCell::new(),
             data: Default::default(),
             ruby_functions: std::cell::OnceCell::new(),
             exports: None,
@@ -42,6 +48,7 @@ impl FsLoader {
     fn ruby_types(&self) -> &std::collections::HashSet<String> {
         self.ruby_types.get_or_init(|| {
             let mut names = std::collections::HashSet::new();
+            let mut files = std::collections::HashSet::new();
             for d in &self.dirs {
                 let Ok(entries) = std::fs::read_dir(d) else {
                     continue;
@@ -52,7 +59,7 @@ impl FsLoader {
                             let p = t.path();
                             if p.extension().is_some_and(|e| e == "rb") {
                                 if let Some(stem) = p.file_stem() {
-                                    names.insert(stem.to_string_lossy().into_owned());
+                                    files.insert(stem.to_string_lossy().into_owned());
                                 }
                             }
                         }
@@ -66,12 +73,20 @@ impl FsLoader {
                     }
                 }
             }
+            names.extend(files.iter().cloned());
+            let _ = self.ruby_type_files.set(files);
             names
         })
     }
 }
 
 impl FsLoader {
+    /// Whether a module ships `lib/puppet/type/NAME.rb` (one `ruby` can read).
+    fn has_ruby_type_file(&self, name: &str) -> bool {
+        self.ruby_types();
+        self.ruby_type_files.get().is_some_and(|f| f.contains(name))
+    }
+
     /// Names of the Ruby functions the modules ship (`lib/puppet/functions`,
     /// `lib/puppet/parser/functions`, or the corpus's `ruby-functions.txt`).
     fn ruby_functions(&self) -> &std::collections::HashSet<String> {
@@ -149,6 +164,14 @@ impl Loader for FsLoader {
     }
 
     fn type_schema(&self, name: &str) -> Option<eval::type_schema::TypeSchema> {
+        if !self.data.has_types_file() && self.has_ruby_type_file(name) {
+            let schemas = self
+                .ruby_schemas
+                .get_or_init(|| crate::cli::ruby_types::schemas(&self.dirs));
+            if let Some(s) = schemas.get(name) {
+                return Some(s.clone());
+            }
+        }
         self.data.type_schema(&self.dirs, name)
     }
 

@@ -4,8 +4,9 @@
 //! - Hiera layers: `global/<path>` beside the `--hiera-config` file, `env/<path>` in the
 //!   environment root (the manifest's folder, or its parent when the manifest sits in
 //!   `manifests/`), `module/<name>/<path>` in the modulepath.
-//! - Type schemas: `--types FILE`, else a `resource-type-schemas.json` found beside a
-//!   modulepath folder or beside the folder the modules really live in (the corpus layout).
+//! - Type schemas: `--types FILE`, else the modules' Ruby types as `ruby` reads them
+//!   (`cli::ruby_types`), else a `resource-type-schemas.json` found beside a modulepath
+//!   folder or beside the folder the modules really live in (the corpus layout).
 
 use crate::eval::type_schema::{parse_schemas, TypeSchema};
 use std::collections::HashMap;
@@ -62,6 +63,11 @@ impl DataDirs {
             _ => return None,
         };
         std::fs::read_to_string(file).ok()
+    }
+
+    /// Whether the schemas come from a `--types` file (then only from it).
+    pub fn has_types_file(&self) -> bool {
+        self.types_file.is_some()
     }
 
     pub fn type_schema(&self, dirs: &[PathBuf], name: &str) -> Option<TypeSchema> {

@@ -55,6 +55,7 @@ pub mod host;
 pub mod nodes;
 pub mod parse;
 pub mod priorities;
+pub mod ruby_types;
 pub mod store;
 
 use crate::catalog::Catalog;

@@ -338,7 +338,7 @@ impl Compiler<'_> {
             Some(TypeKind::Builtin(b)) => builtin_types::has_attribute(b, name),
             Some(TypeKind::Define(d)) => name == "name" || d.params.iter().any(|p| p.name == name),
             Some(TypeKind::Ruby) => match self.loader.type_schema(&type_name.to_lowercase()) {
-                Some(s) => s.attributes.iter().any(|a| a == name),
+                Some(s) => name == "name" || s.attributes.iter().any(|a| a == name),
                 None => true,
             },
             Some(TypeKind::Class) | None => false,
@@ -361,8 +361,10 @@ impl Compiler<'_> {
             TypeKind::Ruby => match self.loader.type_schema(&r.type_name.to_lowercase()) {
                 Some(s) => {
                     schema = s;
+                    // Puppet's `Type.validattr?`: `name` is always an attribute.
                     &|n: &str| {
-                        schema.attributes.iter().any(|a| a == n)
+                        n == "name"
+                            || schema.attributes.iter().any(|a| a == n)
                             || METAPARAMS.contains(&n)
                             || ordo_metaparam(n)
                     }

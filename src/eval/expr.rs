@@ -1130,6 +1130,27 @@ impl Compiler<'_> {
                     }
                     _ => {}
                 }
+                // Puppet flattens the keys of most types (`Optional[[Integer[1]]]` is
+                // `Optional[Integer[1]]`); not those of Callable, Struct, Init and Object.
+                let flat: Vec<Value>;
+                let keys = if matches!(
+                    &*t,
+                    PType::Callable(_) | PType::Struct(_) | PType::Init | PType::Object
+                ) || !keys.iter().any(|k| matches!(k, Value::Array(_)))
+                {
+                    keys
+                } else {
+                    fn flatten(v: &Value, out: &mut Vec<Value>) {
+                        match v {
+                            Value::Array(a) => a.iter().for_each(|v| flatten(v, out)),
+                            other => out.push(other.clone()),
+                        }
+                    }
+                    let mut out = Vec::new();
+                    keys.iter().for_each(|k| flatten(k, &mut out));
+                    flat = out;
+                    &flat[..]
+                };
                 let p = t.parameterize(keys).map_err(|m| {
                     // A range the type's constructor refuses is an evaluation error of the
                     // access; the rest are Puppet's validation issues.

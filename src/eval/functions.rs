@@ -198,6 +198,17 @@ impl Compiler<'_> {
     /// The built-in function `lname` names, if this compile has it: stdlib's only when a
     /// module ships them (see [`super::stdlib::builtin`]).
     fn resolve_builtin(&self, lname: &str) -> Option<Builtin> {
+        if let Some(old) = lname.strip_prefix("stdlib::") {
+            // stdlib 9's namespaced names: when a module ships them, the function of that
+            // name here, else the native one of the old name (stdlib 9 moved it).
+            if !self.loader.has_ruby_function(lname) {
+                return None;
+            }
+            return super::stdlib9::builtin(lname)
+                .or_else(|| super::stdlib::builtin(lname))
+                .or_else(|| super::stdlib::builtin(old))
+                .or_else(|| builtin(old));
+        }
         let mine = super::stdlib::builtin(lname).filter(|_| {
             super::stdlib::CORE.contains(&lname) || self.loader.has_ruby_function(lname)
         });
@@ -205,6 +216,11 @@ impl Compiler<'_> {
             builtin(lname)
                 .filter(|_| !STDLIB.contains(&lname) || self.loader.has_ruby_function(lname))
         })
+    }
+
+    /// Whether this compile has a built-in function of that name.
+    pub(super) fn has_builtin(&self, lname: &str) -> bool {
+        self.resolve_builtin(lname).is_some()
     }
 
     pub(super) fn call_function(
@@ -263,7 +279,7 @@ impl Compiler<'_> {
             }
         }
         let mut args = Args {
-            name: lname,
+            name: super::stdlib9::native_name(lname),
             values,
             lambda,
             scope,
@@ -355,10 +371,11 @@ impl Compiler<'_> {
                     Some(v) => v,
                     None => match &p.value {
                         Some(d) => self.eval(d, sid)?,
+                        // Puppet's closure, given fewer values than it has parameters.
                         None => {
-                            return Err(Flow::Err(self.runtime(
-                                format!("{label} expects {} arguments, got fewer", params.len()),
-                                span,
+                            return Err(Flow::Err(self.issue(
+                                format!("Parameter ${} is required but no value was given", p.name),
+                                p.span,
                             )))
                         }
                     },
@@ -1393,6 +1410,17 @@ fn f_all(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 
 fn f_index(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let v = first_arg(a);
+    if let (Value::Str(s), None) = (&v, a.lambda) {
+        // `string_index`: Ruby's `String#index`, the character offset of the first match.
+        let at = match a.values.get(1) {
+            Some(Value::Str(want)) => s.find(want.as_str()),
+            Some(Value::Regex(re)) => re.match_spans(s, 0, false).first().map(|m| m.0),
+            _ => None,
+        };
+        if matches!(a.values.get(1), Some(Value::Str(_) | Value::Regex(_))) {
+            return Ok(at.map_or(Value::Undef, |b| Value::Int(s[..b].chars().count() as i64)));
+        }
+    }
     for (k, x) in iteration_items(&v).unwrap_or_default() {
         let hit = match (a.lambda, a.values.get(1)) {
             // One parameter gets the value (of a hash entry too), two the key and value.
@@ -1733,12 +1761,14 @@ fn new_instance(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     }
     let v = args.first().cloned().unwrap_or(Value::Undef);
     let res = match &t {
-        // `Type.new('Integer[1]')`: the type the string names.
+        // `Type.new('Integer[1]')`: the type the string names; `Type(Array)`: a type is
+        // its own Type value.
         PType::Type(_) => match &v {
             Value::Str(s) => {
                 let s = s.clone();
                 Some(Value::Type(Box::new(c.type_from_string(&s, a.span)?)))
             }
+            Value::Type(_) => Some(v.clone()),
             _ => None,
         },
         // `Timestamp()` is now; from seconds since the epoch or an ISO 8601 string.
@@ -2614,7 +2644,7 @@ fn f_sort(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 
 /// Ruby's `<=>` on Puppet values: numbers with numbers, strings with strings, arrays element
 /// by element; anything else compares only when equal. `None` is Ruby's nil (not comparable).
-fn ruby_cmp(a: &Value, b: &Value) -> Option<Ordering> {
+pub(super) fn ruby_cmp(a: &Value, b: &Value) -> Option<Ordering> {
     match (a, b) {
         (Value::Int(x), Value::Int(y)) => Some(x.cmp(y)),
         (Value::Int(_) | Value::Float(_), Value::Int(_) | Value::Float(_)) => {
@@ -3721,9 +3751,12 @@ impl Compiler<'_> {
         {
             // The template runs as a closure (`call_by_name`): Puppet's messages name it
             // `lambda`, for epp and inline_epp alike.
+            // Undef arguments are not assigned (`call_by_name`): one the template does not
+            // declare is no error, and a declared one with a default gets the default.
             if let Some(k) = given
-                .keys()
-                .map(|k| k.to_display())
+                .iter()
+                .filter(|(_, v)| !v.is_undef())
+                .map(|(k, _)| k.to_display())
                 .find(|k| !ps.iter().any(|p| p.name == *k))
             {
                 return Err(Flow::Err(
@@ -3732,8 +3765,8 @@ impl Compiler<'_> {
             }
             for p in ps {
                 let v = match given.get(&Value::str(p.name.clone())) {
-                    Some(v) => v.clone(),
-                    None => match &p.value {
+                    Some(v) if !v.is_undef() || p.value.is_none() => v.clone(),
+                    _ => match &p.value {
                         Some(d) => self.eval(d, sid)?,
                         None => {
                             return Err(Flow::Err(self.runtime(

@@ -35,6 +35,7 @@ mod ruby_random;
 mod scope;
 mod signatures;
 mod stdlib;
+mod stdlib9;
 mod stdlib_crypt;
 mod stdlib_extra;
 mod stdlib_more;

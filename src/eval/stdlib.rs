@@ -170,8 +170,17 @@ impl Compiler<'_> {
     pub(super) fn quiet_var(&self, name: &str, scope: ScopeId) -> Option<Value> {
         let name = name.trim_colons();
         if let Some((class, var)) = name.rsplit_once("::") {
-            let sid = *self.class_scopes.get(&class.to_lowercase())?;
-            return self.scopes[sid].vars.get(var).cloned();
+            // The class's scope, then the scopes of the classes it inherits from.
+            let mut s = self.class_scopes.get(&class.to_lowercase()).copied();
+            while let Some(id) = s {
+                if let Some(v) = self.scopes[id].vars.get(var) {
+                    return Some(v.clone());
+                }
+                s = self.scopes[id]
+                    .lookup_next
+                    .filter(|n| self.scopes[*n].kind == super::scope::ScopeKind::Class);
+            }
+            return None;
         }
         let mut s = Some(scope);
         while let Some(id) = s {
@@ -370,6 +379,10 @@ fn f_ensure_resources(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 }
 
 fn f_ensure_packages(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    if super::stdlib9::is_stdlib9(c) {
+        // stdlib 9's deprecated `ensure_packages` calls `stdlib::ensure_packages`.
+        return super::stdlib9::f_ensure_packages(c, a);
+    }
     need_args(c, a, 1)?;
     let mut defaults = IndexMap::new();
     defaults.insert(Value::str("ensure"), Value::str("installed"));

@@ -10,7 +10,7 @@
 
 use super::compiler::{Compiler, R};
 use super::functions::{Args, Builtin};
-use super::signatures::{Block, Dispatch, Kind, Param, Signature};
+use super::signatures::{Block, BlockParam, Dispatch, Kind, Param, Signature};
 use super::stdlib::{arg, fail, fail_plain, inspect, ruby_class};
 use super::strings::{leading_size, ruby_to_i};
 use super::value::{format_float, Value};
@@ -121,6 +121,16 @@ pub static SIGNATURES: &[Signature] = &[
         ]
     ),
     sig!(
+        "stdlib::crc32",
+        1,
+        1,
+        [p(
+            "my_data",
+            "Variant[ScalarData, Sensitive[ScalarData], Binary, Sensitive[Binary]]",
+            Kind::Required
+        )]
+    ),
+    sig!(
         "stdlib::end_with",
         2,
         2,
@@ -133,11 +143,45 @@ pub static SIGNATURES: &[Signature] = &[
             )
         ]
     ),
+    Signature {
+        name: "stdlib::ensure_packages",
+        min: 1,
+        max: Some(2),
+        block: Block::None,
+        dispatches: &[
+            Dispatch {
+                params: &[
+                    p(
+                        "packages",
+                        "Variant[String[1], Array[String[1]]]",
+                        Kind::Required,
+                    ),
+                    p("default_attributes", "Hash", Kind::Optional),
+                ],
+                block: None,
+                handler: false,
+            },
+            Dispatch {
+                params: &[
+                    p("packages", "Hash[String[1], Any]", Kind::Required),
+                    p("default_attributes", "Hash", Kind::Optional),
+                ],
+                block: None,
+                handler: false,
+            },
+        ],
+    },
     sig!(
         "stdlib::extname",
         1,
         1,
         [p("filename", "String", Kind::Required)]
+    ),
+    sig!(
+        "stdlib::has_function",
+        1,
+        1,
+        [p("function_name", "String[1]", Kind::Required)]
     ),
     sig!(
         "stdlib::ip_in_range",
@@ -148,6 +192,57 @@ pub static SIGNATURES: &[Signature] = &[
             p("range", "Variant[String, Array]", Kind::Required)
         ]
     ),
+    sig!(
+        "stdlib::nested_values",
+        1,
+        1,
+        [p("hash", "Hash", Kind::Required)]
+    ),
+    sig!(
+        "stdlib::sha256",
+        1,
+        1,
+        [p(
+            "my_data",
+            "Variant[ScalarData, Sensitive[ScalarData], Binary, Sensitive[Binary]]",
+            Kind::Required
+        )]
+    ),
+    Signature {
+        name: "stdlib::sort_by",
+        min: 1,
+        max: Some(1),
+        block: Block::Required,
+        dispatches: &[
+            Dispatch {
+                params: &[p("ary", "Array", Kind::Required)],
+                block: Some(BlockParam {
+                    name: "block",
+                    ty: "Callable[1,1]",
+                    optional: false,
+                }),
+                handler: false,
+            },
+            Dispatch {
+                params: &[p("str", "String", Kind::Required)],
+                block: Some(BlockParam {
+                    name: "block",
+                    ty: "Callable[1,1]",
+                    optional: false,
+                }),
+                handler: false,
+            },
+            Dispatch {
+                params: &[p("hsh", "Hash", Kind::Required)],
+                block: Some(BlockParam {
+                    name: "block",
+                    ty: "Variant[Callable[1,1], Callable[2,2]]",
+                    optional: false,
+                }),
+                handler: false,
+            },
+        ],
+    },
     sig!(
         "stdlib::start_with",
         2,

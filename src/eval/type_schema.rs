@@ -53,11 +53,28 @@ const TITLE_PATTERN_ATTRIBUTES: &[(&str, &[&[&str]])] = &[
     ),
 ];
 
-/// The named title patterns of type `name` from the schema's `patterns`.
+/// The named title patterns of type `name` from the schema's `patterns`: each either
+/// `{"pattern": RE, "attributes": [..]}` (what Ordo reads from the type's Ruby), or a bare
+/// regular expression whose attributes come from [`TITLE_PATTERN_ATTRIBUTES`].
 fn title_patterns(name: &str, patterns: Option<&Json>) -> Vec<(String, Vec<String>)> {
     let Some(patterns) = patterns.and_then(|p| p.as_array()) else {
         return vec![];
     };
+    if patterns.iter().all(|p| p.is_object()) {
+        return patterns
+            .iter()
+            .filter_map(|p| {
+                let attributes = p.get("attributes")?.as_array()?;
+                Some((
+                    p.get("pattern")?.as_str()?.to_string(),
+                    attributes
+                        .iter()
+                        .filter_map(|a| a.as_str().map(String::from))
+                        .collect(),
+                ))
+            })
+            .collect();
+    }
     let Some((_, attributes)) = TITLE_PATTERN_ATTRIBUTES.iter().find(|(t, _)| *t == name) else {
         return vec![];
     };
@@ -76,7 +93,8 @@ fn title_patterns(name: &str, patterns: Option<&Json>) -> Vec<(String, Vec<Strin
         .collect()
 }
 
-/// Reads every type of a schema file; `_metaparams` and malformed entries are skipped.
+/// Reads every type of a schema file; `_metaparams`, types that could not be read
+/// (`error`) and malformed entries are skipped.
 pub fn parse_schemas(text: &str) -> Result<HashMap<String, TypeSchema>, String> {
     let j: Json = serde_json::from_str(text).map_err(|e| e.to_string())?;
     let Json::Object(types) = j else {
@@ -84,7 +102,7 @@ pub fn parse_schemas(text: &str) -> Result<HashMap<String, TypeSchema>, String> 
     };
     let mut out = HashMap::new();
     for (name, t) in types {
-        if name.starts_with('_') {
+        if name.starts_with('_') || t.get("error").is_some() {
             continue;
         }
         let names = |k: &str| -> Vec<String> {
@@ -200,5 +218,25 @@ mod tests {
             })
         );
         assert!(!s.contains_key("_metaparams"));
+    }
+
+    #[test]
+    fn reads_named_title_patterns_and_skips_unreadable_types() {
+        let s = parse_schemas(
+            r#"{"probe": {"key_attributes": ["name", "section"],
+                "parameters": [{"name": "name"}, {"name": "section"}],
+                "title_patterns": [{"pattern": "(?-mix:^(.*)/(.*)$)", "attributes": ["section", "name"]}]},
+                "broken": {"error": "NameError: x"}}"#,
+        )
+        .unwrap_or_default();
+        let probe = s.get("probe").cloned().unwrap_or_default();
+        assert_eq!(
+            probe.title_patterns,
+            vec![(
+                "(?-mix:^(.*)/(.*)$)".to_string(),
+                vec!["section".to_string(), "name".to_string()]
+            )]
+        );
+        assert!(!s.contains_key("broken"));
     }
 }

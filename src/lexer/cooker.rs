@@ -925,7 +925,7 @@ impl<'a> Cooker<'a> {
                 return Ok(());
             };
             let tag = pos + i;
-            let mut chunk = &src[pos..tag];
+            let chunk = &src[pos..tag];
             let rest = &src[tag + 2..];
             if rest.is_empty() {
                 // `<%` ending the template (after any `<%%`, as Puppet scans).
@@ -978,14 +978,13 @@ impl<'a> Cooker<'a> {
             } else {
                 (false, false, 2)
             };
-            if trim_left {
-                // `<%-` removes spaces and tabs before it on the same line.
-                let trimmed = chunk.trim_end_matches([' ', '\t']);
-                if trimmed.is_empty() || trimmed.ends_with('\n') {
-                    chunk = trimmed;
-                }
-            }
             text.push_str(&chunk.replace("%%>", "%>"));
+            if trim_left {
+                // `<%-` removes the spaces and tabs before it (Puppet's
+                // `s.sub!(/[ \t]*<%\z/, '')` on the text since the last tag).
+                let kept = text.trim_end_matches([' ', '\t']).len();
+                text.truncate(kept);
+            }
             if !text.is_empty() {
                 self.push(start, Tok::RenderString(std::mem::take(&mut text)), tag);
             }

@@ -34,4 +34,5 @@ mod properties;
 mod requisites_cli;
 mod requisites_fixtures;
 mod semantics;
+mod stdlib9_fixtures;
 mod tidy;
