@@ -203,9 +203,7 @@ impl Loader for FsLoader {
     }
 
     fn ruby(&self) -> Option<&dyn eval::RubyRuntime> {
-        self.ruby
-            .as_deref()
-            .map(|r| r as &dyn eval::RubyRuntime)
+        self.ruby.as_deref().map(|r| r as &dyn eval::RubyRuntime)
     }
 
     fn ruby_lib_dirs(&self) -> Vec<String> {

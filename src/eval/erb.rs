@@ -1746,6 +1746,9 @@ impl Compiler<'_> {
         scope: ScopeId,
         span: crate::span::Span,
     ) -> R<String> {
+        if self.ruby.erb_depth > 0 {
+            return self.render_erb_in_ruby(name, file, text, scope, span);
+        }
         let logs = self.logs.len();
         let native = self.render_erb(name, text, scope, span);
         let Err(Flow::Err(mut e)) = native else {
@@ -1764,7 +1767,12 @@ impl Compiler<'_> {
                 self.logs.truncate(logs);
                 self.render_erb_in_ruby(name, file, text, scope, span)
             }
-            Err(why) if e.msg.contains("Ordo's ERB does not support") => {
+            // A construct or a method Ordo's ERB does not know (its `undefined method` may
+            // be one Ruby has).
+            Err(why)
+                if e.msg.contains("Ordo's ERB does not support")
+                    || e.msg.contains("undefined method") =>
+            {
                 e.msg = format!(
                     "{}  Ruby renders what Ordo's ERB does not know: {why}\n",
                     e.msg

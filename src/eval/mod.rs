@@ -156,11 +156,7 @@ pub trait RubyRuntime: Sync {
     /// Sends `request`; while Ruby works, answers each of its callbacks with `host`, until
     /// Ruby answers (`{"ok": ..}` or `{"err": ..}`). `Err`: Ruby could not answer (not
     /// installed, died, out of time), with what it printed.
-    fn request(
-        &self,
-        request: &Json,
-        host: &mut dyn FnMut(&Json) -> Json,
-    ) -> Result<Json, String>;
+    fn request(&self, request: &Json, host: &mut dyn FnMut(&Json) -> Json) -> Result<Json, String>;
 
     /// Whether Ruby runs (started now if need be); `Err`: why not.
     fn available(&self) -> Result<(), String>;

@@ -26,20 +26,26 @@ pub struct RubyState {
     functions: HashMap<String, RubyFn>,
     /// Whether Ruby was told the modules' `lib` directories.
     lib_dirs_sent: bool,
+    /// Templates being rendered by Ruby: a template they render is Ruby's too (what it
+    /// defines, `def`, is seen by the template that called it, as in Puppet).
+    pub(super) erb_depth: usize,
 }
 
 #[derive(Clone, Copy)]
 enum RubyFn {
-    /// The 4.x API: the dispatches as a signature.
-    Modern(&'static Signature),
+    /// The 4.x API: the dispatches as a signature, and the local type aliases (name,
+    /// definition) their types were written with.
+    Modern(&'static Signature, &'static [(String, String)]),
     /// The 3.x API: whether it returns a value (`:type => :rvalue`).
     Legacy { rvalue: bool },
 }
 
 /// The signatures of the 4.x functions described so far, by file and name: kept for the
 /// process (a `--nodes` run describes each function once), as `signatures` keeps its table.
-fn described() -> &'static Mutex<HashMap<String, &'static Signature>> {
-    static SIGS: OnceLock<Mutex<HashMap<String, &'static Signature>>> = OnceLock::new();
+type Described = (&'static Signature, &'static [(String, String)]);
+
+fn described() -> &'static Mutex<HashMap<String, Described>> {
+    static SIGS: OnceLock<Mutex<HashMap<String, Described>>> = OnceLock::new();
     SIGS.get_or_init(Default::default)
 }
 
@@ -123,7 +129,7 @@ impl Compiler<'_> {
             opaque: Vec::new(),
         };
         let request = match f {
-            RubyFn::Modern(sig) => {
+            RubyFn::Modern(sig, aliases) => {
                 if let Some(msg) = signatures::mismatch(sig, values.len(), lambda.is_some()) {
                     return Err(Flow::Err(self.runtime(msg, span)));
                 }
@@ -135,7 +141,7 @@ impl Compiler<'_> {
                     })
                     .map(|l| l.params.len());
                 if let Some(msg) = signatures::type_mismatch(sig, &values, arity) {
-                    return Err(Flow::Err(self.runtime(msg, span)));
+                    return Err(Flow::Err(self.runtime(name_aliases(msg, aliases), span)));
                 }
                 let dispatch = signatures::select(sig, &values, lambda.is_some()).unwrap_or(0);
                 let args: Vec<Json> = values.iter().map(|v| encode(v, &mut call)).collect();
@@ -174,10 +180,23 @@ impl Compiler<'_> {
             .unwrap_or_else(|e| e.into_inner())
             .get(&key)
             .copied();
+        if let Err(why) = self.loader.ruby().map_or(Ok(()), |rt| rt.available()) {
+            return Err(Flow::Err(self.runtime(
+                format!(
+                    "The function '{name}' is written in Ruby ({}): {why}",
+                    file.path
+                ),
+                span,
+            )));
+        }
         let f = match known {
-            Some(sig) if !file.legacy => RubyFn::Modern(sig),
+            Some((sig, aliases)) if !file.legacy => RubyFn::Modern(sig, aliases),
             _ => {
-                let op = if file.legacy { "function3" } else { "function4" };
+                let op = if file.legacy {
+                    "function3"
+                } else {
+                    "function4"
+                };
                 let mut call = Call {
                     lambda: None,
                     scope: self.top,
@@ -192,7 +211,10 @@ impl Compiler<'_> {
                     None => {
                         let msg = answer["err"]["message"].as_str().unwrap_or("").to_string();
                         return Err(Flow::Err(self.runtime(
-                            format!("Could not load the Ruby function '{name}' from {}: {msg}", file.path),
+                            format!(
+                                "Could not load the Ruby function '{name}' from {}: {msg}",
+                                file.path
+                            ),
                             span,
                         )));
                     }
@@ -202,13 +224,24 @@ impl Compiler<'_> {
                         rvalue: desc["type"].as_str() == Some("rvalue"),
                     }
                 } else {
-                    let sig = signature(name, &desc).map_err(|m| Flow::Err(self.runtime(m, span)))?;
+                    let sig =
+                        signature(name, &desc).map_err(|m| Flow::Err(self.runtime(m, span)))?;
                     let sig: &'static Signature = Box::leak(Box::new(sig));
+                    let aliases: Vec<(String, String)> = desc["aliases"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|a| {
+                            Some((a[0].as_str()?.to_string(), a[1].as_str()?.to_string()))
+                        })
+                        .collect();
+                    let aliases: &'static [(String, String)] =
+                        Box::leak(aliases.into_boxed_slice());
                     described()
                         .lock()
                         .unwrap_or_else(|e| e.into_inner())
-                        .insert(key, sig);
-                    RubyFn::Modern(sig)
+                        .insert(key, (sig, aliases));
+                    RubyFn::Modern(sig, aliases)
                 }
             }
         };
@@ -406,7 +439,10 @@ impl Compiler<'_> {
         };
         let vars = encode(&self.scope_hash(scope), &mut call);
         let request = json!({"op": "erb", "name": name, "file": file, "text": text, "vars": vars});
-        let answer = self.ruby_request(&request, &mut call)?;
+        self.ruby.erb_depth += 1;
+        let answer = self.ruby_request(&request, &mut call);
+        self.ruby.erb_depth -= 1;
+        let answer = answer?;
         let v = self.ruby_answer(answer, &mut call, |where_, msg| match file {
             Some(_) => {
                 let mut info = where_.split(':');
@@ -455,9 +491,9 @@ impl Compiler<'_> {
                     "default" => Value::Default,
                     "regexp" => Value::Regex(Regex::new(text())?),
                     "type" => {
-                        let t = self
-                            .type_from_string(text(), call.span)
-                            .map_err(|_| format!("Ruby gave the type '{}', which Ordo cannot parse", text()))?;
+                        let t = self.type_from_string(text(), call.span).map_err(|_| {
+                            format!("Ruby gave the type '{}', which Ordo cannot parse", text())
+                        })?;
                         Value::Type(Box::new(t))
                     }
                     "sensitive" => Value::Sensitive(Box::new(
@@ -467,9 +503,7 @@ impl Compiler<'_> {
                         super::value::Timestamp::parse(text())
                             .ok_or_else(|| format!("a bad Timestamp '{}'", text()))?,
                     ),
-                    "timespan" => {
-                        Value::Timespan(super::timespan::Timespan::parse(text(), &[])?)
-                    }
+                    "timespan" => Value::Timespan(super::timespan::Timespan::parse(text(), &[])?),
                     "opaque" => {
                         let i = o.get("v").and_then(Json::as_u64).unwrap_or(u64::MAX);
                         call.opaque
@@ -482,6 +516,25 @@ impl Compiler<'_> {
             }
         })
     }
+}
+
+/// Puppet names a local type alias in its messages (`expects a Port = Integer[1, 65535]
+/// value`); the signature holds its definition in its place.
+fn name_aliases(mut msg: String, aliases: &[(String, String)]) -> String {
+    for (name, definition) in aliases {
+        let article = if name.starts_with(['A', 'E', 'I', 'O', 'U']) {
+            "an"
+        } else {
+            "a"
+        };
+        for a in ["a", "an"] {
+            msg = msg.replace(
+                &format!("expects {a} {definition} value"),
+                &format!("expects {article} {name} = {definition} value"),
+            );
+        }
+    }
+    msg
 }
 
 /// An argument as Puppet passes it to a 3.x function: undef as `''`, a regexp as its

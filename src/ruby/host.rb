@@ -23,6 +23,12 @@ require 'json'
 require 'erb'
 require 'set'
 
+# Puppet's errors, first: a callback's error is one.
+module Puppet
+  class Error < RuntimeError; end
+  class ParseError < Error; end
+end
+
 module OrdoHost
   PROTO_OUT = STDOUT.dup
   PROTO_IN = STDIN.dup
@@ -46,7 +52,7 @@ module OrdoHost
 
   # An error of a callback: Ordo keeps the original error and reports it, unless Ruby code
   # rescues it.
-  class CallbackError < StandardError; end
+  class CallbackError < Puppet::ParseError; end
 
   @functions4 = {}
   @functions3 = {}
@@ -134,7 +140,7 @@ module OrdoHost
           h
         when 'default' then :default
         when 'regexp' then Regexp.new(v['v'])
-        when 'type' then Puppet::Pops::Types::OrdoType.new(v['v'])
+        when 'type' then Puppet::Pops::Types::OrdoType.of(v['v'])
         when 'sensitive' then Puppet::Pops::Types::PSensitiveType::Sensitive.new(decode(v['v']))
         when 'timestamp' then Puppet::Pops::Time::Timestamp.new(v['v'])
         when 'timespan' then Puppet::Pops::Time::Timespan.new(v['v'])
@@ -187,7 +193,7 @@ module OrdoHost
       load_file(file) unless @functions4.key?(name)
       klass = @functions4[name] or raise Puppet::ParseError, "#{file} does not define the function '#{name}'"
 
-      Raw.new({ 'dispatches' => klass.ordo_dispatches.map(&:to_h) })
+      Raw.new({ 'dispatches' => klass.ordo_dispatches.map(&:to_h), 'aliases' => klass.ordo_aliases })
     end
 
     def call4(msg)
@@ -238,7 +244,9 @@ module OrdoHost
       end
       template = ERB.new(msg['text'], trim_mode: '-')
       template.filename = msg['file'] || '(erb)'
-      template.result(wrapper.instance_eval { binding })
+      # The binding of a method, as Puppet's: a `def` in a template defines a method of
+      # the wrapper class, which later templates see.
+      template.result(wrapper.ordo_binding)
     end
   end
 
@@ -346,6 +354,10 @@ module OrdoHost
 
     def has_variable?(name)
       scope.include?(name.to_s)
+    end
+
+    def ordo_binding
+      binding
     end
 
     def classes
@@ -530,6 +542,19 @@ module Puppet
           @text = text
         end
 
+        # A type of the class Puppet's would have (`PIntegerType` for `Integer[1]`).
+        def self.of(text)
+          base = text[/\A[A-Z][\w:]*/].to_s
+          name = base.include?(':') || base.empty? ? 'PTypeAliasType' : "P#{base}Type"
+          klass = if Types.const_defined?(name, false)
+                    Types.const_get(name, false)
+                  else
+                    Types.const_set(name, Class.new(OrdoType))
+                  end
+          klass = OrdoType unless klass <= OrdoType
+          klass.new(text)
+        end
+
         def to_s
           @text
         end
@@ -571,11 +596,11 @@ module Puppet
 
       module TypeCalculator
         def self.infer_set(value)
-          OrdoType.new(OrdoHost.callback('type_of', 'value' => OrdoHost.encode(value), 'detailed' => true))
+          OrdoType.of(OrdoHost.callback('type_of', 'value' => OrdoHost.encode(value), 'detailed' => true))
         end
 
         def self.infer(value)
-          OrdoType.new(OrdoHost.callback('type_of', 'value' => OrdoHost.encode(value), 'detailed' => false))
+          OrdoType.of(OrdoHost.callback('type_of', 'value' => OrdoHost.encode(value), 'detailed' => false))
         end
 
         def self.instance?(type, value)
@@ -590,7 +615,7 @@ module Puppet
         end
 
         def parse(text, *_rest)
-          OrdoType.new(text.to_s)
+          OrdoType.of(text.to_s)
         end
       end
 

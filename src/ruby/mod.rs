@@ -63,12 +63,7 @@ impl RubyProcess {
     }
 
     fn start(&self) -> Result<Running, String> {
-        let ruby_args = [
-            "--disable-gems",
-            "--disable-did_you_mean",
-            "-e",
-            HOST_RB,
-        ];
+        let ruby_args = ["--disable-gems", "--disable-did_you_mean", "-e", HOST_RB];
         // No network for module code: a network namespace of its own, when this machine
         // lets an unprivileged user make one; else plain (docs/ruby.md).
         let isolated = Command::new("unshare")
@@ -183,7 +178,11 @@ impl Running {
         if let Ok(Some(_)) | Err(_) = self.child.try_wait() {
             std::thread::sleep(Duration::from_millis(20));
         }
-        let stderr = self.stderr.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let stderr = self
+            .stderr
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
         if stderr.trim().is_empty() {
             what.to_string()
         } else {
@@ -208,11 +207,7 @@ impl RubyRuntime for RubyProcess {
         }
     }
 
-    fn request(
-        &self,
-        request: &Json,
-        host: &mut dyn FnMut(&Json) -> Json,
-    ) -> Result<Json, String> {
+    fn request(&self, request: &Json, host: &mut dyn FnMut(&Json) -> Json) -> Result<Json, String> {
         let guard = self.state.lock();
         self.available()?;
         let failed = |state: &mut State, e: String| {
