@@ -7,28 +7,12 @@
 //! real Puppet 7.23 wrote for the same input (`scripts/ruby_goldens.sh`; never rewritten
 //! from Ordo's output). Without `ruby` the test is skipped, except under `CI=true`.
 
+use crate::common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/ruby")
-}
-
-/// Whether the machine has Ruby; skipping is reported (and refused under `CI=true`).
-fn have_ruby(test: &str) -> bool {
-    let found = Command::new("ruby")
-        .arg("-e")
-        .arg("exit 0")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !found {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "{test}: `ruby` is not installed, and CI=true requires it"
-        );
-        eprintln!("skipping {test}: `ruby` is not installed (install the package `ruby`)");
-    }
-    found
 }
 
 fn copy_dir(from: &Path, to: &Path) {
@@ -91,7 +75,7 @@ fn compile(site: &Path) -> String {
 
 #[test]
 fn ruby_functions_and_templates_run_as_under_puppet() {
-    if !have_ruby("ruby_functions_and_templates_run_as_under_puppet") {
+    if !common::tool("ruby") {
         return;
     }
     let mut cases: Vec<PathBuf> = std::fs::read_dir(fixtures().join("cases"))
