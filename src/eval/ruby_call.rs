@@ -366,6 +366,10 @@ impl Compiler<'_> {
                     || self.loader.has_ruby_function(&name);
                 Ok(Value::Bool(known))
             }
+            "findresource" => {
+                let found = self.find_resource(&text("type"), &text("title"));
+                Ok(Value::Bool(found.is_some()))
+            }
             "type_of" => {
                 let v = self.decode(&cb["value"], call).unwrap_or(Value::Undef);
                 let t = if cb["detailed"].as_bool() == Some(true) {

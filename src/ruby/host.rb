@@ -292,8 +292,13 @@ module OrdoHost
     end
 
     def findresource(type, title = nil)
-      ref = title.nil? ? type.to_s : "#{type.to_s.split('::').map(&:capitalize).join('::')}[#{title}]"
-      OrdoHost.callback('findresource', 'ref' => ref) ? Puppet::Resource.new(ref) : nil
+      type, title = Puppet::Resource.type_and_title(type, nil) if title.nil?
+      found = OrdoHost.callback('findresource', 'type' => type.to_s, 'title' => title.to_s)
+      found ? Puppet::Resource.new(type, title) : nil
+    end
+
+    def loaders
+      Loaders
     end
 
     def environment
@@ -334,6 +339,29 @@ module OrdoHost
 
     def respond_to_missing?(name, include_private = false)
       name.to_s.start_with?('function_') || super
+    end
+  end
+
+  # Puppet's loaders, as far as functions ask them whether a function exists.
+  module Loaders
+    def self.load(kind, name)
+      kind.to_sym == :function && OrdoHost.callback('function_exists', 'name' => name.to_s) ? name.to_s : nil
+    end
+
+    def self.private_environment_loader
+      self
+    end
+
+    def self.public_environment_loader
+      self
+    end
+
+    def self.puppet_system_loader
+      self
+    end
+
+    def self.private_loader
+      self
     end
   end
 
@@ -475,7 +503,19 @@ module Puppet
 
   class Resource
     def initialize(ref, title = nil)
-      @ref = title.nil? ? ref.to_s : "#{ref.to_s.capitalize}[#{title}]"
+      @ref = if title.nil?
+               ref.to_s
+             else
+               "#{ref.to_s.split('::').map(&:capitalize).join('::')}[#{title}]"
+             end
+    end
+
+    # `Type[title]` split (Puppet's `Resource.type_and_title`).
+    def self.type_and_title(ref, title)
+      return [ref.to_s, title.to_s] unless title.nil?
+      raise ArgumentError, "Could not parse for environment production: #{ref}" unless ref.to_s =~ %r{\A([^\[]+)\[(.*)\]\z}m
+
+      [Regexp.last_match(1), Regexp.last_match(2)]
     end
 
     def to_s
@@ -497,6 +537,15 @@ module Puppet
   end
 
   module Util
+    # Ruby's seeded generator, as Puppet's `fqdn_rand` and stdlib's `seeded_rand` use it.
+    def self.deterministic_rand_int(seed, max)
+      Random.new(seed).rand(max)
+    end
+
+    def self.deterministic_rand(seed, max)
+      deterministic_rand_int(seed, max).to_s
+    end
+
     module Package
       # Puppet's version comparison: digit runs numerically, other runs as text, `-` and
       # `.` separating.
@@ -636,6 +685,21 @@ module Puppet
           asserted_iterable(nil, obj)
         rescue ArgumentError
           nil
+        end
+      end
+    end
+
+    module Serialization
+      # Values are plain data already on this side of Ordo.
+      module ToDataConverter
+        def self.convert(value, _options = {})
+          value
+        end
+      end
+
+      module FromDataConverter
+        def self.convert(value, _options = {})
+          value
         end
       end
     end

@@ -128,3 +128,29 @@ fn without_ruby_the_error_names_the_package() {
         "{t}"
     );
 }
+
+/// stdlib 9's own Ruby functions (those Ordo has no native version of) run in Ruby with
+/// Puppet's results: `fixtures/ruby/stdlib/stdlib9.out` is `puppet apply --noop` of the
+/// manifest beside it with the forge's stdlib (`../shared/forge/modules`) on the modulepath,
+/// the path of the manifest written as `site.pp` and ` on node ...` removed.
+#[test]
+fn stdlib_ruby_functions_run_as_under_puppet() {
+    let Some(modules) = common::shared("forge/modules") else {
+        return;
+    };
+    if !common::tool("ruby") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let case = fixtures().join("stdlib/stdlib9.pp");
+    std::fs::copy(&case, dir.path().join("site.pp")).unwrap();
+    std::fs::write(dir.path().join("facts.json"), r#"{"kernel": "Linux"}"#).unwrap();
+    std::os::unix::fs::symlink(&modules, dir.path().join("modules")).unwrap();
+    let out = compile_in(dir.path(), None);
+    let got: String = String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .map(|l| format!("{}\n", l.strip_suffix(" on node n").unwrap_or(l)))
+        .collect();
+    let want = std::fs::read_to_string(case.with_extension("out")).unwrap();
+    assert_eq!(got, want);
+}
