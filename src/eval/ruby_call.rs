@@ -9,7 +9,7 @@
 
 use super::compiler::{Compiler, Flow, R};
 use super::scope::ScopeId;
-use super::signatures::{self, BlockParam, Dispatch, Kind, Param, Signature};
+use super::signatures::{self, Block, BlockParam, Dispatch, Kind, Param, Signature};
 use super::types::PType;
 use super::value::{Regex, Value};
 use super::LogLevel;
@@ -85,10 +85,45 @@ fn signature(name: &str, desc: &Json) -> Result<Signature, String> {
     if dispatches.is_empty() {
         return Err(format!("the Ruby function '{name}' has no dispatch"));
     }
-    Ok(signatures::from_dispatches(
+    Ok(from_dispatches(
         leak(name),
         Box::leak(dispatches.into_boxed_slice()),
     ))
+}
+
+/// The signature of a function with these dispatches (a module's Ruby function): its
+/// argument counts and block over all of them.
+fn from_dispatches(name: &'static str, dispatches: &'static [Dispatch]) -> Signature {
+    let mut min = usize::MAX;
+    let mut max = Some(0);
+    for d in dispatches.iter().filter(|d| !d.handler) {
+        let (lo, hi) = d.arity();
+        min = min.min(lo);
+        max = match (max, hi) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            _ => None,
+        };
+    }
+    let with_block = |f: fn(&BlockParam) -> bool| {
+        dispatches
+            .iter()
+            .filter(|d| !d.handler)
+            .all(|d| d.block.as_ref().is_some_and(f))
+    };
+    let block = if with_block(|b| !b.optional) {
+        Block::Required
+    } else if dispatches.iter().any(|d| d.block.is_some()) {
+        Block::Optional
+    } else {
+        Block::None
+    };
+    Signature {
+        name,
+        min: if min == usize::MAX { 0 } else { min },
+        max,
+        block,
+        dispatches,
+    }
 }
 
 /// What a request in progress answers Ruby's callbacks with.

@@ -3409,41 +3409,6 @@ pub fn arity_mismatch(name: &str, min: usize, max: Option<usize>, got: usize) ->
     })
 }
 
-/// The signature of a function with these dispatches (a module's Ruby function): its
-/// argument counts and block over all of them.
-pub fn from_dispatches(name: &'static str, dispatches: &'static [Dispatch]) -> Signature {
-    let mut min = usize::MAX;
-    let mut max = Some(0);
-    for d in dispatches.iter().filter(|d| !d.handler) {
-        let (lo, hi) = d.arity();
-        min = min.min(lo);
-        max = match (max, hi) {
-            (Some(a), Some(b)) => Some(a.max(b)),
-            _ => None,
-        };
-    }
-    let with_block = |f: fn(&BlockParam) -> bool| {
-        dispatches
-            .iter()
-            .filter(|d| !d.handler)
-            .all(|d| d.block.as_ref().is_some_and(f))
-    };
-    let block = if with_block(|b| !b.optional) {
-        Block::Required
-    } else if dispatches.iter().any(|d| d.block.is_some()) {
-        Block::Optional
-    } else {
-        Block::None
-    };
-    Signature {
-        name,
-        min: if min == usize::MAX { 0 } else { min },
-        max,
-        block,
-        dispatches,
-    }
-}
-
 /// The first dispatch of `sig` that takes the arguments (and the block or its absence).
 pub fn select(sig: &Signature, values: &[Value], has_block: bool) -> Option<usize> {
     sig.dispatches.iter().position(|d| {
@@ -3730,7 +3695,7 @@ fn may_take_type(t: &PType, v: &Value) -> bool {
 }
 
 impl Dispatch {
-    fn arity(&self) -> (usize, Option<usize>) {
+    pub(super) fn arity(&self) -> (usize, Option<usize>) {
         let min = self
             .params
             .iter()
