@@ -18,6 +18,7 @@ pub mod graph;
 pub mod lexer;
 pub mod parser;
 pub mod pn;
+pub mod ruby;
 pub mod ruby_text;
 pub mod span;
 

@@ -20,6 +20,8 @@ pub struct FsLoader {
     pub exports: Option<Vec<(String, crate::catalog::Resource)>>,
     /// Trees shared with the other compiles of a run (`--nodes`).
     pub parse_cache: Option<std::sync::Arc<eval::parse_cache::ParseCache>>,
+    /// The Ruby that runs the modules' Ruby (one for the process; see `crate::ruby`).
+    pub ruby: Option<std::sync::Arc<crate::ruby::RubyProcess>>,
 }
 
 impl FsLoader {
@@ -40,6 +42,7 @@ impl FsLoader {
             ruby_functions: std::cell::OnceCell::new(),
             exports: None,
             parse_cache: None,
+            ruby: None,
         }
     }
 
@@ -196,6 +199,62 @@ impl Loader for FsLoader {
 
     fn has_ruby_function(&self, name: &str) -> bool {
         self.ruby_functions().contains(name)
+    }
+
+    fn ruby_function_file(&self, name: &str) -> Option<eval::RubyFunctionFile> {
+        if !self.has_ruby_function(name) {
+            return None;
+        }
+        let file = |dir: &Path, legacy: bool| {
+            dir.is_file().then(|| eval::RubyFunctionFile {
+                path: dir.to_string_lossy().into_owned(),
+                legacy,
+            })
+        };
+        let modern = format!("lib/puppet/functions/{}.rb", name.replace("::", "/"));
+        if let Some((module, _)) = name.split_once("::") {
+            // A namespaced function lives in the module it names.
+            return self
+                .dirs
+                .iter()
+                .find_map(|d| file(&d.join(module).join(&modern), false));
+        }
+        let legacy = format!("lib/puppet/parser/functions/{name}.rb");
+        let modules = || {
+            self.dirs
+                .iter()
+                .filter_map(|d| std::fs::read_dir(d).ok())
+                .flat_map(|entries| {
+                    let mut m: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+                    m.sort();
+                    m
+                })
+        };
+        modules()
+            .find_map(|m| file(&m.join(&modern), false))
+            .or_else(|| modules().find_map(|m| file(&m.join(&legacy), true)))
+    }
+
+    fn ruby(&self) -> Option<&dyn eval::RubyRuntime> {
+        self.ruby.as_deref().map(|r| r as &dyn eval::RubyRuntime)
+    }
+
+    fn ruby_lib_dirs(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for d in &self.dirs {
+            let Ok(entries) = std::fs::read_dir(d) else {
+                continue;
+            };
+            let mut modules: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+            modules.sort();
+            for m in modules {
+                let lib = m.join("lib");
+                if lib.is_dir() {
+                    out.push(lib.to_string_lossy().into_owned());
+                }
+            }
+        }
+        out
     }
 
     fn storeconfigs(&self) -> bool {
@@ -532,6 +591,7 @@ pub fn compile_text(
         loader.exports = Some(export_store(inputs).load_all()?);
     }
     loader.parse_cache = cache;
+    loader.ruby = Some(crate::ruby::shared());
     let name = display_name(manifest);
     Ok(match mode {
         Mode::Provenance => eval::compile_exiting(&name, text, &loader, &opts),

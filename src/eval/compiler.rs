@@ -262,6 +262,8 @@ pub struct Compiler<'a> {
     pub(super) call_depth: usize,
     /// Lambda calls so far (bounded by `functions::MAX_LAMBDA_CALLS`).
     pub(super) lambda_calls: u64,
+    /// The modules' Ruby functions described by Ruby so far (see `ruby_call`).
+    pub(super) ruby: super::ruby_call::RubyState,
     /// Rudder priorities: pending class declarations, resolved conflicts.
     pub(super) priority: super::priority::PriorityState,
     /// Spans of edges and Ordo's own warnings, for `ordo check`.
@@ -369,6 +371,7 @@ impl<'a> Compiler<'a> {
             hiera_cache: Default::default(),
             call_depth: 0,
             lambda_calls: 0,
+            ruby: Default::default(),
             priority: Default::default(),
             recorder: Default::default(),
             type_alias_depth: 0,

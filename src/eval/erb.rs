@@ -265,27 +265,9 @@ impl Interp<'_, '_> {
         self.c.quiet_var(n, self.scope).unwrap_or(Value::Undef)
     }
 
-    /// `scope.to_hash`: every variable visible from the scope (the enclosing and inherited
-    /// scopes first, inner ones overriding), without the undef ones, as Puppet's `Scope#to_hash`.
+    /// `scope.to_hash` (Puppet's `Scope#to_hash`).
     fn scope_hash(&self) -> Value {
-        let mut chain = vec![];
-        let mut s = Some(self.scope);
-        while let Some(id) = s {
-            chain.push(id);
-            s = self.c.scopes[id].lookup_next;
-        }
-        let mut out: IndexMap<Value, Value> = IndexMap::new();
-        for id in chain.into_iter().rev() {
-            for (k, v) in self.c.scopes[id].vars.iter() {
-                let key = Value::str(k.clone());
-                if v.is_undef() {
-                    out.shift_remove(&key);
-                } else {
-                    out.insert(key, v.clone());
-                }
-            }
-        }
-        Value::Hash(out.into())
+        self.c.scope_hash(self.scope)
     }
 
     fn lookupvar(&self, n: &str) -> Value {
@@ -1731,12 +1713,59 @@ impl Compiler<'_> {
 }
 
 impl Compiler<'_> {
-    /// The text of template `mod/path` (the file `path` in module `mod`'s `templates/`).
-    pub(super) fn template_text(&self, spec: &str) -> Option<String> {
+    /// The file and text of template `mod/path` (the file `path` in module `mod`'s
+    /// `templates/`).
+    pub(super) fn template_file(&self, spec: &str) -> Option<(String, String)> {
         let (module, rest) = spec.split_once('/').unwrap_or((spec, ""));
-        self.loader
-            .load(module, &format!("templates/{rest}"))
-            .map(|(_, text)| text)
+        self.loader.load(module, &format!("templates/{rest}"))
+    }
+
+    /// Renders a template: Ordo's ERB, or Ruby's where Ordo's fails (a construct it does
+    /// not know; Ruby's own error when the template is wrong). `file`: the template's path,
+    /// `None` for an inline template.
+    fn render_template(
+        &mut self,
+        name: &str,
+        file: Option<&str>,
+        text: &str,
+        scope: ScopeId,
+        span: crate::span::Span,
+    ) -> R<String> {
+        if self.ruby.erb_depth > 0 {
+            return self.render_erb_in_ruby(name, file, text, scope, span);
+        }
+        let logs = self.logs.len();
+        let native = self.render_erb(name, text, scope, span);
+        let Err(Flow::Err(mut e)) = native else {
+            return native;
+        };
+        let ruby = match self.loader.ruby() {
+            Some(rt) => rt.available(),
+            None => Err(format!(
+                "Ordo has no Ruby here (install the package `{}`)",
+                super::ruby_call::RUBY_PACKAGE
+            )),
+        };
+        match ruby {
+            Ok(()) => {
+                // What the first rendering logged is logged again by Ruby's.
+                self.logs.truncate(logs);
+                self.render_erb_in_ruby(name, file, text, scope, span)
+            }
+            // A construct or a method Ordo's ERB does not know (its `undefined method` may
+            // be one Ruby has).
+            Err(why)
+                if e.msg.contains("Ordo's ERB does not support")
+                    || e.msg.contains("undefined method") =>
+            {
+                e.msg = format!(
+                    "{}  Ruby renders what Ordo's ERB does not know: {why}\n",
+                    e.msg
+                );
+                Err(Flow::Err(e))
+            }
+            Err(_) => Err(Flow::Err(e)),
+        }
     }
 }
 
@@ -1745,14 +1774,14 @@ pub fn f_template(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let mut out = String::new();
     for v in a.values.clone() {
         let path = v.to_display();
-        let Some(text) = c.template_text(&path) else {
+        let Some((file, text)) = c.template_file(&path) else {
             return Err(fail_plain(
                 c,
                 a,
                 format!("Could not find template '{path}'"),
             ));
         };
-        out.push_str(&c.render_erb(&path, &text, a.scope, a.span)?);
+        out.push_str(&c.render_template(&path, Some(&file), &text, a.scope, a.span)?);
     }
     Ok(Value::Str(out))
 }
@@ -1760,7 +1789,8 @@ pub fn f_template(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 pub fn f_inline_template(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let mut out = String::new();
     for v in a.values.clone() {
-        out.push_str(&c.render_erb("inline template", &v.to_display(), a.scope, a.span)?);
+        let text = v.to_display();
+        out.push_str(&c.render_template("inline template", None, &text, a.scope, a.span)?);
     }
     let _ = arg(a, 0);
     Ok(Value::Str(out))

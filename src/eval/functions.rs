@@ -197,7 +197,7 @@ impl Compiler<'_> {
 
     /// The built-in function `lname` names, if this compile has it: stdlib's only when a
     /// module ships them (see [`super::stdlib::builtin`]).
-    fn resolve_builtin(&self, lname: &str) -> Option<Builtin> {
+    pub(super) fn resolve_builtin(&self, lname: &str) -> Option<Builtin> {
         if let Some(old) = lname.strip_prefix("stdlib::") {
             // stdlib 9's namespaced names: when a module ships them, the function of that
             // name here, else the native one of the old name (stdlib 9 moved it).
@@ -244,6 +244,9 @@ impl Compiler<'_> {
             }
         };
         let Some(f) = f else {
+            if self.has_runnable_ruby_function(&lname) {
+                return self.call_ruby_function(&lname, values, lambda, scope, span);
+            }
             let mut msg = format!("Unknown function: '{lname}'.");
             if self.loader.has_ruby_function(&lname) {
                 // A module's Ruby function: Puppet runs it, Ordo cannot. Name the way out
@@ -3589,7 +3592,7 @@ fn f_inline_epp(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 
 fn f_epp(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let path = str_arg(c, a, 0)?;
-    let Some(text) = c.template_text(&path) else {
+    let Some((_, text)) = c.template_file(&path) else {
         return Err(arg_err(c, a, format!("Could not find template '{path}'")));
     };
     let params = a.values.get(1).cloned();

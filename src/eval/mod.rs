@@ -31,6 +31,7 @@ mod provenance;
 mod pson;
 mod res_index;
 mod ruby;
+mod ruby_call;
 mod ruby_random;
 mod scope;
 mod signatures;
@@ -57,6 +58,7 @@ pub use compiler::Compiler;
 pub use erb::ruby_inspect;
 pub use output::CatalogSource;
 pub use provenance::{ArrowEdge, CallEdge, Provenance};
+pub use ruby_call::RUBY_PACKAGE;
 
 /// Whether a name has a namespace (`a::b`). A byte search for `:` first: most names have
 /// none, and are told at that cost.
@@ -119,6 +121,22 @@ pub trait Loader {
         false
     }
 
+    /// The file of a module's Ruby function: the 4.x API's `lib/puppet/functions/a/b.rb`
+    /// for `a::b`, else the 3.x API's `lib/puppet/parser/functions/NAME.rb`.
+    fn ruby_function_file(&self, _name: &str) -> Option<RubyFunctionFile> {
+        None
+    }
+
+    /// The Ruby that runs the modules' Ruby code, when this loader has one.
+    fn ruby(&self) -> Option<&dyn RubyRuntime> {
+        None
+    }
+
+    /// The modules' `lib` directories (Ruby's load path for their code).
+    fn ruby_lib_dirs(&self) -> Vec<String> {
+        Vec::new()
+    }
+
     /// Whether exported resources are stored and collected (Puppet's `storeconfigs`; see
     /// `eval::exported`). Off: `@@` and `<<| |>>` only warn, as without PuppetDB.
     fn storeconfigs(&self) -> bool {
@@ -136,6 +154,27 @@ pub trait Loader {
     fn host(&self) -> &dyn host::Host {
         &host::NoHost
     }
+}
+
+/// Where a module's Ruby function is defined, and with which of Puppet's APIs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RubyFunctionFile {
+    pub path: String,
+    /// `lib/puppet/parser/functions` (the 3.x API) rather than `lib/puppet/functions`.
+    pub legacy: bool,
+}
+
+/// A Ruby interpreter running the modules' Ruby (functions, ERB), implemented outside the
+/// core (the CLI's is a child `ruby` process: `crate::ruby`). Requests and answers are
+/// JSON messages of the protocol in `src/ruby/host.rb` (docs/ruby.md).
+pub trait RubyRuntime: Sync {
+    /// Sends `request`; while Ruby works, answers each of its callbacks with `host`, until
+    /// Ruby answers (`{"ok": ..}` or `{"err": ..}`). `Err`: Ruby could not answer (not
+    /// installed, died, out of time), with what it printed.
+    fn request(&self, request: &Json, host: &mut dyn FnMut(&Json) -> Json) -> Result<Json, String>;
+
+    /// Whether Ruby runs (started now if need be); `Err`: why not.
+    fn available(&self) -> Result<(), String>;
 }
 
 /// A loader with no modules.

@@ -369,7 +369,7 @@ fn f_template_body(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let mut out = String::new();
     for spec in a.values.clone() {
         let spec = spec.to_display();
-        match c.template_text(&spec) {
+        match c.template_file(&spec).map(|(_, t)| t) {
             Some(text) => out.push_str(&text),
             None => {
                 return Err(fail_plain(

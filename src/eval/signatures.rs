@@ -3409,6 +3409,17 @@ pub fn arity_mismatch(name: &str, min: usize, max: Option<usize>, got: usize) ->
     })
 }
 
+/// The first dispatch of `sig` that takes the arguments (and the block or its absence).
+pub fn select(sig: &Signature, values: &[Value], has_block: bool) -> Option<usize> {
+    sig.dispatches.iter().position(|d| {
+        let block_fits = match &d.block {
+            Some(b) => has_block || b.optional,
+            None => !has_block,
+        };
+        block_fits && d.reject(values).is_none()
+    })
+}
+
 /// Puppet's message when `got` arguments (and a block or not) don't fit `sig`, if they don't.
 pub fn mismatch(sig: &Signature, got: usize, has_block: bool) -> Option<String> {
     let name = sig.name;
@@ -3686,7 +3697,7 @@ fn may_take_type(t: &PType, v: &Value) -> bool {
 }
 
 impl Dispatch {
-    fn arity(&self) -> (usize, Option<usize>) {
+    pub(super) fn arity(&self) -> (usize, Option<usize>) {
         let min = self
             .params
             .iter()

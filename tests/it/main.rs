@@ -35,4 +35,5 @@ mod requisites_cli;
 mod requisites_fixtures;
 mod semantics;
 mod stdlib9_fixtures;
+mod ruby_runtime;
 mod tidy;

@@ -73,6 +73,8 @@ const ARROWS: &[(&str, &[&str])] = &[
         ],
     ),
     ("facts", &["span", "diagnostics", "PUPPET_VERSION"]),
+    // The child `ruby` behind the evaluator's `RubyRuntime` (machine-facing).
+    ("ruby", &["eval"]),
     ("cli", &["*"]),
     ("lib", &["*"]),
     ("main", &["*"]),
