@@ -970,6 +970,53 @@ fn literal_key(e: &Expr) -> Option<String> {
     }
 }
 
+/// What Puppet's syntax checker for `syntax` finds wrong with `text`, if it has one.
+fn external_syntax_error(syntax: &str, text: &str) -> Option<String> {
+    let key = syntax.rsplit('+').next().unwrap_or(syntax);
+    let line_col = |t: &str, offset: usize| {
+        let before = &t[..offset.min(t.len())];
+        let line = before.matches('\n').count() + 1;
+        let col = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
+        (line, col)
+    };
+    match key {
+        "json" => serde_json::from_str::<serde_json::Value>(text)
+            .err()
+            .map(|e| format!("JSON syntax checker: Cannot parse invalid JSON string. \"{e}\"")),
+        "base64" => {
+            let b = text.as_bytes();
+            let body = text.trim_end_matches('=');
+            let ok = b.len().is_multiple_of(4)
+                && b.len() - body.len() <= 2
+                && body
+                    .bytes()
+                    .all(|c| c.is_ascii_alphanumeric() || c == b'+' || c == b'/');
+            (!ok).then(|| {
+                "Base64 syntax checker: Cannot parse invalid Base64 string - padding is not correct"
+                    .to_string()
+            })
+        }
+        "pp" | "epp" => {
+            let parsed = if key == "pp" {
+                crate::parser::parse(text, crate::span::FileId::SYNTHETIC)
+            } else {
+                crate::parser::parse_epp(text, crate::span::FileId::SYNTHETIC)
+            };
+            let d = parsed.diagnostics.iter().find(|d| d.is_error())?;
+            let at = d
+                .span
+                .map(|sp| {
+                    let (l, c) = line_col(text, sp.start as usize);
+                    format!(" (line: {l}, column: {c})")
+                })
+                .unwrap_or_default();
+            let checker = if key == "pp" { "PP" } else { "EPP" };
+            Some(format!("{checker} syntax checker: \"{}{at}\"", d.message))
+        }
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1001,52 +1048,5 @@ mod tests {
         assert!(one.iter().any(Diagnostic::is_error), "{one:?}");
         assert!(one.len() > 1000, "{}", one.len());
         assert_eq!(format!("{one:?}"), format!("{two:?}"));
-    }
-}
-
-/// What Puppet's syntax checker for `syntax` finds wrong with `text`, if it has one.
-fn external_syntax_error(syntax: &str, text: &str) -> Option<String> {
-    let key = syntax.rsplit('+').next().unwrap_or(syntax);
-    let line_col = |t: &str, offset: usize| {
-        let before = &t[..offset.min(t.len())];
-        let line = before.matches('\n').count() + 1;
-        let col = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
-        (line, col)
-    };
-    match key {
-        "json" => serde_json::from_str::<serde_json::Value>(text)
-            .err()
-            .map(|e| format!("JSON syntax checker: Cannot parse invalid JSON string. \"{e}\"")),
-        "base64" => {
-            let b = text.as_bytes();
-            let body = text.trim_end_matches('=');
-            let ok = b.len() % 4 == 0
-                && b.len() - body.len() <= 2
-                && body
-                    .bytes()
-                    .all(|c| c.is_ascii_alphanumeric() || c == b'+' || c == b'/');
-            (!ok).then(|| {
-                "Base64 syntax checker: Cannot parse invalid Base64 string - padding is not correct"
-                    .to_string()
-            })
-        }
-        "pp" | "epp" => {
-            let parsed = if key == "pp" {
-                crate::parser::parse(text, crate::span::FileId::SYNTHETIC)
-            } else {
-                crate::parser::parse_epp(text, crate::span::FileId::SYNTHETIC)
-            };
-            let d = parsed.diagnostics.iter().find(|d| d.is_error())?;
-            let at = d
-                .span
-                .map(|sp| {
-                    let (l, c) = line_col(text, sp.start as usize);
-                    format!(" (line: {l}, column: {c})")
-                })
-                .unwrap_or_default();
-            let checker = if key == "pp" { "PP" } else { "EPP" };
-            Some(format!("{checker} syntax checker: \"{}{at}\"", d.message))
-        }
-        _ => None,
     }
 }
