@@ -337,25 +337,23 @@ impl PType {
                 3 => return Err(slice_type("Array-Type", &keys[0], 0)),
                 n => return Err((arity_error("Array-Type", 1, Some(3), n), None)),
             },
-            Hash(..) => {
-                if !(keys.len() == 2 && keys.iter().all(|k| matches!(k, Value::Int(_)))) {
-                    for (i, k) in keys.iter().take(2).enumerate() {
-                        if !is_type(k) {
-                            return Err(slice_type("Hash-Type", k, i));
+            Hash(..) if !(keys.len() == 2 && keys.iter().all(|k| matches!(k, Value::Int(_)))) => {
+                for (i, k) in keys.iter().take(2).enumerate() {
+                    if !is_type(k) {
+                        return Err(slice_type("Hash-Type", k, i));
+                    }
+                }
+                match keys.len() {
+                    2 => {}
+                    3 => {
+                        if !matches!(&keys[2], Value::Int(_))
+                            && !matches!(&keys[2], Value::Type(t) if matches!(**t, Integer(..)))
+                        {
+                            check_size_keys(&keys[2..], 2)?;
                         }
                     }
-                    match keys.len() {
-                        2 => {}
-                        3 => {
-                            if !matches!(&keys[2], Value::Int(_))
-                                && !matches!(&keys[2], Value::Type(t) if matches!(**t, Integer(..)))
-                            {
-                                check_size_keys(&keys[2..], 2)?;
-                            }
-                        }
-                        4 => check_size_keys(&keys[2..], 2)?,
-                        n => return Err((arity_error("Hash-Type", 2, Some(4), n), None)),
-                    }
+                    4 => check_size_keys(&keys[2..], 2)?,
+                    n => return Err((arity_error("Hash-Type", 2, Some(4), n), None)),
                 }
             }
             String(..) => match keys.len() {

@@ -962,7 +962,7 @@ impl<'a> Cooker<'a> {
                         tag + 3,
                     ));
                 };
-                if rest[1..].starts_with('-') {
+                if rest.as_bytes().get(1) == Some(&b'-') {
                     let kept = text.trim_end_matches([' ', '\t']).len();
                     text.truncate(kept);
                 }

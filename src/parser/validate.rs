@@ -909,7 +909,7 @@ fn external_syntax_error(syntax: &str, text: &str) -> Option<String> {
         "base64" => {
             let b = text.as_bytes();
             let body = text.trim_end_matches('=');
-            let ok = b.len() % 4 == 0
+            let ok = b.len().is_multiple_of(4)
                 && b.len() - body.len() <= 2
                 && body
                     .bytes()
