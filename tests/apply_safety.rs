@@ -134,7 +134,11 @@ fn sigterm_stops_after_the_current_resource_and_the_refresh_survives() {
         ]),
     );
     let report = d.join("report.json");
-    let mut c = apply_cmd(&cat, &state, &["--report", report.to_str().unwrap()]);
+    let mut c = apply_cmd(
+        &cat,
+        &state,
+        &["--report", report.to_str().unwrap(), "--backup"],
+    );
     let child = c
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -159,10 +163,10 @@ fn sigterm_stops_after_the_current_resource_and_the_refresh_survives() {
     assert!(!after.exists(), "{out}");
     assert!(!trace.exists(), "{out}");
     assert!(
-        out.contains(
+        err.contains(
             "Warning: Caught TERM; stopped after the current resource: 2 resource(s) not evaluated"
         ),
-        "{out}"
+        "{err}"
     );
     // No partial file: the whole new content, no temporary file left.
     assert_eq!(std::fs::read_to_string(&conf).unwrap(), big_new);
@@ -270,7 +274,7 @@ fn bucket_restore_by_path_and_checksum() {
         "c.json",
         json!([{"type": "File", "title": f.to_str().unwrap(), "parameters": {"content": "second\n"}}]),
     );
-    let (code, out, _) = run(apply_cmd(&cat, &state, &[]));
+    let (code, out, _) = run(apply_cmd(&cat, &state, &["--backup"]));
     assert_eq!(code, 0, "{out}");
     assert_eq!(std::fs::read_to_string(&f).unwrap(), "second\n");
     let bucket = |args: &[&str]| {

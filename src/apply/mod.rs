@@ -14,6 +14,7 @@ pub mod bucket;
 pub mod lock;
 pub mod log;
 pub mod pending;
+pub mod progress;
 pub mod providers;
 pub mod redact;
 pub mod report;
@@ -63,6 +64,8 @@ pub struct ApplyOptions {
     pub tags: Vec<String>,
     /// `--skip_tags`: resources with one of these tags are not applied.
     pub skip_tags: Vec<String>,
+    /// Counts the resources evaluated, for a progress line.
+    pub progress: progress::Progress,
 }
 
 impl Default for ApplyOptions {
@@ -80,6 +83,7 @@ impl Default for ApplyOptions {
             sysroot: None,
             tags: Vec::new(),
             skip_tags: Vec::new(),
+            progress: progress::Progress::new(),
         }
     }
 }

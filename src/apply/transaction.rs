@@ -161,6 +161,8 @@ pub(super) fn run(
     r.load_pending();
     let mut schedule = Schedule::new(graph);
     let jobs = opts.jobs.max(1);
+    opts.progress
+        .start(graph.nodes.iter().filter(|n| !n.container && n.index.is_some()).count());
     loop {
         if let Some(sig) = opts.stop.requested() {
             // What was checked ahead is done work: it is made final first.
@@ -179,6 +181,11 @@ pub(super) fn run(
             break;
         }
         r.eval_batch(&batch);
+        let resources = batch
+            .iter()
+            .filter(|v| matches!(v, Vertex::Resource(n) if graph.nodes[*n].index.is_some()))
+            .count();
+        opts.progress.advance(resources);
         for v in batch {
             schedule.finish(v);
         }
