@@ -257,7 +257,7 @@ fn a_second_signal_kills_the_running_command() {
         err.contains("Caught INT again; killing the running command"),
         "{err}"
     );
-    assert!(out.contains("Command interrupted"), "{out}");
+    assert!(err.contains("Command interrupted"), "{err}");
     let r: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
     assert_eq!(r["status"], "interrupted");
 }
@@ -362,11 +362,11 @@ fn links_are_managed_not_followed_unless_asked() {
         "c3.json",
         json!([{"type": "File", "title": link2.to_str().unwrap(), "parameters": {"content": "x", "links": "ignore"}}]),
     );
-    let (code, out, _) = run(apply_cmd(&cat, &state, &[]));
+    let (code, _, err) = run(apply_cmd(&cat, &state, &[]));
     assert_eq!(code, 1);
     assert!(
-        out.contains("Invalid value \"ignore\". Valid values are follow, manage"),
-        "{out}"
+        err.contains("Invalid value \"ignore\". Valid values are follow, manage"),
+        "{err}"
     );
 }
 
@@ -429,8 +429,8 @@ fn sensitive_values_never_reach_logs_or_reports() {
         }
         if !noop {
             assert!(
-                out.contains("[command redacted] returned 3 instead of one of [0]"),
-                "{out}"
+                err.contains("[command redacted] returned 3 instead of one of [0]"),
+                "{err}"
             );
             assert!(out.contains("[output redacted]"), "{out}");
             assert!(

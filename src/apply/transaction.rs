@@ -161,8 +161,13 @@ pub(super) fn run(
     r.load_pending();
     let mut schedule = Schedule::new(graph);
     let jobs = opts.jobs.max(1);
-    opts.progress
-        .start(graph.nodes.iter().filter(|n| !n.container && n.index.is_some()).count());
+    opts.progress.start(
+        graph
+            .nodes
+            .iter()
+            .filter(|n| !n.container && n.index.is_some())
+            .count(),
+    );
     loop {
         if let Some(sig) = opts.stop.requested() {
             // What was checked ahead is done work: it is made final first.

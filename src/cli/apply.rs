@@ -204,10 +204,15 @@ pub fn run(args: &ApplyArgs) -> i32 {
     let mut inputs = args.inputs.clone();
     inputs.state_dir = Some(args.state_dir.clone());
     inputs.resolve_deferred = true;
+    use std::io::IsTerminal;
     inputs.console = Some(crate::cli::compile::Console {
         verbose: args.verbose,
         debug: args.debug,
-    });
+        color_out: args.color.on(std::io::stdout().is_terminal()),
+        color_err: args.color.on(std::io::stderr().is_terminal()),
+    })
+    // A Salt return printed on stdout keeps stdout for itself.
+    .filter(|_| !(args.report_format == ReportFormat::Salt && args.report.is_none()));
     if args.inline() {
         inputs.code = Some(match &args.execute {
             Some(code) => code.clone(),
@@ -249,7 +254,6 @@ pub fn run(args: &ApplyArgs) -> i32 {
                         started.elapsed().as_secs_f64()
                     ),
                 );
-                use std::io::IsTerminal;
                 if args.color.on(std::io::stdout().is_terminal()) {
                     outln!("{}", puppet_colored(&line));
                 } else {
@@ -308,7 +312,9 @@ impl LogOut {
     /// Writes a line on stdout, or on stderr when `to_stderr`.
     fn line(&mut self, text: &str, to_stderr: bool) {
         let shown = self.progress.clone();
-        let mut shown = shown.as_ref().map(|m| m.lock().unwrap_or_else(|e| e.into_inner()));
+        let mut shown = shown
+            .as_ref()
+            .map(|m| m.lock().unwrap_or_else(|e| e.into_inner()));
         if let Some(s) = shown.as_deref_mut().filter(|s| **s) {
             eprint!("\r\x1b[K");
             *s = false;

@@ -233,6 +233,21 @@ pub struct Console {
     pub verbose: bool,
     /// `--debug`: debug lines too.
     pub debug: bool,
+    /// Puppet's console colours on stdout, on stderr.
+    pub color_out: bool,
+    pub color_err: bool,
+}
+
+/// A console line in Puppet's colour for its level (`colorize` in util/colors.rb).
+pub fn puppet_color(level: eval::LogLevel, text: &str) -> String {
+    let code = match level {
+        eval::LogLevel::Debug => "\x1b[0;36m",
+        eval::LogLevel::Info => "\x1b[0;32m",
+        eval::LogLevel::Notice => "\x1b[m",
+        eval::LogLevel::Warning => "\x1b[1;33m",
+        _ => "\x1b[1;31m",
+    };
+    format!("{code}{text}\x1b[0m")
 }
 
 /// The node a compile is for: `--node`/`--certname`, else this machine's hostname.
@@ -430,10 +445,16 @@ fn checked_result(
                 l.level,
                 eval::LogLevel::Notice | eval::LogLevel::Info | eval::LogLevel::Debug
             );
-        if to_stdout {
-            outln!("{}", l.render());
+        let color = console.is_some_and(|c| if to_stdout { c.color_out } else { c.color_err });
+        let text = if color {
+            puppet_color(l.level, &l.render())
         } else {
-            let _ = writeln!(err, "{}", l.render());
+            l.render()
+        };
+        if to_stdout {
+            outln!("{text}");
+        } else {
+            let _ = writeln!(err, "{text}");
         }
     }
     let errors: Vec<_> = result.diagnostics.iter().filter(|d| d.is_error()).collect();
