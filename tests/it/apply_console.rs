@@ -8,7 +8,7 @@ use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-mod common;
+use crate::common;
 
 const ORDO: &str = env!("CARGO_BIN_EXE_ordo");
 
