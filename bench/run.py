@@ -4,7 +4,7 @@
 usage: python3 bench/run.py [--ordo target/release/ordo] [--compiler ORDO_WITH_COMPILE]
                             [--runs 5] [--sizes 1000,10000,100000] [--shapes chain,fanout,mixed,wide]
                             [--jobs 1,2] [--puppet-compile-max 10000] [--puppet-apply-max 1000]
-                            [--no-puppet] [--quick] [--markdown FILE]
+                            [--apply-max 100000] [--no-puppet] [--quick] [--markdown FILE]
 
 For every shape and size, ../shared/tools/gen_manifest.py writes a manifest; then each command
 runs --runs times, Ordo and Puppet interleaved (ordo, puppet, ordo, puppet, ...) so that a
@@ -18,7 +18,9 @@ Puppet/Ordo.
   check     ordo check catalog.json         (Puppet has no equivalent), and ordo check
             manifest.pp (compile and check in one process)
   apply     ordo apply (per --jobs value)   puppet apply, in three modes: --noop over an empty
-            root, first run over an empty root, no-change run over the converged root
+            root, first run over an empty root, no-change run over the converged root; every
+            shape (wide: notify resources only) up to --apply-max (100,000), Puppet up to
+            --puppet-apply-max (10,000)
 
 Apply runs use the generator's --root, absent before every noop and first run: the previous
 tree is moved aside rather than deleted, and the filesystem synced, untimed (see `set_aside`). When the measured `ordo apply` cannot read a manifest (the evaluator is not merged), the
@@ -152,10 +154,10 @@ def main():
     ap.add_argument("--sizes", default="1000,10000,100000")
     ap.add_argument("--shapes", default="chain,fanout,mixed,wide,io")
     ap.add_argument("--jobs", default="1,2", help="--jobs values for Ordo's apply rows")
-    ap.add_argument("--apply-max", type=int, default=10000, help="largest size applied")
+    ap.add_argument("--apply-max", type=int, default=100000, help="largest size applied")
     ap.add_argument("--io-max", type=int, default=1000, help="largest size of the io shape")
     ap.add_argument("--puppet-compile-max", type=int, default=10000)
-    ap.add_argument("--puppet-apply-max", type=int, default=1000)
+    ap.add_argument("--puppet-apply-max", type=int, default=10000)
     ap.add_argument("--no-puppet", action="store_true")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--markdown", help="also write the table to this file")
@@ -230,7 +232,7 @@ def main():
                                      if can["check"] else None, None)[0]
                     emit(row(shape, n, "check (manifest: compile + check)", o, None,
                              "no `check`"))
-                if n > a.apply_max or shape == "wide" or not can["apply"]:
+                if n > a.apply_max or not can["apply"]:
                     continue
                 direct = subprocess.run([ordo, "apply", "--noop", manifest, "--node", NODE],
                                         stdout=subprocess.DEVNULL,

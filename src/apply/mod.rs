@@ -16,6 +16,7 @@ pub mod bucket;
 pub mod lock;
 pub mod log;
 pub mod pending;
+pub mod progress;
 pub mod providers;
 pub mod redact;
 pub mod report;
@@ -65,6 +66,8 @@ pub struct ApplyOptions {
     pub tags: Vec<String>,
     /// `--skip_tags`: resources with one of these tags are not applied.
     pub skip_tags: Vec<String>,
+    /// Counts the resources evaluated, for a progress line.
+    pub progress: progress::Progress,
 }
 
 impl Default for ApplyOptions {
@@ -82,6 +85,7 @@ impl Default for ApplyOptions {
             sysroot: None,
             tags: Vec::new(),
             skip_tags: Vec::new(),
+            progress: progress::Progress::new(),
         }
     }
 }

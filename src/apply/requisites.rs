@@ -458,19 +458,56 @@ fn push_unique(v: &mut Vec<usize>, x: usize) {
 /// Is the edge `d -> v` made of soft requisites only (its target's failure does not skip)?
 pub fn soft_edge(graph: &Graph, d: Vertex, v: Vertex) -> bool {
     let labels = graph.labels_between(d, v);
-    !labels.is_empty()
-        && labels.iter().all(
-            |l| matches!(l.origin, Origin::Metaparam { param, .. } if SOFT_PARAMS.contains(&param.name())),
-        )
+    !labels.is_empty() && labels.iter().all(|l| soft(l))
+}
+
+fn soft(l: &crate::graph::Label) -> bool {
+    matches!(l.origin, Origin::Metaparam { param, .. } if SOFT_PARAMS.contains(&param.name()))
+}
+
+/// The direct dependencies of `v` whose failure skips it: its in-neighbours, once each, in
+/// insertion order, without those linked only by soft requisites. One pass over the edges
+/// into `v` (asking [`soft_edge`] of each neighbour looked at every edge out of it: an anchor
+/// has thousands).
+pub fn hard_dependencies(graph: &Graph, v: Vertex) -> Vec<Vertex> {
+    let edges = graph.in_edges(v);
+    // (neighbour, has a hard edge), in order of first edge.
+    let mut found: Vec<(Vertex, bool)> = Vec::with_capacity(edges.len());
+    let mut at: crate::fxhash::FxHashMap<Vertex, usize> = Default::default();
+    let few = edges.len() <= 16;
+    for (d, l) in edges {
+        let hard = !soft(l);
+        let slot = if few {
+            found.iter().position(|(x, _)| *x == d)
+        } else {
+            at.get(&d).copied()
+        };
+        match slot {
+            Some(i) => found[i].1 |= hard,
+            None => {
+                if !few {
+                    at.insert(d, found.len());
+                }
+                found.push((d, hard));
+            }
+        }
+    }
+    found
+        .into_iter()
+        .filter(|(_, hard)| *hard)
+        .map(|(d, _)| d)
+        .collect()
 }
 
 /// Managed nodes a node stands for: itself, or every managed resource inside a container.
 pub fn managed_under(graph: &Graph, node: usize) -> Vec<usize> {
     let mut out = Vec::new();
     let mut stack = vec![node];
-    let mut seen = vec![false; graph.nodes.len()];
+    // A set, not a flag per node: this runs for each requisite target, and a vector of every
+    // node's flag made that a pass over the whole catalog each time.
+    let mut seen = crate::fxhash::FxHashSet::default();
     while let Some(x) = stack.pop() {
-        if std::mem::replace(&mut seen[x], true) {
+        if !seen.insert(x) {
             continue;
         }
         if graph.nodes[x].container {

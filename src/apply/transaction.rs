@@ -17,7 +17,6 @@ use super::{ApplyOptions, RunResult};
 use crate::catalog::Catalog;
 use crate::graph::order::Schedule;
 use crate::graph::{Graph, Vertex};
-use petgraph::Direction;
 use std::collections::{HashMap, HashSet};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::Instant;
@@ -162,6 +161,13 @@ pub(super) fn run(
     r.load_pending();
     let mut schedule = Schedule::new(graph);
     let jobs = opts.jobs.max(1);
+    opts.progress.start(
+        graph
+            .nodes
+            .iter()
+            .filter(|n| !n.container && n.index.is_some())
+            .count(),
+    );
     loop {
         if let Some(sig) = opts.stop.requested() {
             // What was checked ahead is done work: it is made final first.
@@ -180,6 +186,11 @@ pub(super) fn run(
             break;
         }
         r.eval_batch(&batch);
+        let resources = batch
+            .iter()
+            .filter(|v| matches!(v, Vertex::Resource(n) if graph.nodes[*n].index.is_some()))
+            .count();
+        opts.progress.advance(resources);
         for v in batch {
             schedule.finish(v);
         }
@@ -463,10 +474,8 @@ impl Run<'_> {
 
     fn propagate_failure(&mut self, v: Vertex) {
         let mut failed: Vec<usize> = Vec::new();
-        for d in self.graph.adjacent(v, Direction::Incoming) {
-            if super::requisites::soft_edge(self.graph, d, v) {
-                continue; // onfail and `_any` requisites are settled by `requisites_allow`
-            }
+        // onfail and `_any` requisites are settled by `requisites_allow`.
+        for d in super::requisites::hard_dependencies(self.graph, v) {
             if let Some(s) = self.status.get(&d) {
                 for f in &s.failed_deps {
                     if !failed.contains(f) {
@@ -813,11 +822,13 @@ impl Run<'_> {
                 keys.insert(self.pending_key(v), v);
             }
         }
+        let index = (!deliver.is_empty())
+            .then(|| crate::graph::refs::RefIndex::new(&self.catalog.resources));
         for p in deliver {
-            let v = self
-                .graph
-                .find(self.catalog, &p.resource)
-                .map(|n| self.pending_key(Vertex::Resource(n)).0)
+            let v = index
+                .as_ref()
+                .and_then(|index| index.resolve(&p.resource))
+                .map(|i| self.pending_key(Vertex::Resource(self.graph.node_of[i])).0)
                 .and_then(|reference| keys.get(&(reference, p.anchor.clone())).copied());
             let Some(v) = v.filter(|v| self.refreshable(*v)) else {
                 // An Info line: the log of the run itself stays what Puppet would print.
@@ -923,7 +934,8 @@ impl Run<'_> {
             return;
         }
         // Queued and carried events of one subscriber go under one key.
-        let mut by_key: std::collections::BTreeMap<(String, Option<String>), Vec<PendingEvent>> =
+        type Key = (String, Option<String>);
+        let mut by_key: std::collections::BTreeMap<Key, (Vertex, Vec<PendingEvent>)> =
             std::collections::BTreeMap::new();
         for (v, q) in self.queues.iter().chain(self.carried.iter()) {
             if v.is_anchor() && !self.relaying.contains(v) {
@@ -932,7 +944,8 @@ impl Run<'_> {
             for e in q.iter().filter(|e| e.status == EventStatus::Success) {
                 by_key
                     .entry(self.pending_key(*v))
-                    .or_default()
+                    .or_insert_with(|| (*v, Vec::new()))
+                    .1
                     .push(PendingEvent {
                         name: e.name.clone(),
                         property: e.property.clone(),
@@ -940,14 +953,13 @@ impl Run<'_> {
                     });
             }
         }
+        // The fingerprint is the definition of the resource the key names: the vertex's own
+        // node (looking the reference up in the catalog again cost a pass over every
+        // resource at every step of the walk).
         let now: Vec<PendingRefresh> = by_key
             .into_iter()
-            .map(|((resource, anchor), events)| PendingRefresh {
-                fingerprint: self
-                    .graph
-                    .find(self.catalog, &resource)
-                    .map(|n| self.fingerprint(Vertex::Resource(n)))
-                    .unwrap_or_default(),
+            .map(|((resource, anchor), (v, events))| PendingRefresh {
+                fingerprint: self.fingerprint(Vertex::Resource(v.node())),
                 resource,
                 anchor,
                 events,

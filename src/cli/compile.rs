@@ -284,7 +284,7 @@ impl Loader for FsLoader {
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct CompileInputs {
     /// The node name (certname; default: this machine's hostname).
-    #[arg(long)]
+    #[arg(long, alias = "certname")]
     pub node: Option<String>,
     /// Facts as JSON or YAML (default: gathered from this machine).
     #[arg(long)]
@@ -311,6 +311,48 @@ pub struct CompileInputs {
     /// Resolve `Deferred` values at the end of the compile (set by `ordo apply`).
     #[arg(skip)]
     pub resolve_deferred: bool,
+    /// The manifest's text, given on the command line (`-e`) or read from stdin, in place of
+    /// the manifest file (set by `ordo apply`).
+    #[arg(skip)]
+    pub code: Option<String>,
+    /// Compile-time log lines as `puppet apply` prints them: notices (and info lines when
+    /// verbose) on stdout, warnings and errors on stderr (set by `ordo apply`; `ordo compile`
+    /// keeps stdout for the catalog).
+    #[arg(skip)]
+    pub console: Option<Console>,
+}
+
+/// Where `puppet apply` prints compile-time log lines, and from which level.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Console {
+    /// `--verbose`: info lines too.
+    pub verbose: bool,
+    /// `--debug`: debug lines too.
+    pub debug: bool,
+    /// Puppet's console colours on stdout, on stderr.
+    pub color_out: bool,
+    pub color_err: bool,
+}
+
+/// A console line in Puppet's colour for its level (`colorize` in util/colors.rb).
+pub fn puppet_color(level: eval::LogLevel, text: &str) -> String {
+    let code = match level {
+        eval::LogLevel::Debug => "\x1b[0;36m",
+        eval::LogLevel::Info => "\x1b[0;32m",
+        eval::LogLevel::Notice => "\x1b[m",
+        eval::LogLevel::Warning => "\x1b[1;33m",
+        _ => "\x1b[1;31m",
+    };
+    format!("{code}{text}\x1b[0m")
+}
+
+/// The node a compile is for: `--node`/`--certname`, else this machine's hostname.
+pub fn node_name(inputs: &CompileInputs) -> String {
+    inputs.node.clone().unwrap_or_else(|| {
+        std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .map(|s| s.trim().to_string())
+            .unwrap_or_else(|_| "localhost".into())
+    })
 }
 
 impl CompileInputs {
@@ -484,12 +526,32 @@ fn checked_result(
     let (result, node) = compile_result_with(manifest, inputs, mode)?;
     let mut err = std::io::stderr().lock();
     // Puppet's default log level is notice: `info()` and `debug()` print nothing.
-    for l in result
-        .logs
-        .iter()
-        .filter(|l| !matches!(l.level, eval::LogLevel::Info | eval::LogLevel::Debug))
-    {
-        let _ = writeln!(err, "{}", l.render());
+    let console = inputs.console;
+    for l in &result.logs {
+        let shown = match l.level {
+            eval::LogLevel::Info => console.is_some_and(|c| c.verbose || c.debug),
+            eval::LogLevel::Debug => console.is_some_and(|c| c.debug),
+            _ => true,
+        };
+        if !shown {
+            continue;
+        }
+        let to_stdout = console.is_some()
+            && matches!(
+                l.level,
+                eval::LogLevel::Notice | eval::LogLevel::Info | eval::LogLevel::Debug
+            );
+        let color = console.is_some_and(|c| if to_stdout { c.color_out } else { c.color_err });
+        let text = if color {
+            puppet_color(l.level, &l.render())
+        } else {
+            l.render()
+        };
+        if to_stdout {
+            outln!("{text}");
+        } else {
+            let _ = writeln!(err, "{text}");
+        }
     }
     let errors: Vec<_> = result.diagnostics.iter().filter(|d| d.is_error()).collect();
     let built = result.catalog.is_some() || result.catalog_source.is_some();
@@ -539,15 +601,14 @@ fn compile_result_with(
     inputs: &CompileInputs,
     mode: Mode,
 ) -> Result<(eval::CompileResult, String), i32> {
-    let text = std::fs::read_to_string(manifest).map_err(|e| {
-        eprintln!("Error: Could not read manifest {}: {e}", manifest.display());
-        1
-    })?;
-    let node = inputs.node.clone().unwrap_or_else(|| {
-        std::fs::read_to_string("/proc/sys/kernel/hostname")
-            .map(|s| s.trim().to_string())
-            .unwrap_or_else(|_| "localhost".into())
-    });
+    let text = match &inputs.code {
+        Some(code) => code.clone(),
+        None => std::fs::read_to_string(manifest).map_err(|e| {
+            eprintln!("Error: Could not read manifest {}: {e}", manifest.display());
+            1
+        })?,
+    };
+    let node = node_name(inputs);
     let facts = match &inputs.facts {
         Some(p) => crate::facts::read_facts(p).map_err(|refusal| {
             eprint!("{}", refusal.render(crate::cli::stderr_render_options()));

@@ -27,7 +27,6 @@ use crate::catalog::{Catalog, Resource, ResourceKind, ResourceRef};
 use crate::diagnostics::Diagnostic;
 use crate::fxhash::{FxHashMap as FastMap, FxHashSet as FastSet};
 use petgraph::stable_graph::{EdgeIndex, NodeIndex, StableDiGraph};
-use petgraph::visit::EdgeRef;
 use petgraph::Direction;
 use refs::RefIndex;
 
@@ -228,6 +227,10 @@ pub struct Graph {
     /// The expanded graph: containers replaced by anchors.
     pub expanded: StableDiGraph<Vertex, Label>,
     vertex_index: FastMap<Vertex, NodeIndex>,
+    /// The edges of each expanded-graph vertex in insertion order, built once with it (see
+    /// [`Adjacency`]): walking petgraph's lists and sorting them on every lookup made a run
+    /// quadratic in the edges of a container's anchors.
+    adjacency: Adjacency,
     /// Priority rank of each node under the chosen ordering (smaller goes first).
     pub priority: Vec<u64>,
     pub errors: Vec<GraphError>,
@@ -300,6 +303,7 @@ impl Graph {
             parent: vec![None; n],
             expanded: StableDiGraph::new(),
             vertex_index: FastMap::default(),
+            adjacency: Adjacency::default(),
             priority: Vec::new(),
             errors: Vec::new(),
         };
@@ -592,21 +596,25 @@ impl Graph {
                 self.expanded.remove_node(ix);
             }
         }
+        let mut ends = Vec::with_capacity(live_edges);
         for (s, t, label) in x.edges.iter().flatten() {
-            self.expanded
+            let e = self
+                .expanded
                 .add_edge(slots[*s as usize], slots[*t as usize], *label);
+            ends.push((slots[*s as usize], slots[*t as usize], e));
         }
+        self.adjacency = Adjacency::new(slots.len(), &ends);
     }
 
     /// Edges of a vertex in insertion order.
-    fn ordered_edges(&self, v: NodeIndex, dir: Direction) -> Vec<EdgeIndex> {
-        let mut es: Vec<(u32, EdgeIndex)> = self
-            .expanded
-            .edges_directed(v, dir)
-            .map(|e| (e.weight().seq, e.id()))
-            .collect();
-        es.sort();
-        es.into_iter().map(|(_, e)| e).collect()
+    fn ordered_edges(&self, v: NodeIndex, dir: Direction) -> &[EdgeIndex] {
+        self.adjacency.edges(v, dir)
+    }
+
+    /// The number of edges of a vertex in one direction (parallel edges counted).
+    pub fn degree(&self, v: Vertex, dir: Direction) -> usize {
+        self.index_of(v)
+            .map_or(0, |ix| self.ordered_edges(ix, dir).len())
     }
 
     /// The expanded-graph vertices, in a stable order (node order, anchors after).
@@ -625,12 +633,20 @@ impl Graph {
         let Some(ix) = self.index_of(v) else {
             return Vec::new();
         };
-        let mut out = Vec::new();
+        let edges = self.ordered_edges(ix, dir);
+        let mut out = Vec::with_capacity(edges.len());
+        // Few edges (the usual case): a linear look at what is already there; many: a set.
         let mut seen = FastSet::default();
-        for e in self.ordered_edges(ix, dir) {
+        let few = edges.len() <= 16;
+        for &e in edges {
             let (s, t) = self.expanded.edge_endpoints(e).expect("edge exists");
             let other = self.expanded[if dir == Direction::Outgoing { t } else { s }];
-            if seen.insert(other) {
+            let new = if few {
+                !out.contains(&other)
+            } else {
+                seen.insert(other)
+            };
+            if new {
                 out.push(other);
             }
         }
@@ -643,20 +659,48 @@ impl Graph {
             return Vec::new();
         };
         self.ordered_edges(ix, Direction::Outgoing)
-            .into_iter()
-            .map(|e| {
+            .iter()
+            .map(|&e| {
                 let (_, t) = self.expanded.edge_endpoints(e).expect("edge exists");
                 (self.expanded[t], &self.expanded[e])
             })
             .collect()
     }
 
-    /// Labels of the edges from `s` to `t`.
+    /// Incoming edges of a vertex in insertion order: (source, label).
+    pub fn in_edges(&self, v: Vertex) -> Vec<(Vertex, &Label)> {
+        let Some(ix) = self.index_of(v) else {
+            return Vec::new();
+        };
+        self.ordered_edges(ix, Direction::Incoming)
+            .iter()
+            .map(|&e| {
+                let (s, _) = self.expanded.edge_endpoints(e).expect("edge exists");
+                (self.expanded[s], &self.expanded[e])
+            })
+            .collect()
+    }
+
+    /// Labels of the edges from `s` to `t`, in insertion order. Looked up from whichever end
+    /// has fewer edges (an anchor may have thousands, each of its neighbours a few).
     pub fn labels_between(&self, s: Vertex, t: Vertex) -> Vec<&Label> {
-        self.out_edges(s)
-            .into_iter()
-            .filter(|(x, _)| *x == t)
-            .map(|(_, l)| l)
+        let (Some(si), Some(ti)) = (self.index_of(s), self.index_of(t)) else {
+            return Vec::new();
+        };
+        let out = self.ordered_edges(si, Direction::Outgoing);
+        let inc = self.ordered_edges(ti, Direction::Incoming);
+        let (edges, other, want) = if out.len() <= inc.len() {
+            (out, Direction::Outgoing, ti)
+        } else {
+            (inc, Direction::Incoming, si)
+        };
+        edges
+            .iter()
+            .filter(|&&e| {
+                let (a, b) = self.expanded.edge_endpoints(e).expect("edge exists");
+                (if other == Direction::Outgoing { b } else { a }) == want
+            })
+            .map(|&e| &self.expanded[e])
             .collect()
     }
 
@@ -864,6 +908,58 @@ impl Expansion {
         let edges = &self.edges;
         list.retain(|&e| edges[e as usize].is_some());
         list.clone()
+    }
+}
+
+/// The edges of every expanded-graph vertex, outgoing and incoming, each list in insertion
+/// order: two compressed rows (one array of edges, one of where each vertex's part starts).
+#[derive(Debug, Default)]
+struct Adjacency {
+    out_start: Vec<u32>,
+    out: Vec<EdgeIndex>,
+    in_start: Vec<u32>,
+    inc: Vec<EdgeIndex>,
+}
+
+impl Adjacency {
+    /// From the edges (source, target, id) in insertion order, over `bound` vertex indices.
+    fn new(bound: usize, edges: &[(NodeIndex, NodeIndex, EdgeIndex)]) -> Adjacency {
+        let rows = |end: fn(&(NodeIndex, NodeIndex, EdgeIndex)) -> NodeIndex| {
+            let mut start = vec![0u32; bound + 1];
+            for e in edges {
+                start[end(e).index() + 1] += 1;
+            }
+            for i in 0..bound {
+                start[i + 1] += start[i];
+            }
+            let mut next = start.clone();
+            let mut list = vec![EdgeIndex::end(); edges.len()];
+            for e in edges {
+                let at = &mut next[end(e).index()];
+                list[*at as usize] = e.2;
+                *at += 1;
+            }
+            (start, list)
+        };
+        let (out_start, out) = rows(|e| e.0);
+        let (in_start, inc) = rows(|e| e.1);
+        Adjacency {
+            out_start,
+            out,
+            in_start,
+            inc,
+        }
+    }
+
+    fn edges(&self, v: NodeIndex, dir: Direction) -> &[EdgeIndex] {
+        let (start, list) = match dir {
+            Direction::Outgoing => (&self.out_start, &self.out),
+            Direction::Incoming => (&self.in_start, &self.inc),
+        };
+        match (start.get(v.index()), start.get(v.index() + 1)) {
+            (Some(&a), Some(&b)) => &list[a as usize..b as usize],
+            _ => &[],
+        }
     }
 }
 

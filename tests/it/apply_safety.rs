@@ -134,7 +134,11 @@ fn sigterm_stops_after_the_current_resource_and_the_refresh_survives() {
         ]),
     );
     let report = d.join("report.json");
-    let mut c = apply_cmd(&cat, &state, &["--report", report.to_str().unwrap()]);
+    let mut c = apply_cmd(
+        &cat,
+        &state,
+        &["--report", report.to_str().unwrap(), "--backup"],
+    );
     let child = c
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -159,10 +163,10 @@ fn sigterm_stops_after_the_current_resource_and_the_refresh_survives() {
     assert!(!after.exists(), "{out}");
     assert!(!trace.exists(), "{out}");
     assert!(
-        out.contains(
+        err.contains(
             "Warning: Caught TERM; stopped after the current resource: 2 resource(s) not evaluated"
         ),
-        "{out}"
+        "{err}"
     );
     // No partial file: the whole new content, no temporary file left.
     assert_eq!(std::fs::read_to_string(&conf).unwrap(), big_new);
@@ -253,7 +257,7 @@ fn a_second_signal_kills_the_running_command() {
         err.contains("Caught INT again; killing the running command"),
         "{err}"
     );
-    assert!(out.contains("Command interrupted"), "{out}");
+    assert!(err.contains("Command interrupted"), "{err}");
     let r: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
     assert_eq!(r["status"], "interrupted");
 }
@@ -270,7 +274,7 @@ fn bucket_restore_by_path_and_checksum() {
         "c.json",
         json!([{"type": "File", "title": f.to_str().unwrap(), "parameters": {"content": "second\n"}}]),
     );
-    let (code, out, _) = run(apply_cmd(&cat, &state, &[]));
+    let (code, out, _) = run(apply_cmd(&cat, &state, &["--backup"]));
     assert_eq!(code, 0, "{out}");
     assert_eq!(std::fs::read_to_string(&f).unwrap(), "second\n");
     let bucket = |args: &[&str]| {
@@ -358,11 +362,11 @@ fn links_are_managed_not_followed_unless_asked() {
         "c3.json",
         json!([{"type": "File", "title": link2.to_str().unwrap(), "parameters": {"content": "x", "links": "ignore"}}]),
     );
-    let (code, out, _) = run(apply_cmd(&cat, &state, &[]));
+    let (code, _, err) = run(apply_cmd(&cat, &state, &[]));
     assert_eq!(code, 1);
     assert!(
-        out.contains("Invalid value \"ignore\". Valid values are follow, manage"),
-        "{out}"
+        err.contains("Invalid value \"ignore\". Valid values are follow, manage"),
+        "{err}"
     );
 }
 
@@ -425,8 +429,8 @@ fn sensitive_values_never_reach_logs_or_reports() {
         }
         if !noop {
             assert!(
-                out.contains("[command redacted] returned 3 instead of one of [0]"),
-                "{out}"
+                err.contains("[command redacted] returned 3 instead of one of [0]"),
+                "{err}"
             );
             assert!(out.contains("[output redacted]"), "{out}");
             assert!(

@@ -334,7 +334,8 @@ impl File {
             Some(serde_json::Value::Bool(false)) => None,
             Some(serde_json::Value::String(s)) if s == "false" => None,
             Some(serde_json::Value::String(s)) => Some(s.clone()),
-            _ => Some("puppet".to_string()),
+            // Puppet 7's default: no backup (`ordo apply --backup` opts into the bucket).
+            _ => None,
         };
         let validate_cmd = param_str(r, "validate_cmd").map(|c| {
             let token = param_str(r, "validate_replacement").unwrap_or_else(|| "%".into());
@@ -414,7 +415,7 @@ impl File {
     }
 
     /// Keeps the content about to be replaced or removed: in the bucket (`backup => puppet`,
-    /// the default) or beside the file (`backup => '.bak'`). Only regular files are kept: a
+    /// or any bucket name) or beside the file (`backup => '.bak'`). Only regular files are kept: a
     /// symbolic link is not followed (unless `links => follow` resolved it already), so
     /// replacing a link never copies what it points to.
     fn backup(&self, cx: &mut Context) -> Result<(), String> {
