@@ -16,6 +16,7 @@ pub mod facts;
 pub mod fxhash;
 pub mod graph;
 pub mod hiera;
+pub mod input;
 pub mod lexer;
 pub mod parser;
 pub mod pn;

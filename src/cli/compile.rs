@@ -125,7 +125,7 @@ impl Loader for FsLoader {
     fn load(&self, module: &str, path: &str) -> Option<(String, String)> {
         self.dirs.iter().find_map(|d| {
             let p = d.join(module).join(path);
-            let text = std::fs::read_to_string(&p).ok()?;
+            let text = crate::input::read_to_string(&p).ok()?;
             Some((p.to_string_lossy().into_owned(), text))
         })
     }
@@ -443,7 +443,7 @@ fn compile_result_with(
     inputs: &CompileInputs,
     mode: Mode,
 ) -> Result<(eval::CompileResult, String), i32> {
-    let text = std::fs::read_to_string(manifest).map_err(|e| {
+    let text = crate::input::read_to_string(manifest).map_err(|e| {
         eprintln!("Error: Could not read manifest {}: {e}", manifest.display());
         1
     })?;

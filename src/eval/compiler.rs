@@ -257,6 +257,8 @@ pub struct Compiler<'a> {
     pub(super) hiera_cache: crate::hiera::Cache,
     /// Nesting of Puppet-language function calls.
     pub(super) call_depth: usize,
+    /// Nesting of class declarations (bounded by `catalog_ops::MAX_CLASS_DEPTH`).
+    pub(super) class_depth: usize,
     /// Lambda calls so far (bounded by `functions::MAX_LAMBDA_CALLS`).
     pub(super) lambda_calls: u64,
     /// Rudder priorities: pending class declarations, resolved conflicts.
@@ -364,6 +366,7 @@ impl<'a> Compiler<'a> {
             render_stack: Vec::new(),
             hiera_cache: Default::default(),
             call_depth: 0,
+            class_depth: 0,
             lambda_calls: 0,
             priority: Default::default(),
             recorder: Default::default(),

@@ -3341,7 +3341,7 @@ fn f_create_resources(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 /// `mod/path` in the module's `files/` folder. Returns the path and the text.
 fn find_module_file(c: &Compiler<'_>, spec: &str) -> Option<(String, String)> {
     if spec.starts_with('/') {
-        return std::fs::read_to_string(spec)
+        return crate::input::read_to_string(std::path::Path::new(spec))
             .ok()
             .map(|t| (spec.to_string(), t));
     }

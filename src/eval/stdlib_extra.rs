@@ -482,13 +482,15 @@ fn f_load_file(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         Value::Str(p) if p.starts_with("http://") || p.starts_with("https://") => {
             Err(format!("{}(): Ordo does not fetch URLs ({p})", a.name))
         }
-        Value::Str(p) if std::path::Path::new(&p).exists() => match std::fs::read_to_string(&p) {
-            Ok(text) if a.name == "loadyaml" => {
-                crate::hiera::yaml::parse(&text).map(|j| or_default(Value::from_json(&j)))
+        Value::Str(p) if std::path::Path::new(&p).exists() => {
+            match crate::input::read_to_string(std::path::Path::new(&p)) {
+                Ok(text) if a.name == "loadyaml" => {
+                    crate::hiera::yaml::parse(&text).map(|j| or_default(Value::from_json(&j)))
+                }
+                Ok(text) => super::pson::load(&text).map(or_default),
+                Err(e) => Err(e.to_string()),
             }
-            Ok(text) => super::pson::load(&text).map(or_default),
-            Err(e) => Err(e.to_string()),
-        },
+        }
         Value::Str(p) => {
             let label = super::functions::scope_label(c, a.scope);
             let msg = format!("Scope({label}): Can't load '{p}' File does not exist!");
