@@ -862,3 +862,16 @@ fn deep_programs_and_data_fail_cleanly_or_work_never_abort() {
     assert!(code == 0 || code == 1, "{code}: {err}");
     assert!(!err.contains("overflow"), "{err}");
 }
+
+// ---- regex limits ---------------------------------------------------------------------------
+
+#[test]
+fn a_match_past_the_backtracking_limit_is_still_answered() {
+    // Ruby: ("a" * 21 + "y") =~ /^(?:(a|a)+\1x|a+y)/ is 0, a match, after some two million
+    // backtracking steps (fancy-regex gives up after one million by default).
+    let dir = tempfile::tempdir().unwrap();
+    let text = format!("notice(\"{}y\" =~ /^(?:(a|a)+\\1x|a+y)/)\n", "a".repeat(21));
+    let (code, _, err) = compile(dir.path(), &text, &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("Notice: Scope(Class[main]): true"), "{err}");
+}
