@@ -5,6 +5,9 @@
 //! (`serde_json::Value`, insertion order kept) because that is what a catalog carries; the
 //! evaluator converts its values when it stores them.
 
+pub mod metaparams;
+
+use crate::fxhash::FxHashSet as FastSet;
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
@@ -313,15 +316,6 @@ pub(crate) mod pretty {
             Block {
                 depth: depth + 1,
                 first: true,
-            }
-        }
-
-        /// The members after the first of a list opened elsewhere (its members at `depth`):
-        /// each starts with the comma. See [`streamed_pieces`].
-        pub(crate) fn continued(depth: usize) -> Block {
-            Block {
-                depth,
-                first: false,
             }
         }
 
@@ -779,124 +773,6 @@ pub(crate) mod pretty {
         Ok(())
     }
 
-    /// A JSON array (opened at `depth`) written in `pieces` consecutive pieces, on two
-    /// threads: this one writes the even pieces with `own(k, w, list, out)` as they come,
-    /// handing the text to `out` as the buffer fills; `other(k, w, list, hand)` writes each
-    /// odd piece on a second thread, at most a piece ahead, calling `hand.over(w)` after each
-    /// member: a full buffer goes to this thread, which writes it to `out` in its turn, and
-    /// comes back to be filled again. Both add members with `list.next(w)` then the member;
-    /// `other` gets a list whose members all start with the comma, which is cut off the
-    /// first member of the array. The text is the same as one thread writing the pieces in
-    /// order.
-    ///
-    /// The buffers are [`CHUNK`]-sized and reused: a piece is a few hundred kilobytes of
-    /// text, and a buffer per piece, grown by doubling, was fresh memory for every piece
-    /// (mixed 10k: 4.8 MB in 20 blocks, each mapped on its own as large objects are).
-    pub(crate) fn streamed_pieces<W: Write, O>(
-        w: &mut Buf,
-        out: &mut W,
-        depth: usize,
-        pieces: usize,
-        mut own: impl FnMut(usize, &mut Buf, &mut Block, &mut W) -> io::Result<()>,
-        other: O,
-    ) -> io::Result<()>
-    where
-        O: Fn(usize, &mut Buf, &mut Block, &mut HandOver) -> bool + Sync,
-    {
-        let mut list = Block::open(w, depth, b'[');
-        let pretty = w.pretty;
-        let members = list.depth;
-        std::thread::scope(|s| {
-            let (tx, rx) = std::sync::mpsc::sync_channel::<Option<Buf>>(CHUNKS_AHEAD);
-            let (back, spare) = std::sync::mpsc::channel::<Buf>();
-            let other = &other;
-            s.spawn(move || {
-                let mut hand = HandOver {
-                    tx,
-                    spare,
-                    pretty,
-                    open: true,
-                };
-                for k in (1..pieces).step_by(2) {
-                    let mut buf = hand.fresh();
-                    if !other(k, &mut buf, &mut Block::continued(members), &mut hand)
-                        || !hand.send(Some(buf))
-                        || !hand.send(None)
-                    {
-                        return;
-                    }
-                }
-            });
-            for k in 0..pieces {
-                if k % 2 == 0 {
-                    own(k, w, &mut list, out)?;
-                    continue;
-                }
-                // The piece's chunks, then `None`; the sender hangs up only after the last
-                // odd piece.
-                while let Ok(Some(mut chunk)) = rx.recv() {
-                    let text: &[u8] = if list.first {
-                        chunk.get(1..).unwrap_or_default()
-                    } else {
-                        &chunk
-                    };
-                    if !text.is_empty() {
-                        list.first = false;
-                        out.write_all(w)?;
-                        w.clear();
-                        out.write_all(text)?;
-                    }
-                    chunk.clear();
-                    let _ = back.send(chunk);
-                }
-            }
-            // On an error above, the receiver goes with this closure: a second thread
-            // blocked on the full channel then stops before the scope ends.
-            Ok::<(), io::Error>(())
-        })?;
-        list.close(w, b']');
-        Ok(())
-    }
-
-    /// How many full buffers the second thread of [`streamed_pieces`] may have waiting: a
-    /// piece's worth (a piece of 512 resources is 2-3 of them), so that it is not held up
-    /// while this thread writes its own piece.
-    const CHUNKS_AHEAD: usize = 4;
-
-    /// The second thread's end of [`streamed_pieces`]: full buffers go to the writing
-    /// thread, which sends them back to be filled again.
-    pub(crate) struct HandOver {
-        tx: std::sync::mpsc::SyncSender<Option<Buf>>,
-        spare: std::sync::mpsc::Receiver<Buf>,
-        pretty: bool,
-        open: bool,
-    }
-
-    impl HandOver {
-        /// A buffer to fill: one the writer sent back, or a new one.
-        fn fresh(&mut self) -> Buf {
-            self.spare
-                .try_recv()
-                .unwrap_or_else(|_| Buf::new(CHUNK + (CHUNK >> 2), self.pretty))
-        }
-
-        fn send(&mut self, chunk: Option<Buf>) -> bool {
-            self.open = self.open && self.tx.send(chunk).is_ok();
-            self.open
-        }
-
-        /// Hands `w` over when it is full (a fresh buffer takes its place); false once the
-        /// writer has stopped (an error), when the piece should stop too.
-        pub(crate) fn over(&mut self, w: &mut Buf) -> bool {
-            if w.len() >= CHUNK {
-                let fresh = self.fresh();
-                let full = std::mem::replace(w, fresh);
-                return self.send(Some(full));
-            }
-            self.open
-        }
-    }
-
     /// The catalog `c`, with the resources and edges of `members` in place of its own,
     /// pretty or compact.
     pub(crate) fn catalog(
@@ -962,6 +838,32 @@ impl Catalog {
     /// [`Catalog::write_pretty`] when `pretty`, else [`Catalog::write_compact`].
     pub fn write_json(&self, w: &mut impl std::io::Write, pretty: bool) -> std::io::Result<()> {
         pretty::own_catalog(w, self, pretty)
+    }
+}
+
+/// The containment edges met so far, to drop repeated ones. A resource has one container
+/// but for a class (also in its stage): each resource's first container is kept in a
+/// vector, and only an edge to a second one goes to a set (a set of every edge cost a hash
+/// and a probe each; comparing lists, N^2/2 comparisons for a class of N resources).
+#[derive(Default)]
+pub struct ContainmentSeen {
+    first: Vec<usize>,
+    more: FastSet<(usize, usize)>,
+}
+
+impl ContainmentSeen {
+    /// Records the edge `container -> member`; false when it was met already.
+    pub fn insert(&mut self, container: usize, member: usize) -> bool {
+        if self.first.len() <= member {
+            self.first.resize(member + 1, usize::MAX);
+        }
+        match self.first[member] {
+            usize::MAX => {
+                self.first[member] = container;
+                true
+            }
+            f => f != container && self.more.insert((container, member)),
+        }
     }
 }
 

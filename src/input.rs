@@ -4,6 +4,8 @@
 //! The file is opened without blocking (`O_NONBLOCK`), and its type checked on the open file,
 //! so a FIFO swapped in after a check cannot hang the command either.
 
+#![allow(clippy::disallowed_methods)]
+
 use std::io::{self, Read};
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::Path;

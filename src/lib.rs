@@ -15,11 +15,11 @@ pub mod eval;
 pub mod facts;
 pub mod fxhash;
 pub mod graph;
-pub mod hiera;
 pub mod input;
 pub mod lexer;
 pub mod parser;
 pub mod pn;
+pub mod ruby_text;
 pub mod span;
 
 /// The Puppet release whose language and catalog format Ordo implements (and reports as

@@ -116,31 +116,7 @@ pub enum Origin {
     Auto { rule: autorel::Rule },
 }
 
-/// The containment edges met so far, to drop repeated ones. A resource has one container
-/// but for a class (also in its stage): each resource's first container is kept in a
-/// vector, and only an edge to a second one goes to a set (a set of every edge cost a hash
-/// and a probe each; comparing lists, N^2/2 comparisons for a class of N resources).
-#[derive(Default)]
-pub struct ContainmentSeen {
-    first: Vec<usize>,
-    more: FastSet<(usize, usize)>,
-}
-
-impl ContainmentSeen {
-    /// Records the edge `container -> member`; false when it was met already.
-    pub fn insert(&mut self, container: usize, member: usize) -> bool {
-        if self.first.len() <= member {
-            self.first.resize(member + 1, usize::MAX);
-        }
-        match self.first[member] {
-            usize::MAX => {
-                self.first[member] = container;
-                true
-            }
-            f => f != container && self.more.insert((container, member)),
-        }
-    }
-}
+pub use crate::catalog::ContainmentSeen;
 
 /// A relationship metaparameter: its position among [`requisites::REFERENCE_PARAMS`], a
 /// byte where the name would take sixteen.
@@ -293,11 +269,6 @@ fn edge_param_position(name: &str) -> Option<usize> {
         .position(|(p, _, _)| *p == name)
 }
 
-/// Catalogs at least this large are worked on with a second thread: the graph's automatic
-/// relationships, and `ordo check`'s view of the runner (below, a thread costs more than it
-/// saves).
-pub const PARALLEL_FROM: usize = 2000;
-
 impl Graph {
     /// Builds the graph of a catalog. Problems (missing dependencies, bad edges) are collected
     /// in `errors`; the graph is still built from what could be resolved.
@@ -307,18 +278,7 @@ impl Graph {
 
     /// [`Graph::build`] with the reference index of the catalog already made.
     pub fn build_indexed(catalog: &Catalog, ordering: Ordering, index: &RefIndex) -> Graph {
-        // The automatic relationships need only the catalog and its index: on a large
-        // catalog they are looked up on a second thread while the explicit ones are added.
-        if catalog.resources.len() >= PARALLEL_FROM {
-            std::thread::scope(|s| {
-                let auto = s.spawn(|| autorel::find(catalog, index));
-                Graph::build_parts(catalog, ordering, index, || {
-                    auto.join().unwrap_or_else(|e| std::panic::resume_unwind(e))
-                })
-            })
-        } else {
-            Graph::build_parts(catalog, ordering, index, || autorel::find(catalog, index))
-        }
+        Graph::build_parts(catalog, ordering, index, || autorel::find(catalog, index))
     }
 
     /// [`Graph::build_indexed`], given how to get the automatic relationships.
