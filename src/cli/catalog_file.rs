@@ -158,7 +158,7 @@ fn excerpt(text: &str, offset: usize, secrets: &[String]) -> (String, usize) {
     let lines_before = text[..line_start].bytes().filter(|&b| b == b'\n').count();
     let mut out = "\n".repeat(lines_before);
     if from > line_start {
-        out.push_str("…");
+        out.push('…');
     }
     let head = scrub(&text[from..offset], secrets);
     out.push_str(&head);
@@ -214,7 +214,7 @@ fn sensitive_values(body: &str) -> Vec<String> {
         }
     }
     out.retain(|s| s.len() >= crate::apply::redact::MIN_LEN);
-    out.sort_by(|a, b| b.len().cmp(&a.len()));
+    out.sort_by_key(|b| std::cmp::Reverse(b.len()));
     out.dedup();
     out
 }
