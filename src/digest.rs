@@ -80,11 +80,81 @@ const K256: [u32; 64] = [
 ];
 
 pub fn sha256(data: &[u8]) -> [u8; 32] {
-    let mut h: [u32; 8] = [
-        0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab,
-        0x5be0cd19,
-    ];
-    for block in padded_blocks(data) {
+    let mut h = Sha256::new();
+    h.update(data);
+    h.finish()
+}
+
+/// SHA-256 fed in pieces: the runner digests a file as it reads it, in bounded memory.
+#[derive(Clone, Debug)]
+pub struct Sha256 {
+    h: [u32; 8],
+    /// Bytes of an incomplete block.
+    pending: [u8; 64],
+    pending_len: usize,
+    total: u64,
+}
+
+impl Default for Sha256 {
+    fn default() -> Sha256 {
+        Sha256::new()
+    }
+}
+
+impl Sha256 {
+    pub fn new() -> Sha256 {
+        Sha256 {
+            h: [
+                0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab,
+                0x5be0cd19,
+            ],
+            pending: [0; 64],
+            pending_len: 0,
+            total: 0,
+        }
+    }
+
+    pub fn update(&mut self, mut data: &[u8]) {
+        self.total = self.total.wrapping_add(data.len() as u64);
+        if self.pending_len > 0 {
+            let take = (64 - self.pending_len).min(data.len());
+            self.pending[self.pending_len..self.pending_len + take].copy_from_slice(&data[..take]);
+            self.pending_len += take;
+            data = &data[take..];
+            if self.pending_len < 64 {
+                return;
+            }
+            let block = self.pending;
+            self.compress(&block);
+            self.pending_len = 0;
+        }
+        let mut blocks = data.chunks_exact(64);
+        for block in &mut blocks {
+            self.compress(block.try_into().expect("64 bytes"));
+        }
+        let rest = blocks.remainder();
+        self.pending[..rest.len()].copy_from_slice(rest);
+        self.pending_len = rest.len();
+    }
+
+    pub fn finish(mut self) -> [u8; 32] {
+        let bit_len = self.total.wrapping_mul(8);
+        let mut tail = [0u8; 128];
+        tail[..self.pending_len].copy_from_slice(&self.pending[..self.pending_len]);
+        tail[self.pending_len] = 0x80;
+        let len = if self.pending_len < 56 { 64 } else { 128 };
+        tail[len - 8..len].copy_from_slice(&bit_len.to_be_bytes());
+        for block in tail[..len].chunks_exact(64) {
+            self.compress(block.try_into().expect("64 bytes"));
+        }
+        let mut out = [0u8; 32];
+        for (i, v) in self.h.iter().enumerate() {
+            out[i * 4..i * 4 + 4].copy_from_slice(&v.to_be_bytes());
+        }
+        out
+    }
+
+    fn compress(&mut self, block: &[u8; 64]) {
         let mut w = [0u32; 64];
         for (i, word) in block.chunks(4).enumerate() {
             w[i] = u32::from_be_bytes([word[0], word[1], word[2], word[3]]);
@@ -97,7 +167,7 @@ pub fn sha256(data: &[u8]) -> [u8; 32] {
                 .wrapping_add(w[i - 7])
                 .wrapping_add(s1);
         }
-        let mut v = h;
+        let mut v = self.h;
         for i in 0..64 {
             let s1 = v[4].rotate_right(6) ^ v[4].rotate_right(11) ^ v[4].rotate_right(25);
             let ch = (v[4] & v[5]) ^ (!v[4] & v[6]);
@@ -120,15 +190,10 @@ pub fn sha256(data: &[u8]) -> [u8; 32] {
                 v[6],
             ];
         }
-        for (x, y) in h.iter_mut().zip(v) {
+        for (x, y) in self.h.iter_mut().zip(v) {
             *x = x.wrapping_add(y);
         }
     }
-    let mut out = [0u8; 32];
-    for (i, v) in h.iter().enumerate() {
-        out[i * 4..i * 4 + 4].copy_from_slice(&v.to_be_bytes());
-    }
-    out
 }
 
 /// MD5's padding: as SHA's, with the bit length little-endian.
@@ -340,6 +405,21 @@ pub fn sha512(data: &[u8]) -> [u8; 64] {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sha256_in_pieces_is_sha256_whole() {
+        let data: Vec<u8> = (0..1000u32).map(|i| (i * 7 % 251) as u8).collect();
+        for split in [0, 1, 55, 56, 63, 64, 65, 128, 999, 1000] {
+            for step in [1, 3, 64, 100, 1000] {
+                let mut h = Sha256::new();
+                h.update(&data[..split]);
+                for piece in data[split..].chunks(step) {
+                    h.update(piece);
+                }
+                assert_eq!(h.finish(), sha256(&data), "split {split} step {step}");
+            }
+        }
+    }
 
     #[test]
     fn known_vectors() {

@@ -44,7 +44,7 @@ pub struct FactsError {
 /// fact names to values.
 pub fn read_facts(path: &Path) -> Result<Json, FactsRefusal> {
     let name = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|e| {
+    let bytes = crate::input::read(path).map_err(|e| {
         FactsRefusal::new(
             &name,
             "",

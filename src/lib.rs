@@ -15,6 +15,7 @@ pub mod eval;
 pub mod facts;
 pub mod fxhash;
 pub mod graph;
+pub mod input;
 pub mod lexer;
 pub mod parser;
 pub mod pn;

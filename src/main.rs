@@ -57,7 +57,33 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let code = match cli.command {
+    // The command runs on a thread with a large stack: the parser bounds nesting, but
+    // evaluation recurses (chains of includes, nested data) and a stack overflow is an abort,
+    // not an error. The stack is only reserved: pages are used as the recursion reaches them.
+    let code = std::thread::Builder::new()
+        .name("ordo".into())
+        .stack_size(MAIN_STACK)
+        .spawn(move || dispatch(cli.command))
+        .map_err(|e| eprintln!("Error: could not start: {e}"))
+        .and_then(|t| t.join().map_err(|_| ()))
+        .unwrap_or(101);
+    // Output that could not be written (a full disk, not a reader that stopped early) fails
+    // a command that would have succeeded.
+    match ordo::cli::stdout_error() {
+        Some(e) => {
+            eprintln!("Error: Could not write to standard output: {e}");
+            exit(if code == 0 { 1 } else { code })
+        }
+        None => exit(code),
+    }
+}
+
+/// The stack of the thread that runs the command (see `main`).
+const MAIN_STACK: usize = 512 << 20;
+
+/// Runs a subcommand; returns its exit status.
+fn dispatch(command: Command) -> i32 {
+    match command {
         Command::Parse { dump, files } => {
             let dump = dump.map(|d| match d {
                 DumpFormat::Pn => ordo::cli::parse::Dump::Pn,
@@ -75,14 +101,5 @@ fn main() -> ExitCode {
         Command::Graph(a) => ordo::cli::graph::graph(&a),
         Command::Explain(a) => ordo::cli::graph::explain_cmd(&a),
         Command::Bucket(a) => ordo::cli::bucket::run(&a),
-    };
-    // Output that could not be written (a full disk, not a reader that stopped early) fails
-    // a command that would have succeeded.
-    match ordo::cli::stdout_error() {
-        Some(e) => {
-            eprintln!("Error: Could not write to standard output: {e}");
-            exit(if code == 0 { 1 } else { code })
-        }
-        None => exit(code),
     }
 }

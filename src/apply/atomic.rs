@@ -339,6 +339,22 @@ pub fn write_file(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
     commit(&tmp, path)
 }
 
+/// Writes what `from` reads to `path` atomically with `mode`, in pieces (never the whole
+/// content in memory).
+pub fn copy_file(path: &Path, from: &mut impl io::Read, mode: u32) -> io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let (mut f, tmp) = create_temp(path)?;
+    let written = io::copy(from, &mut f)
+        .and_then(|_| f.set_permissions(fs::Permissions::from_mode(mode)))
+        .and_then(|_| f.sync_all());
+    drop(f);
+    if let Err(e) = written {
+        let _ = fs::remove_file(&tmp);
+        return Err(e);
+    }
+    commit(&tmp, path)
+}
+
 /// A temporary file beside `path` holding `bytes` with `mode` (not yet synced); removed
 /// again if writing fails.
 fn write_temp(path: &Path, bytes: &[u8], mode: u32) -> io::Result<(fs::File, PathBuf)> {

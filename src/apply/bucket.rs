@@ -14,6 +14,23 @@ use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+/// Creates a bucket entry's directory (private), refusing a symbolic link planted in its
+/// place: the backup would be written wherever it leads.
+fn make_entry_dir(entry: &Path) -> io::Result<()> {
+    fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(entry)?;
+    if fs::symlink_metadata(entry)?.is_dir() {
+        Ok(())
+    } else {
+        Err(io::Error::other(format!(
+            "{} is not a directory (a symbolic link?)",
+            entry.display()
+        )))
+    }
+}
+
 /// One backup: which content, from where, when.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Entry {
@@ -46,30 +63,67 @@ impl Bucket {
     pub fn backup(&self, path: &Path, bytes: &[u8], mode: Option<u32>) -> io::Result<String> {
         let sum = hex(&sha256(bytes));
         let entry = self.dir.join(&sum);
-        fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(&entry)?;
+        make_entry_dir(&entry)?;
         let contents = entry.join("contents");
-        let same = fs::read(&contents).is_ok_and(|b| b == bytes);
+        let same = super::state::read_private(&contents).is_ok_and(|b| b == bytes);
         if !same {
             atomic::write_file(&contents, bytes, 0o600)?;
         }
+        self.note(&entry, path, mode)?;
+        Ok(sum)
+    }
+
+    /// Keeps the content of the open regular file `f`, taken from `path`, read in pieces
+    /// (twice: its checksum names where it goes), never whole in memory. Returns the
+    /// checksum (hex SHA-256).
+    pub fn backup_file(&self, path: &Path, f: &fs::File, mode: Option<u32>) -> io::Result<String> {
+        use io::{Read, Seek};
+        let mut reader = f;
+        reader.seek(io::SeekFrom::Start(0))?;
+        let mut h = crate::digest::Sha256::new();
+        let mut buf = vec![0u8; 64 * 1024];
+        let mut len = 0u64;
+        loop {
+            match reader.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => {
+                    h.update(&buf[..n]);
+                    len += n as u64;
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        let sum = hex(&h.finish());
+        let entry = self.dir.join(&sum);
+        make_entry_dir(&entry)?;
+        let contents = entry.join("contents");
+        // Content of the same SHA-256 and length is the same content.
+        let kept = fs::symlink_metadata(&contents).is_ok_and(|m| m.is_file() && m.len() == len);
+        if !kept {
+            reader.seek(io::SeekFrom::Start(0))?;
+            atomic::copy_file(&contents, &mut reader.take(len), 0o600)?;
+        }
+        self.note(&entry, path, mode)?;
+        Ok(sum)
+    }
+
+    /// Records a backup of `path` in the bucket entry `entry` (its paths and its log).
+    fn note(&self, entry: &Path, path: &Path, mode: Option<u32>) -> io::Result<()> {
         let shown = path.display().to_string();
         let paths_file = entry.join("paths");
-        let mut paths = fs::read_to_string(&paths_file).unwrap_or_default();
+        let mut paths = super::state::read_private_string(&paths_file).unwrap_or_default();
         if !paths.lines().any(|l| l == shown) {
             paths.push_str(&shown);
             paths.push('\n');
             atomic::write_file(&paths_file, paths.as_bytes(), 0o600)?;
         }
         let log_file = entry.join("log");
-        let mut log = fs::read_to_string(&log_file).unwrap_or_default();
+        let mut log = super::state::read_private_string(&log_file).unwrap_or_default();
         let mode = mode.map_or("-".to_string(), |m| format!("{:04o}", m & 0o7777));
         let (secs, nanos) = now();
         log.push_str(&format!("{secs}.{nanos:09} {mode} {shown}\n"));
-        atomic::write_file(&log_file, log.as_bytes(), 0o600)?;
-        Ok(sum)
+        atomic::write_file(&log_file, log.as_bytes(), 0o600)
     }
 
     /// Every backup, oldest first.

@@ -25,6 +25,10 @@ impl ApplyLock {
             .create(true)
             .truncate(false)
             .mode(0o644)
+            // A link planted at the lock's name is never followed (nor a FIFO waited on).
+            .custom_flags(
+                (rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK).bits() as i32,
+            )
             .open(path)
             .map_err(|e| format!("Could not open the lock {}: {e}", path.display()))?;
         match file.try_lock() {

@@ -63,7 +63,7 @@ pub struct PendingStore {
 /// Reads the store. A missing file is an empty store; an unreadable one is moved aside (and
 /// the returned warning says where), so that it cannot block every later run.
 pub fn load(path: &Path) -> (PendingStore, Option<String>) {
-    let text = match std::fs::read_to_string(path) {
+    let text = match super::state::read_private_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return (PendingStore::default(), None)

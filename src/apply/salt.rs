@@ -108,17 +108,30 @@ pub fn salt_return(report: &Report, catalog: &Catalog) -> Json {
         .collect();
     evaluated.sort_by_key(|r| r.run_num);
     let mut states = Map::new();
+    // A sensitive value never names a state (an exec's command is its name).
+    let redactor = crate::apply::redact::Redactor::new(catalog);
     for r in evaluated {
         let resource = index.resolve(&r.resource).map(|i| &catalog.resources[i]);
         let (type_name, title) = match resource {
             Some(res) => (res.type_name.to_ascii_lowercase(), res.title.clone()),
             None => (r.resource.clone(), r.resource.clone()),
         };
-        let name = resource
-            .and_then(|res| res.parameters.get(namevar(&res.type_name)))
-            .and_then(Json::as_str)
-            .map(str::to_string)
-            .unwrap_or_else(|| title.clone());
+        let name = match resource {
+            Some(res)
+                if res
+                    .sensitive_parameters
+                    .iter()
+                    .any(|p| p == namevar(&res.type_name)) =>
+            {
+                crate::apply::redact::MARK.to_string()
+            }
+            _ => resource
+                .and_then(|res| res.parameters.get(namevar(&res.type_name)))
+                .and_then(Json::as_str)
+                .map(str::to_string)
+                .unwrap_or_else(|| title.clone()),
+        };
+        let (title, name) = (redactor.text(&title), redactor.text(&name));
         let key = format!("{type_name}_|-{title}_|-{name}_|-apply");
         states.insert(
             key,

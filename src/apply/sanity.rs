@@ -59,6 +59,17 @@ pub fn check(catalog: &Catalog) -> Vec<String> {
         match titles.entry((type_key.clone(), title_key(r, &r.title))) {
             std::collections::hash_map::Entry::Occupied(o) => {
                 let first = *o.get();
+                let other = &catalog.resources[first].title;
+                if *other != r.title && type_key == "file" {
+                    // Two spellings of one path (`/x//d`, `/x/y/../d`): Puppet's alias error.
+                    let name = &o.key().1;
+                    out.push(format!(
+                        "Cannot alias {} to [\"{name}\"]; resource [\"File\", \"{name}\"] already declared at resources[{first}]{}",
+                        reference(),
+                        at(&catalog.resources[first])
+                    ));
+                    continue;
+                }
                 out.push(format!(
                     "Duplicate declaration: {} is already declared at resources[{first}]{}; cannot redeclare at resources[{i}]{}",
                     reference(),
@@ -117,15 +128,42 @@ pub fn check(catalog: &Catalog) -> Vec<String> {
     out
 }
 
-/// Titles and names compare as Puppet compares them: file paths without trailing slashes.
+/// Titles and names compare as Puppet compares them: file paths expanded (see
+/// [`file_path`]).
 fn title_key<'a>(r: &Resource, title: &'a str) -> Cow<'a, str> {
     if r.type_name.eq_ignore_ascii_case("file") && title.len() > 1 {
-        Cow::Borrowed(title.trim_end_matches('/'))
+        file_path(title)
     } else if r.type_name.eq_ignore_ascii_case("class") {
         lowercase(strip_colons(title))
     } else {
         Cow::Borrowed(title)
     }
+}
+
+/// A file path as Puppet's `path` parameter munges it (`File.expand_path`): repeated
+/// slashes, `.` and `..` resolved, no trailing slash; `/x//d`, `/x/y/../d` and `/x/d/` are
+/// all `/x/d`, one file. A relative path is left as it is (refused elsewhere).
+pub fn file_path(path: &str) -> Cow<'_, str> {
+    if !path.starts_with('/') {
+        return Cow::Borrowed(path);
+    }
+    let plain = !path.contains("//")
+        && !path.split('/').any(|c| c == "." || c == "..")
+        && (path.len() == 1 || !path.ends_with('/'));
+    if plain {
+        return Cow::Borrowed(path);
+    }
+    let mut parts: Vec<&str> = Vec::new();
+    for c in path.split('/') {
+        match c {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            c => parts.push(c),
+        }
+    }
+    Cow::Owned(format!("/{}", parts.join("/")))
 }
 
 /// Types compare as their canonical names do, lowercased.

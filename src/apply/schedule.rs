@@ -252,7 +252,7 @@ pub struct Checked {
 impl Checked {
     pub fn load(path: &Path) -> Checked {
         let path = path.to_path_buf();
-        let times = std::fs::read(&path)
+        let times = crate::apply::state::read_private(&path)
             .ok()
             .and_then(|b| serde_json::from_slice(&b).ok())
             .unwrap_or_default();

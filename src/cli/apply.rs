@@ -270,6 +270,7 @@ pub fn run(args: &ApplyArgs) -> i32 {
                     None,
                     format!("{} was refused before any change", args.file.display()),
                 )];
+                // The run fails already: a report that cannot be written only adds its error.
                 write_report(path, &report.to_json());
             }
             code
@@ -277,10 +278,15 @@ pub fn run(args: &ApplyArgs) -> i32 {
     }
 }
 
-/// Writes the report atomically (a reader never sees half of it).
-fn write_report(path: &std::path::Path, text: &str) {
-    if let Err(e) = crate::apply::atomic::write_file(path, text.as_bytes(), 0o644) {
-        eprintln!("Error: Could not write report {}: {e}", path.display());
+/// Writes the report (see `output_file`: atomically, 0600, or through a device or FIFO).
+/// Returns false, after saying why, when it could not be written: the run then fails.
+fn write_report(path: &std::path::Path, text: &str) -> bool {
+    match super::output_file::write(path, text.as_bytes()) {
+        Ok(()) => true,
+        Err(e) => {
+            eprintln!("Error: Could not write the report: {e}");
+            false
+        }
     }
 }
 
@@ -533,12 +539,26 @@ pub fn run_catalog(catalog: &Catalog, args: &ApplyArgs) -> i32 {
                 .expect("a Salt return serialises")
         }
     };
+    let code = result.exit_code(args.detailed_exitcodes);
     match &args.report {
-        Some(path) => write_report(path, &text),
-        None if salt_on_stdout => outln!("{text}"),
-        None => {}
+        // A report that could not be written fails the run (1 unless it failed already).
+        Some(path) if !write_report(path, &text) => report_failed(code),
+        Some(_) => code,
+        None if salt_on_stdout => {
+            outln!("{text}");
+            code
+        }
+        None => code,
     }
-    result.exit_code(args.detailed_exitcodes)
+}
+
+/// The exit status of a run whose report could not be written: 1, unless the run failed
+/// already (a failure's own status is kept).
+fn report_failed(code: i32) -> i32 {
+    match code {
+        0 | 2 => 1,
+        c => c,
+    }
 }
 
 /// `--backup`: every file without a `backup` of its own keeps replaced content in the bucket.

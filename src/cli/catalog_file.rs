@@ -37,7 +37,7 @@ impl CatalogRefusal {
 /// Reads and parses a catalog file.
 pub fn read_catalog(path: &Path) -> Result<Catalog, CatalogRefusal> {
     let name = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|e| {
+    let bytes = crate::input::read(path).map_err(|e| {
         CatalogRefusal::new(
             &name,
             "",
@@ -101,7 +101,11 @@ pub fn parse_catalog(name: &str, text: &str) -> Result<Catalog, CatalogRefusal> 
         Err(e) => (e.path().to_string(), e.into_inner()),
     };
     let offset = start + byte_offset(body, inner.line(), inner.column());
-    let detail = without_position(&inner.to_string());
+    let secrets = sensitive_values(body);
+    let detail = capped(
+        &scrub(&without_position(&inner.to_string()), &secrets),
+        DETAIL_CAP,
+    );
     let (code, message) = match inner.classify() {
         serde_json::error::Category::Data => (
             "catalog-shape",
@@ -115,9 +119,120 @@ pub fn parse_catalog(name: &str, text: &str) -> Result<Catalog, CatalogRefusal> 
             format!("Could not parse catalog {name}: invalid JSON: {detail}"),
         ),
     };
+    let (excerpt, at) = excerpt(text, offset, &secrets);
+    let mut message = message;
+    let line_start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+    if offset - line_start != at - excerpt[..at].rfind('\n').map_or(0, |i| i + 1) {
+        // The drawing's column is the excerpt's: say where the problem really is.
+        let column = text[line_start..offset].chars().count() + 1;
+        let line = excerpt[..at].bytes().filter(|&b| b == b'\n').count() + 1;
+        message.push_str(&format!(" (line {line}, column {column})"));
+    }
+    let (offset, text) = (at, excerpt.as_str());
     let end = next_char_end(text, offset);
     let d = Diagnostic::error(code, message).with_label(Span::new(FileId(0), offset, end), "here");
-    Err(CatalogRefusal::new(name, text, d))
+    Err(CatalogRefusal::new(name, &excerpt, d))
+}
+
+/// At most this many bytes of the offending line are shown on each side of the problem: a
+/// compiled catalog is often one line, holding every value (secrets too) of the catalog.
+const EXCERPT_SIDE: usize = 80;
+
+/// At most this many bytes of serde's message (which may quote a value) are shown.
+const DETAIL_CAP: usize = 200;
+
+/// The text a refusal is drawn from: the lines before the problem's line left empty (so its
+/// line number stays right), and of that line only the bytes around `offset`, with the
+/// values of sensitive parameters replaced. Returns the text and `offset` in it.
+fn excerpt(text: &str, offset: usize, secrets: &[String]) -> (String, usize) {
+    let line_start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+    let line_end = text[offset..].find('\n').map_or(text.len(), |i| offset + i);
+    let mut from = offset.saturating_sub(EXCERPT_SIDE).max(line_start);
+    while !text.is_char_boundary(from) {
+        from += 1;
+    }
+    let mut to = (offset + EXCERPT_SIDE).min(line_end);
+    while !text.is_char_boundary(to) {
+        to -= 1;
+    }
+    let lines_before = text[..line_start].bytes().filter(|&b| b == b'\n').count();
+    let mut out = "\n".repeat(lines_before);
+    if from > line_start {
+        out.push('…');
+    }
+    let head = scrub(&text[from..offset], secrets);
+    out.push_str(&head);
+    let at = out.len();
+    out.push_str(&scrub(&text[offset..to], secrets));
+    if to < line_end {
+        out.push('…');
+    }
+    (out, at)
+}
+
+/// `s` with every secret replaced by `[redacted]`.
+fn scrub(s: &str, secrets: &[String]) -> String {
+    let mut out = s.to_string();
+    for secret in secrets {
+        if out.contains(secret.as_str()) {
+            out = out.replace(secret.as_str(), crate::apply::redact::MARK);
+        }
+    }
+    out
+}
+
+/// At most `cap` bytes of `s` (on a character boundary), marked when cut.
+fn capped(s: &str, cap: usize) -> String {
+    if s.len() <= cap {
+        return s.to_string();
+    }
+    let mut end = cap;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &s[..end])
+}
+
+/// The values of the sensitive parameters of a catalog that is JSON but of the wrong shape
+/// (what of it can be read); none from text that is not JSON.
+fn sensitive_values(body: &str) -> Vec<String> {
+    use serde_json::Value;
+    let Ok(doc) = serde_json::from_str::<Value>(body) else {
+        return Vec::new();
+    };
+    let resources = doc
+        .get("resources")
+        .or_else(|| doc.get("data").and_then(|d| d.get("resources")))
+        .and_then(Value::as_array);
+    let mut out = Vec::new();
+    for r in resources.into_iter().flatten() {
+        let names = r.get("sensitive_parameters").and_then(Value::as_array);
+        for name in names.into_iter().flatten().filter_map(Value::as_str) {
+            if let Some(v) = r.get("parameters").and_then(|p| p.get(name)) {
+                collect_text(v, &mut out);
+            }
+        }
+    }
+    out.retain(|s| s.len() >= crate::apply::redact::MIN_LEN);
+    out.sort_by_key(|b| std::cmp::Reverse(b.len()));
+    out.dedup();
+    out
+}
+
+fn collect_text(v: &serde_json::Value, out: &mut Vec<String>) {
+    use serde_json::Value;
+    match v {
+        // As they appear in the JSON text (escaped) and in serde's messages (not).
+        Value::String(s) => {
+            out.push(s.clone());
+            let escaped = serde_json::to_string(s).unwrap_or_default();
+            out.push(escaped.trim_matches('"').to_string());
+        }
+        Value::Number(n) => out.push(n.to_string()),
+        Value::Array(items) => items.iter().for_each(|i| collect_text(i, out)),
+        Value::Object(map) => map.values().for_each(|i| collect_text(i, out)),
+        _ => {}
+    }
 }
 
 /// Offset of the first line that starts (after blanks) with `{` or `[`, or 0.

@@ -143,7 +143,7 @@ impl Loader for FsLoader {
     fn load(&self, module: &str, path: &str) -> Option<(String, String)> {
         self.dirs.iter().find_map(|d| {
             let p = d.join(module).join(path);
-            let text = std::fs::read_to_string(&p).ok()?;
+            let text = crate::input::read_to_string(&p).ok()?;
             Some((p.to_string_lossy().into_owned(), text))
         })
     }
@@ -603,7 +603,7 @@ fn compile_result_with(
 ) -> Result<(eval::CompileResult, String), i32> {
     let text = match &inputs.code {
         Some(code) => code.clone(),
-        None => std::fs::read_to_string(manifest).map_err(|e| {
+        None => crate::input::read_to_string(manifest).map_err(|e| {
             eprintln!("Error: Could not read manifest {}: {e}", manifest.display());
             1
         })?,

@@ -58,11 +58,11 @@ impl DataDirs {
                 let (name, rel) = rest.split_once('/')?;
                 return dirs
                     .iter()
-                    .find_map(|d| std::fs::read_to_string(d.join(name).join(rel)).ok());
+                    .find_map(|d| crate::input::read_to_string(&d.join(name).join(rel)).ok());
             }
             _ => return None,
         };
-        std::fs::read_to_string(file).ok()
+        crate::input::read_to_string(&file).ok()
     }
 
     /// Whether the schemas come from a `--types` file (then only from it).

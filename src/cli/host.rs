@@ -9,7 +9,8 @@ pub struct SystemHost;
 
 impl Host for SystemHost {
     fn read_file(&self, path: &str) -> io::Result<String> {
-        std::fs::read_to_string(path)
+        // Regular files only: a FIFO or `/dev/zero` is refused at once.
+        crate::input::read_to_string(std::path::Path::new(path))
     }
 
     fn path_kind(&self, path: &str) -> Option<PathKind> {

@@ -53,6 +53,7 @@ pub mod data;
 pub mod graph;
 pub mod host;
 pub mod nodes;
+mod output_file;
 pub mod parse;
 pub mod priorities;
 pub mod ruby_types;
@@ -87,9 +88,7 @@ pub fn load_input(file: &Path, inputs: &compile::CompileInputs) -> Result<Catalo
 /// Is this file a catalog (JSON) rather than a manifest?
 pub fn is_catalog_file(path: &Path) -> bool {
     path.extension().is_some_and(|e| e == "json")
-        || std::fs::read_to_string(path)
-            .map(|t| t.trim_start().starts_with('{'))
-            .unwrap_or(false)
+        || crate::input::head(path, 64 * 1024).is_ok_and(|t| t.trim_ascii_start().starts_with(b"{"))
 }
 
 /// Colour for people: on a terminal, and never when `NO_COLOR` is set.

@@ -161,7 +161,7 @@ pub fn run(
     pretty: bool,
 ) -> i32 {
     let start = Instant::now();
-    let text = match std::fs::read_to_string(manifest) {
+    let text = match crate::input::read_to_string(manifest) {
         Ok(t) => t,
         Err(e) => {
             eprintln!("Error: Could not read manifest {}: {e}", manifest.display());

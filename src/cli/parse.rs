@@ -22,7 +22,7 @@ pub fn run(files: &[String], dump: Option<Dump>) -> bool {
     let mut ok = true;
     let last = files.len().saturating_sub(1);
     for (i, path) in files.iter().enumerate() {
-        let text = match std::fs::read(path) {
+        let text = match crate::input::read(std::path::Path::new(path)) {
             // Valid UTF-8 (the usual case) is taken as is, without a lossy copy.
             Ok(bytes) => String::from_utf8(bytes)
                 .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),

@@ -58,6 +58,9 @@ pub enum TypeKind {
 /// `$module_name`, `$caller_module_name`, and room for two set in the body.
 const DEFINITION_VARS: usize = 6;
 
+/// Classes declared from class bodies nest at most this deep (see `instantiate_class`).
+const MAX_CLASS_DEPTH: usize = 1000;
+
 impl Compiler<'_> {
     pub(super) fn resolve_resource_type(&mut self, name: &str) -> Option<TypeKind> {
         let lower = super::compiler::lowercase(name.trim_colons());
@@ -490,6 +493,30 @@ impl Compiler<'_> {
     }
 
     pub(super) fn instantiate_class(
+        &mut self,
+        def: std::sync::Arc<crate::ast::ClassDef>,
+        scope: ScopeId,
+        span: Span,
+        params: Option<&[AttrValue]>,
+    ) -> R<usize> {
+        // Each class declared from a class body nests the evaluation: bounded, as Ruby's
+        // stack bounds Puppet's ("stack level too deep").
+        if self.class_depth >= MAX_CLASS_DEPTH {
+            return Err(Flow::Err(self.runtime(
+                format!(
+                    "stack level too deep: classes declared more than {MAX_CLASS_DEPTH} levels deep (at class {})",
+                    def.name
+                ),
+                span,
+            )));
+        }
+        self.class_depth += 1;
+        let r = self.instantiate_class_nested(def, scope, span, params);
+        self.class_depth -= 1;
+        r
+    }
+
+    fn instantiate_class_nested(
         &mut self,
         def: std::sync::Arc<crate::ast::ClassDef>,
         scope: ScopeId,

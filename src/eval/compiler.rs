@@ -260,6 +260,8 @@ pub struct Compiler<'a> {
     pub(super) hiera_cache: crate::eval::hiera::Cache,
     /// Nesting of Puppet-language function calls.
     pub(super) call_depth: usize,
+    /// Nesting of class declarations (bounded by `catalog_ops::MAX_CLASS_DEPTH`).
+    pub(super) class_depth: usize,
     /// Lambda calls so far (bounded by `functions::MAX_LAMBDA_CALLS`).
     pub(super) lambda_calls: u64,
     /// The modules' Ruby functions described by Ruby so far (see `ruby_call`).
@@ -370,6 +372,7 @@ impl<'a> Compiler<'a> {
             render_sensitive: Vec::new(),
             hiera_cache: Default::default(),
             call_depth: 0,
+            class_depth: 0,
             lambda_calls: 0,
             ruby: Default::default(),
             priority: Default::default(),

@@ -20,6 +20,30 @@ enum Engine {
     Fancy(fancy_regex::Regex),
 }
 
+/// Backtracking steps allowed when the default limit (a million) was not enough: Ruby has
+/// no such limit and answers correctly, so the match is tried again with this one before
+/// giving up.
+const LARGE_BACKTRACK_LIMIT: usize = 200_000_000;
+
+/// Runs `f` with the pattern; past fancy-regex's backtracking limit, again with
+/// [`LARGE_BACKTRACK_LIMIT`].
+fn retry_past_limit<T>(
+    re: &fancy_regex::Regex,
+    f: impl Fn(&fancy_regex::Regex) -> fancy_regex::Result<T>,
+) -> fancy_regex::Result<T> {
+    match f(re) {
+        Err(fancy_regex::Error::RuntimeError(
+            fancy_regex::RuntimeError::BacktrackLimitExceeded,
+        )) => {
+            let larger = fancy_regex::RegexBuilder::new(re.as_str())
+                .backtrack_limit(LARGE_BACKTRACK_LIMIT)
+                .build()?;
+            f(&larger)
+        }
+        r => r,
+    }
+}
+
 impl Regex {
     /// Compiles a Ruby-flavoured pattern; the error text is the regex crate's.
     pub fn new(source: &str) -> Result<Regex, String> {
@@ -40,7 +64,7 @@ impl Regex {
     pub fn is_match(&self, s: &str) -> bool {
         match &*self.engine {
             Engine::Plain(re) => re.is_match(s),
-            Engine::Fancy(re) => re.is_match(s).unwrap_or(false),
+            Engine::Fancy(re) => retry_past_limit(re, |r| r.is_match(s)).unwrap_or(false),
         }
     }
 
@@ -51,11 +75,17 @@ impl Regex {
             Engine::Plain(re) => re
                 .captures(s)
                 .map(|c| c.iter().map(|g| group(g.map(|m| m.as_str()))).collect()),
-            Engine::Fancy(re) => re
-                .captures(s)
-                .ok()
-                .flatten()
-                .map(|c| c.iter().map(|g| group(g.map(|m| m.as_str()))).collect()),
+            Engine::Fancy(re) => retry_past_limit(re, |r| {
+                r.captures(s).map(|c| {
+                    c.map(|c| {
+                        c.iter()
+                            .map(|g| group(g.map(|m| m.as_str())))
+                            .collect::<Vec<_>>()
+                    })
+                })
+            })
+            .ok()
+            .flatten(),
         }
     }
 
@@ -66,11 +96,17 @@ impl Regex {
             Engine::Plain(re) => re
                 .captures_at(s, from)
                 .map(|c| c.iter().map(|g| g.map(|m| (m.start(), m.end()))).collect()),
-            Engine::Fancy(re) => re
-                .captures_from_pos(s, from)
-                .ok()
-                .flatten()
-                .map(|c| c.iter().map(|g| g.map(|m| (m.start(), m.end()))).collect()),
+            Engine::Fancy(re) => retry_past_limit(re, |r| {
+                r.captures_from_pos(s, from).map(|c| {
+                    c.map(|c| {
+                        c.iter()
+                            .map(|g| g.map(|m| (m.start(), m.end())))
+                            .collect::<Vec<_>>()
+                    })
+                })
+            })
+            .ok()
+            .flatten(),
         }
     }
 

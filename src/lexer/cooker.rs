@@ -241,6 +241,26 @@ impl<'a> Cooker<'a> {
             *top = 0;
         };
         match tok {
+            // Each access of a chain (`$a[0][0]...`) nests the tree one level deeper, as an
+            // operator does: counted at the level the chain is on.
+            LBrack if matches!(self.prev(), Some(RBrack | RParen | RBrace)) => {
+                *self.chain.last_mut().expect("a chain level") += 1;
+                self.chain_total += 1;
+                if self.chain_total > MAX_CHAIN {
+                    return Err(LexError::new(
+                        format!("Expressions nested more than {MAX_CHAIN} levels deep are not supported"),
+                        at,
+                        at + 1,
+                    ));
+                }
+                self.chain.push(0);
+                self.depth_bound = self
+                    .depth_bound
+                    .max(self.chain_total + 6 * self.chain.len());
+                return Ok(());
+            }
+            // A lambda's parameters (`.map |$x| { ... }`) continue the chain of calls.
+            Pipe => return Ok(()),
             ListStart | LBrack | LBrace | HashBrace | SelBrace | CollectBrace | LParen
             | WsLParen => {
                 self.chain.push(0);

@@ -10,6 +10,7 @@
 mod apply_cli;
 mod apply_conformance;
 mod apply_console;
+mod apply_hardening;
 mod apply_idempotence;
 mod apply_safety;
 mod apply_sandbox;

@@ -13,6 +13,7 @@ const ARROWS: &[(&str, &[&str])] = &[
     ("fxhash", &[]),
     ("digest", &[]),
     ("ruby_text", &[]),
+    ("input", &[]),
     ("diagnostics", &["span"]),
     ("lexer", &["span", "diagnostics", "fxhash"]),
     ("ast", &["span"]),
@@ -57,6 +58,7 @@ const ARROWS: &[(&str, &[&str])] = &[
             "fxhash",
             "digest",
             "ruby_text",
+            "input",
         ],
     ),
     (
@@ -72,7 +74,7 @@ const ARROWS: &[(&str, &[&str])] = &[
             "fxhash",
         ],
     ),
-    ("facts", &["span", "diagnostics", "PUPPET_VERSION"]),
+    ("facts", &["span", "diagnostics", "PUPPET_VERSION", "input"]),
     // The child `ruby` behind the evaluator's `RubyRuntime` (machine-facing).
     ("ruby", &["eval"]),
     ("cli", &["*"]),

@@ -61,6 +61,13 @@ pub fn run(spec: &RunSpec) -> Result<RunOutput, String> {
     if argv.is_empty() {
         return Err("empty command".into());
     }
+    if let Some(p) = &spec.search_path {
+        if !argv[0].contains('/') {
+            if let Some(found) = search(&argv[0], p) {
+                argv[0] = found.to_string_lossy().into_owned();
+            }
+        }
+    }
     if let Some(mask) = &spec.umask {
         let mut wrapped = vec![
             "/bin/sh".to_string(),
@@ -71,17 +78,44 @@ pub fn run(spec: &RunSpec) -> Result<RunOutput, String> {
         wrapped.append(&mut argv);
         argv = wrapped;
     }
+    // As another user: with the user's supplementary groups (Puppet's `initgroups`), which
+    // std cannot set (it clears them), through util-linux's `setpriv`.
+    let init_groups = spec
+        .uid
+        .filter(|_| rustix::process::getuid().is_root())
+        .and_then(|uid| {
+            let named = name_of_id("/etc/passwd", uid).is_some();
+            let setpriv = ["/usr/bin/setpriv", "/bin/setpriv"]
+                .into_iter()
+                .find(|p| is_executable_file(std::path::Path::new(p)))?;
+            let mut wrapped = vec![setpriv.to_string(), format!("--reuid={uid}")];
+            if let Some(g) = spec.gid {
+                wrapped.push(format!("--regid={g}"));
+            }
+            wrapped.push(
+                if named {
+                    "--init-groups"
+                } else {
+                    "--clear-groups"
+                }
+                .into(),
+            );
+            wrapped.push("--".into());
+            Some(wrapped)
+        });
+    if let Some(mut wrapped) = init_groups.clone() {
+        wrapped.append(&mut argv);
+        argv = wrapped;
+    }
     let mut cmd = Command::new(&argv[0]);
     cmd.args(&argv[1..]);
+    // Puppet's execution: the variables naming the user who started the run are not passed
+    // on (`HOME`, `USER`, `LOGNAME`); `environment` may set them.
+    for name in ["HOME", "USER", "LOGNAME"] {
+        cmd.env_remove(name);
+    }
     if let Some(p) = &spec.search_path {
         cmd.env("PATH", p);
-        if !argv[0].contains('/') {
-            if let Some(found) = search(&argv[0], p) {
-                cmd = Command::new(found);
-                cmd.args(&argv[1..]);
-                cmd.env("PATH", p);
-            }
-        }
     }
     if let Some(d) = &spec.cwd {
         cmd.current_dir(d);
@@ -89,11 +123,13 @@ pub fn run(spec: &RunSpec) -> Result<RunOutput, String> {
     for (k, v) in &spec.env {
         cmd.env(k, v);
     }
-    if let Some(g) = spec.gid {
-        cmd.gid(g);
-    }
-    if let Some(u) = spec.uid {
-        cmd.uid(u);
+    if init_groups.is_none() {
+        if let Some(g) = spec.gid {
+            cmd.gid(g);
+        }
+        if let Some(u) = spec.uid {
+            cmd.uid(u);
+        }
     }
     cmd.process_group(0);
     // Output goes to an unlinked temporary file, not a pipe (as Puppet does): a daemon the
@@ -144,10 +180,7 @@ pub fn run(spec: &RunSpec) -> Result<RunOutput, String> {
             }
         }
     };
-    let mut output = Vec::new();
-    out_file
-        .seek(SeekFrom::Start(0))
-        .and_then(|_| out_file.read_to_end(&mut output))
+    let output = output_tail(&mut out_file, OUTPUT_TAIL)
         .map_err(|e| format!("Could not read the command's output: {e}"))?;
     use std::os::unix::process::ExitStatusExt;
     let code = status
@@ -157,6 +190,29 @@ pub fn run(spec: &RunSpec) -> Result<RunOutput, String> {
         code,
         output: String::from_utf8_lossy(&output).into_owned(),
     })
+}
+
+/// At most this much of a command's output is kept (its end): logs and error messages need
+/// the last lines, and a command printing gigabytes must not cost gigabytes.
+pub const OUTPUT_TAIL: u64 = 1024 * 1024;
+
+/// The last `limit` bytes of the output file (from the start of a line), after a line
+/// saying how much came before when some was left out.
+fn output_tail(f: &mut std::fs::File, limit: u64) -> std::io::Result<Vec<u8>> {
+    let len = f.seek(SeekFrom::End(0))?;
+    let start = len.saturating_sub(limit);
+    f.seek(SeekFrom::Start(start))?;
+    let mut tail = Vec::with_capacity((len - start) as usize);
+    f.take(limit).read_to_end(&mut tail)?;
+    if start == 0 {
+        return Ok(tail);
+    }
+    // Drop the partial first line.
+    let cut = tail.iter().position(|&b| b == b'\n').map_or(0, |i| i + 1);
+    let omitted = start + cut as u64;
+    let mut out = format!("[{omitted} bytes of earlier output omitted]\n").into_bytes();
+    out.extend_from_slice(&tail[cut..]);
+    Ok(out)
 }
 
 /// Waits until the process of `pidfd` exits, at most `limit` (a signal may cut it short).
@@ -191,10 +247,19 @@ fn kill_group(pid: u32, child: &mut std::process::Child) {
     let _ = child.wait();
 }
 
-fn search(name: &str, path: &str) -> Option<PathBuf> {
+/// The first `DIR/name` of the search path that is an executable regular file (Puppet's
+/// `which`: a file without an execute bit is passed over, as a shell does).
+pub fn search(name: &str, path: &str) -> Option<PathBuf> {
     path.split(':')
+        .filter(|d| !d.is_empty())
         .map(|d| PathBuf::from(d).join(name))
-        .find(|p| p.is_file())
+        .find(|p| is_executable_file(p))
+}
+
+/// A regular file (links followed) that this process may execute.
+pub fn is_executable_file(p: &std::path::Path) -> bool {
+    std::fs::metadata(p).is_ok_and(|m| m.is_file())
+        && rustix::fs::access(p, rustix::fs::Access::EXEC_OK).is_ok()
 }
 
 /// Numeric id of a user name (or a numeric string), from /etc/passwd.
@@ -260,6 +325,24 @@ mod tests {
         .unwrap();
         assert_eq!(out.code, 3);
         assert_eq!(out.output, "out\nerr\n");
+    }
+
+    #[test]
+    fn only_the_tail_of_a_long_output_is_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut f = std::fs::File::create(dir.path().join("out")).unwrap();
+        use std::io::Write;
+        for i in 0..1000 {
+            writeln!(f, "line {i:04}").unwrap();
+        }
+        let mut f = std::fs::File::open(dir.path().join("out")).unwrap();
+        let tail = String::from_utf8(output_tail(&mut f, 25).unwrap()).unwrap();
+        assert_eq!(
+            tail,
+            "[9980 bytes of earlier output omitted]\nline 0998\nline 0999\n"
+        );
+        let mut f = std::fs::File::open(dir.path().join("out")).unwrap();
+        assert_eq!(output_tail(&mut f, 1 << 20).unwrap().len(), 10_000);
     }
 
     #[test]

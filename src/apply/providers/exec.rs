@@ -441,22 +441,8 @@ fn check_exe(exe: &str, path: Option<&str>) -> Result<(), String> {
         let p = std::path::Path::new(exe);
         let meta = std::fs::metadata(p).map_err(|_| not_found())?;
         if !meta.is_file() {
-            use std::os::unix::fs::FileTypeExt;
-            let t = meta.file_type();
             // Ruby's `File.ftype` names.
-            let kind = if t.is_dir() {
-                "directory"
-            } else if t.is_char_device() {
-                "characterSpecial"
-            } else if t.is_block_device() {
-                "blockSpecial"
-            } else if t.is_fifo() {
-                "fifo"
-            } else if t.is_socket() {
-                "socket"
-            } else {
-                "unknown"
-            };
+            let kind = crate::input::ftype(&meta.file_type());
             return Err(format!("'{exe}' is a {kind}, not a file"));
         }
         if rustix::fs::access(p, rustix::fs::Access::EXEC_OK).is_err() {

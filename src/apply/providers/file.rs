@@ -84,6 +84,9 @@ enum Current {
     File,
     Directory,
     Link(String),
+    /// A FIFO, socket or device, by Ruby's `File::Stat#ftype` name (`fifo`,
+    /// `characterSpecial`...). Never opened: a FIFO would block the run.
+    Special(&'static str),
 }
 
 impl Current {
@@ -93,8 +96,88 @@ impl Current {
             Current::File => "file",
             Current::Directory => "directory",
             Current::Link(_) => "link",
+            Current::Special(kind) => kind,
         }
     }
+}
+
+/// Ruby's `File::Stat#ftype` name of a file that is not a regular file, directory or link.
+fn special_kind(t: &fs::FileType) -> &'static str {
+    crate::input::ftype(t)
+}
+
+/// Opens `path` for reading its content only if it is a regular file: opened without
+/// blocking (a FIFO swapped in after a stat does not hang the run) and checked on the open
+/// file. `Ok(Err(kind))` names the type of a file that is not regular.
+fn open_regular(path: &Path, follow: bool) -> std::io::Result<Result<fs::File, &'static str>> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut flags = rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY;
+    if !follow {
+        flags |= rustix::fs::OFlags::NOFOLLOW;
+    }
+    let f = match fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(flags.bits() as i32)
+        .open(path)
+    {
+        Ok(f) => f,
+        // ELOOP: a link where a regular file was expected (`O_NOFOLLOW`).
+        Err(e) if e.raw_os_error() == Some(40) => return Ok(Err("link")),
+        Err(e) => return Err(e),
+    };
+    let t = f.metadata()?.file_type();
+    if t.is_file() {
+        Ok(Ok(f))
+    } else if t.is_dir() {
+        Ok(Err("directory"))
+    } else {
+        Ok(Err(special_kind(&t)))
+    }
+}
+
+/// Reads an open file in pieces of 64 KiB, handing each to `each`: content is never held
+/// whole (a managed file may be larger than memory).
+fn each_piece(mut f: &fs::File, mut each: impl FnMut(&[u8]) -> bool) -> std::io::Result<()> {
+    use std::io::Read;
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = match f.read(&mut buf) {
+            Ok(0) => return Ok(()),
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if !each(&buf[..n]) {
+            return Ok(());
+        }
+    }
+}
+
+/// Is the content of the open file `f` (of `len` bytes) exactly `want`? Compared piece by
+/// piece, stopping at the first difference.
+fn same_content(f: &fs::File, len: u64, want: &[u8]) -> std::io::Result<bool> {
+    if len != want.len() as u64 {
+        return Ok(false);
+    }
+    let mut at = 0usize;
+    let mut same = true;
+    each_piece(f, |piece| {
+        let end = at + piece.len();
+        same = end <= want.len() && want[at..end] == *piece;
+        at = end;
+        same
+    })?;
+    Ok(same && at == want.len())
+}
+
+/// `{sha256}HEX` of the open file's content, read in pieces.
+fn file_checksum(f: &fs::File) -> std::io::Result<String> {
+    let mut h = crate::digest::Sha256::new();
+    each_piece(f, |piece| {
+        h.update(piece);
+        true
+    })?;
+    Ok(format!("{{sha256}}{}", hex(&h.finish())))
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -119,6 +202,8 @@ pub struct File {
     force: bool,
     backup: Option<String>,
     validate_cmd: Option<(String, String)>,
+    /// `content` is sensitive: no message shows its checksum.
+    sensitive_content: bool,
 }
 
 /// A file's `mode`: octal, or symbolic (`u+x`, `go-w`, `a=rX`), which applies to the
@@ -231,6 +316,44 @@ fn symbolic_mode(spec: &str, mode: u32, is_dir: bool) -> Result<u32, String> {
     Ok(special << 9 | who_bits[0] << 6 | who_bits[1] << 3 | who_bits[2])
 }
 
+/// The values of `checksum` (Puppet's `known_checksum_types`).
+const CHECKSUMS: &[&str] = &[
+    "sha256",
+    "sha256lite",
+    "md5",
+    "md5lite",
+    "sha1",
+    "sha1lite",
+    "sha512",
+    "sha384",
+    "sha224",
+    "mtime",
+    "ctime",
+    "none",
+];
+
+/// Puppet's refusal of a `content` that is not a string (its munge converts nothing).
+fn content_not_string(r: &Resource, v: &serde_json::Value) -> String {
+    let class = match v {
+        serde_json::Value::Number(n) if n.is_f64() => "Float",
+        serde_json::Value::Number(_) => "Integer",
+        serde_json::Value::Bool(true) => "true",
+        serde_json::Value::Bool(false) => "false",
+        serde_json::Value::Array(_) => "Array",
+        serde_json::Value::Object(_) => "Hash",
+        _ => "nil",
+    };
+    let shown = match v {
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    super::param_failure(
+        r,
+        "content",
+        format!("Munging failed for value {shown} in class content: no implicit conversion of {class} into String"),
+    )
+}
+
 fn show_mode(m: u32) -> String {
     format!("{:04o}", m & 0o7777)
 }
@@ -253,11 +376,8 @@ impl File {
                 r.title
             ));
         }
-        let trimmed = if path.len() > 1 {
-            path.trim_end_matches('/').to_string()
-        } else {
-            path
-        };
+        // Puppet's munge: the path expanded (`/x//d/` and `/x/y/../d` are `/x/d`).
+        let trimmed = crate::apply::sanity::file_path(&path).into_owned();
         let target = param_str(r, "target");
         let ensure = match param_str(r, "ensure").as_deref() {
             None => None,
@@ -289,20 +409,40 @@ impl File {
                 return Err(super::param_failure(r, "source", detail));
             }
         }
-        let content = match (r.parameters.get("content"), param_list(r, "source")) {
-            (Some(c), s) if !s.is_empty() => {
-                let _ = c;
-                return Err(format!(
-                    "File[{}]: You cannot specify more than one of content, source, target",
-                    r.title
-                ));
-            }
-            (Some(serde_json::Value::String(s)), _) => {
-                Some(Content::Inline(s.clone().into_bytes()))
-            }
-            (Some(serde_json::Value::Null), _) | (None, _) => None,
-            (Some(other), _) => Some(Content::Inline(other.to_string().into_bytes())),
+        // Puppet's CREATORS: one of content, source and target (a link's `ensure` names
+        // its target too).
+        let has_content = !matches!(
+            r.parameters.get("content"),
+            None | Some(serde_json::Value::Null)
+        );
+        let links = target.is_some() || matches!(ensure, Some(Ensure::Link(_)));
+        let creators = [has_content, !param_list(r, "source").is_empty(), links];
+        if creators.iter().filter(|c| **c).count() > 1 {
+            return Err(format!(
+                "Validation of File[{}] failed: You cannot specify more than one of content, source, target",
+                r.title
+            ));
+        }
+        let content = match r.parameters.get("content") {
+            Some(serde_json::Value::String(s)) => Some(Content::Inline(s.clone().into_bytes())),
+            Some(serde_json::Value::Null) | None => None,
+            // Puppet's property keeps the last of several values.
+            Some(serde_json::Value::Array(items)) => match items.last() {
+                Some(serde_json::Value::String(s)) => Some(Content::Inline(s.clone().into_bytes())),
+                None => None,
+                Some(other) => return Err(content_not_string(r, other)),
+            },
+            Some(other) => return Err(content_not_string(r, other)),
         };
+        if let Some(sum) = param_str(r, "checksum") {
+            if !CHECKSUMS.contains(&sum.as_str()) {
+                let detail = format!(
+                    "Invalid value \"{sum}\". Valid values are {}.",
+                    CHECKSUMS.join(", ")
+                );
+                return Err(super::param_failure(r, "checksum", detail));
+            }
+        }
         let content = match content {
             Some(c) => Some(c),
             None => {
@@ -364,6 +504,7 @@ impl File {
             force: param_bool(r, "force", false)?,
             backup,
             validate_cmd,
+            sensitive_content: r.sensitive_parameters.iter().any(|p| p == "content"),
         })
     }
 
@@ -378,7 +519,8 @@ impl File {
                 Ok((Current::Link(t), Some(m)))
             }
             Ok(m) if m.is_dir() => Ok((Current::Directory, Some(m))),
-            Ok(m) => Ok((Current::File, Some(m))),
+            Ok(m) if m.is_file() => Ok((Current::File, Some(m))),
+            Ok(m) => Ok((Current::Special(special_kind(&m.file_type())), Some(m))),
         }
     }
 
@@ -389,24 +531,33 @@ impl File {
             Some(Content::Inline(b)) => Ok(Some(b.clone())),
             Some(Content::Source(sources)) => {
                 for s in sources {
-                    if let Some(p) = resolve_source(s, cx.modulepath) {
-                        if p.is_dir() {
-                            return Ok(None);
+                    let Some(p) = resolve_source(s, cx.modulepath) else {
+                        continue;
+                    };
+                    match open_regular(&p, true) {
+                        Ok(Ok(f)) => {
+                            let mut b = Vec::new();
+                            let mut f = f;
+                            if std::io::Read::read_to_end(&mut f, &mut b).is_ok() {
+                                return Ok(Some(b));
+                            }
                         }
-                        if let Ok(b) = fs::read(&p) {
-                            return Ok(Some(b));
+                        Ok(Err("directory")) => return Ok(None),
+                        // A FIFO, socket or device is never read (Puppet's refusal).
+                        Ok(Err(kind)) => {
+                            return Err(format!(
+                                "Could not retrieve file metadata for {}: Cannot manage files of type {kind}",
+                                source_uri(s)
+                            ))
                         }
+                        Err(_) => {}
                     }
                 }
                 Err(format!(
                     "Could not retrieve information from environment production source(s) {}",
                     sources
                         .iter()
-                        .map(|s| if s.starts_with('/') {
-                            format!("file://{s}")
-                        } else {
-                            s.clone()
-                        })
+                        .map(|s| source_uri(s))
                         .collect::<Vec<_>>()
                         .join(", ")
                 ))
@@ -420,24 +571,24 @@ impl File {
     /// replacing a link never copies what it points to.
     fn backup(&self, cx: &mut Context) -> Result<(), String> {
         let Some(b) = &self.backup else { return Ok(()) };
-        let meta = match fs::symlink_metadata(&self.path) {
-            Ok(m) if m.is_file() => m,
-            _ => return Ok(()), // a directory, a link, nothing: no content to keep
+        let failed = |e: std::io::Error| format!("Could not back up {}: {e}", self.path.display());
+        // A directory, a link, a FIFO, a device, nothing: no content to keep.
+        let f = match open_regular(&self.path, false) {
+            Ok(Ok(f)) => f,
+            Ok(Err(_)) => return Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(failed(e)),
         };
-        let bytes = match fs::read(&self.path) {
-            Ok(b) => b,
-            Err(e) => return Err(format!("Could not back up {}: {e}", self.path.display())),
-        };
+        let meta = f.metadata().map_err(failed)?;
         if b.starts_with('.') {
             let mut dest = self.path.clone().into_os_string();
             dest.push(b);
-            atomic::write_file(Path::new(&dest), &bytes, meta.mode() & 0o7777)
-                .map_err(|e| format!("Could not back up {}: {e}", self.path.display()))?;
+            atomic::copy_file(Path::new(&dest), &mut &f, meta.mode() & 0o7777).map_err(failed)?;
             return Ok(());
         }
         let sum = Bucket::new(cx.bucket_dir)
-            .backup(&self.path, &bytes, Some(meta.mode()))
-            .map_err(|e| format!("Could not back up {}: {e}", self.path.display()))?;
+            .backup_file(&self.path, &f, Some(meta.mode()))
+            .map_err(failed)?;
         let source = Some(cx.path.to_string());
         cx.log(
             Level::Info,
@@ -536,6 +687,16 @@ impl File {
         Ok((f, tmp))
     }
 
+    /// The message of a file created with content: its checksum, or nothing of it when the
+    /// content is sensitive (Puppet's ensure speaks for the content property then).
+    fn defined_content(&self, bytes: &[u8]) -> String {
+        if self.sensitive_content {
+            "changed [redacted] to [redacted]".into()
+        } else {
+            format!("defined content as '{}'", checksum(bytes))
+        }
+    }
+
     /// The owner (`user`) or group that does not exist, if one does not.
     fn missing_owner(&self) -> Option<(&'static str, &str)> {
         [
@@ -554,6 +715,10 @@ impl File {
         let r = match current {
             Current::Directory => fs::remove_dir_all(&self.path),
             Current::Absent => Ok(()),
+            // Puppet removes FIFOs and sockets but never a device node.
+            Current::Special(kind) if !matches!(*kind, "fifo" | "socket") => {
+                return Err(format!("Could not remove files of type {kind}"))
+            }
             _ => fs::remove_file(&self.path),
         };
         r.map_err(|e| format!("Could not remove {}: {e}", self.path.display()))?;
@@ -632,12 +797,17 @@ impl File {
                         ));
                     }
                     self.remove(current)?;
-                } else if matches!(current, Current::Link(_)) {
+                } else if matches!(current, Current::Link(_) | Current::Special(_)) {
                     self.remove(current)?;
                 }
                 self.write(content.unwrap_or_default(), None)?;
-                Ok(match (content, created(current)) {
-                    (Some(b), true) => format!("defined content as '{}'", checksum(b)),
+                // A FIFO or socket replaced with content is new content to Puppet.
+                let fresh = created(current) || matches!(current, Current::Special(_));
+                Ok(match (content, fresh) {
+                    (Some(b), true) => self.defined_content(b),
+                    (None, true) if !created(current) => {
+                        format!("ensure changed '{from}' to '{}'", want.name())
+                    }
                     (_, true) => "created".into(),
                     _ => format!("ensure changed '{from}' to '{}'", want.name()),
                 })
@@ -712,6 +882,15 @@ pub fn commit_staged(staged: Staged, synced: std::io::Result<()>) -> Result<(), 
             Err(write_error(&path, &e))
         }
         Ok(()) => staged.commit().map_err(|e| rename_error(&path, &e)),
+    }
+}
+
+/// A source as Puppet names it in messages: a path as a `file://` URI.
+fn source_uri(s: &str) -> String {
+    if s.starts_with('/') {
+        format!("file://{s}")
+    } else {
+        s.to_string()
     }
 }
 
@@ -835,7 +1014,7 @@ impl Provider for File {
             .write_temp(content.as_deref().unwrap_or_default(), None)
             .ok()?;
         let message = match &content {
-            Some(b) => format!("defined content as '{}'", checksum(b)),
+            Some(b) => self.defined_content(b),
             None => "created".into(),
         };
         let change = Change {
@@ -916,14 +1095,39 @@ impl Provider for File {
         let Some(meta) = meta else {
             return Ok(changes); // nothing to manage: no ensure and the file does not exist
         };
+        if let (Current::Special(kind), Some(Ensure::Present), Some(_)) =
+            (&current, &self.ensure, &content)
+        {
+            let source = Some(cx.path.to_string());
+            cx.log(
+                Level::Warning,
+                source,
+                format!(
+                    "Ensure set to :present but file type is {kind} so no content will be synced"
+                ),
+            );
+        }
         if self.ensure == Some(Ensure::Absent) {
             return Ok(changes);
         }
         // content
         if let (Current::File, Some(want), true) = (&current, &content, self.replace) {
-            let have = fs::read(&self.path).map_err(|e| e.to_string())?;
-            if have != *want {
-                let (old, new) = (checksum(&have), checksum(want));
+            // Read in pieces, never whole: a managed file may be larger than memory.
+            let read = |e: std::io::Error| format!("Could not read {}: {e}", self.path.display());
+            let have = match open_regular(&self.path, false).map_err(read)? {
+                Ok(f) => f,
+                Err(kind) => {
+                    return Err(format!(
+                        "Could not read {}: it became a {kind} while being checked",
+                        self.path.display()
+                    ))
+                }
+            };
+            if !same_content(&have, meta.len(), want).map_err(read)? {
+                use std::io::Seek;
+                (&have).seek(std::io::SeekFrom::Start(0)).map_err(read)?;
+                let (old, new) = (file_checksum(&have).map_err(read)?, checksum(want));
+                drop(have);
                 let result = if !apply {
                     ChangeResult::Noop
                 } else {

@@ -11,7 +11,36 @@ use yaml_rust2::{Yaml, YamlLoader};
 /// Parses the first document; an empty text is `null` (Hiera treats it as no data).
 pub fn parse(text: &str) -> Result<Json, String> {
     let docs = YamlLoader::load_from_str(text).map_err(|e| e.to_string())?;
-    Ok(docs.first().map(to_json).unwrap_or(Json::Null))
+    let Some(doc) = docs.first() else {
+        return Ok(Json::Null);
+    };
+    if depth(doc) > MAX_DEPTH {
+        return Err(format!(
+            "stack level too deep: YAML nested more than {MAX_DEPTH} levels deep is not supported"
+        ));
+    }
+    Ok(to_json(doc))
+}
+
+/// Data nested deeper than this is refused (later stages walk values recursively).
+pub const MAX_DEPTH: usize = 1000;
+
+/// How deeply a document nests, measured without recursion.
+fn depth(doc: &Yaml) -> usize {
+    let mut deepest = 0;
+    let mut stack = vec![(doc, 1usize)];
+    while let Some((y, d)) = stack.pop() {
+        deepest = deepest.max(d);
+        if d > MAX_DEPTH {
+            break;
+        }
+        match y {
+            Yaml::Array(a) => stack.extend(a.iter().map(|c| (c, d + 1))),
+            Yaml::Hash(h) => stack.extend(h.iter().flat_map(|(k, v)| [(k, d + 1), (v, d + 1)])),
+            _ => {}
+        }
+    }
+    deepest
 }
 
 fn to_json(y: &Yaml) -> Json {

@@ -1,0 +1,877 @@
+//! Hostile inputs and faults, end to end with the real binary: paths Ordo writes without
+//! managing them (reports), special files at managed paths and as sources, bounded memory
+//! for file content and command output, sensitive values in refusals and Salt returns,
+//! inputs that are FIFOs or devices, state directory hygiene, path identity, validation
+//! gaps, and commands run as another user. Puppet 7.23's behaviour, where it is the
+//! reference, is quoted in each test.
+
+use serde_json::{json, Value};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const ORDO: &str = env!("CARGO_BIN_EXE_ordo");
+
+/// Writes a catalog of the given resources (all in Class[main]) and returns its path.
+fn write_catalog(dir: &Path, name: &str, resources: Value) -> PathBuf {
+    let mut rs = vec![
+        json!({"type": "Stage", "title": "main", "kind": "compilable_type", "parameters": {"name": "main"}}),
+        json!({"type": "Class", "title": "main", "kind": "unknown"}),
+    ];
+    let mut edges = vec![json!({"source": "Stage[main]", "target": "Class[main]"})];
+    for (i, r) in resources.as_array().unwrap().iter().enumerate() {
+        let mut r = r.clone();
+        r["kind"] = json!("compilable_type");
+        r["file"] = json!("site.pp");
+        r["line"] = json!(i + 1);
+        edges.push(json!({"source": "Class[main]", "target": format!("{}[{}]", r["type"].as_str().unwrap(), r["title"].as_str().unwrap())}));
+        rs.push(r);
+    }
+    let p = dir.join(name);
+    std::fs::write(&p, json!({"resources": rs, "edges": edges}).to_string()).unwrap();
+    p
+}
+
+fn apply_cmd(catalog: &Path, state: &Path, extra: &[&str]) -> Command {
+    let mut c = Command::new(ORDO);
+    c.arg("apply")
+        .arg(catalog)
+        .args(["--log-format", "puppet", "--state-dir"])
+        .arg(state)
+        .args(extra)
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null());
+    c
+}
+
+/// Runs with a time limit (a hang is a failure, not a stuck test); returns status, stdout,
+/// stderr.
+fn run(mut c: Command) -> (i32, String, String) {
+    c.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    let start = Instant::now();
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        if start.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("ordo did not finish within 60 s (blocked?)");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn mkfifo(p: &Path) {
+    let ok = Command::new("mkfifo").arg(p).status().unwrap();
+    assert!(ok.success(), "mkfifo {}", p.display());
+}
+
+fn file(title: &str, params: Value) -> Value {
+    json!({"type": "File", "title": title, "parameters": params})
+}
+
+// ---- paths Ordo writes without managing them ------------------------------------------------
+
+#[test]
+fn report_to_a_device_is_written_through_never_replaced() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let cat = write_catalog(dir.path(), "c.json", json!([]));
+    let (code, _, err) = run(apply_cmd(&cat, &state, &["--report", "/dev/null"]));
+    assert_eq!(code, 0, "{err}");
+    let m = std::fs::symlink_metadata("/dev/null").unwrap();
+    assert!(m.file_type().is_char_device(), "/dev/null was replaced");
+}
+
+#[test]
+fn report_to_a_fifo_is_written_through_and_one_without_reader_fails_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let cat = write_catalog(dir.path(), "c.json", json!([]));
+    let fifo = dir.path().join("report.fifo");
+    mkfifo(&fifo);
+    // A reader: the report goes through the FIFO.
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
+    };
+    std::thread::sleep(Duration::from_millis(100));
+    let (code, _, err) = run(apply_cmd(
+        &cat,
+        &state,
+        &["--report", fifo.to_str().unwrap()],
+    ));
+    assert_eq!(code, 0, "{err}");
+    let text = reader.join().unwrap();
+    let report: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(report["status"], "unchanged");
+    assert!(std::fs::symlink_metadata(&fifo)
+        .unwrap()
+        .file_type()
+        .is_fifo());
+    // No reader: refused at once (not waited on), and the run fails.
+    let (code, _, err) = run(apply_cmd(
+        &cat,
+        &state,
+        &["--report", fifo.to_str().unwrap()],
+    ));
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("a FIFO with no reader"), "{err}");
+    assert!(std::fs::symlink_metadata(&fifo)
+        .unwrap()
+        .file_type()
+        .is_fifo());
+}
+
+#[test]
+fn report_through_a_planted_link_is_refused_and_the_target_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let cat = write_catalog(dir.path(), "c.json", json!([]));
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, "precious").unwrap();
+    let link = dir.path().join("report.json");
+    std::os::unix::fs::symlink(&victim, &link).unwrap();
+    let (code, _, err) = run(apply_cmd(
+        &cat,
+        &state,
+        &["--report", link.to_str().unwrap()],
+    ));
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("symbolic link"), "{err}");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    // With --detailed-exitcodes too: a run with changes whose report is lost is a failure.
+    let target = dir.path().join("made");
+    let cat = write_catalog(
+        dir.path(),
+        "c2.json",
+        json!([file(
+            target.to_str().unwrap(),
+            json!({"ensure": "file", "content": "x"})
+        )]),
+    );
+    let missing_dir = dir.path().join("no/such/dir/report.json");
+    let (code, _, err) = run(apply_cmd(
+        &cat,
+        &state,
+        &[
+            "--detailed-exitcodes",
+            "--report",
+            missing_dir.to_str().unwrap(),
+        ],
+    ));
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("Could not write the report"), "{err}");
+}
+
+#[test]
+fn reports_are_private() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let cat = write_catalog(dir.path(), "c.json", json!([]));
+    let report = dir.path().join("r.json");
+    let (code, _, err) = run(apply_cmd(
+        &cat,
+        &state,
+        &["--report", report.to_str().unwrap()],
+    ));
+    assert_eq!(code, 0, "{err}");
+    let mode = std::fs::metadata(&report).unwrap().permissions().mode() & 0o7777;
+    assert_eq!(mode, 0o600);
+}
+
+// ---- special files at managed paths -----------------------------------------------------------
+
+#[test]
+fn a_fifo_at_a_managed_path_is_replaced_never_opened() {
+    // Puppet: `ensure => file` (or content alone) replaces a FIFO: "defined content as ...";
+    // `ensure => present` keeps it with a warning.
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let (f1, f2, f3) = (
+        dir.path().join("f1"),
+        dir.path().join("f2"),
+        dir.path().join("f3"),
+    );
+    for f in [&f1, &f2, &f3] {
+        mkfifo(f);
+    }
+    let cat = write_catalog(
+        dir.path(),
+        "c.json",
+        json!([
+            file(
+                f1.to_str().unwrap(),
+                json!({"ensure": "file", "content": "hi\n"})
+            ),
+            file(f2.to_str().unwrap(), json!({"content": "hi\n"})),
+            file(
+                f3.to_str().unwrap(),
+                json!({"ensure": "present", "content": "hi\n"})
+            ),
+        ]),
+    );
+    let (code, out, err) = run(apply_cmd(&cat, &state, &[]));
+    assert_eq!(code, 0, "{out}{err}");
+    let sum = "{sha256}98ea6e4f216f2fb4b69fff9b3a44842c38686ca685f3f55dc48c5d3fb1107be4";
+    assert!(
+        out.contains(&format!(
+            "File[{}]/ensure: defined content as '{sum}'",
+            f1.display()
+        )),
+        "{out}"
+    );
+    assert!(out.contains(&format!(
+        "File[{}]/ensure: defined content as",
+        f2.display()
+    )));
+    assert!(
+        out.contains(&format!(
+            "File[{}]: Ensure set to :present but file type is fifo so no content will be synced",
+            f3.display()
+        )),
+        "{out}"
+    );
+    assert_eq!(std::fs::read_to_string(&f1).unwrap(), "hi\n");
+    assert_eq!(std::fs::read_to_string(&f2).unwrap(), "hi\n");
+    assert!(std::fs::symlink_metadata(&f3)
+        .unwrap()
+        .file_type()
+        .is_fifo());
+}
+
+#[test]
+fn a_device_at_a_managed_path_is_never_removed() {
+    // Puppet: "change from 'characterSpecial' to 'file' failed: Could not remove files of
+    // type characterSpecial". A link to /dev/null stands in for a device node only where
+    // mknod is not allowed: the device itself is needed, so the test needs root.
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let dev = dir.path().join("null");
+    let made = Command::new("mknod")
+        .arg(&dev)
+        .args(["c", "1", "3"])
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !made {
+        eprintln!("skipped: mknod is not allowed here");
+        return;
+    }
+    let cat = write_catalog(
+        dir.path(),
+        "c.json",
+        json!([file(
+            dev.to_str().unwrap(),
+            json!({"ensure": "file", "content": "x"})
+        )]),
+    );
+    let (code, out, err) = run(apply_cmd(&cat, &state, &["--detailed-exitcodes"]));
+    assert_eq!(code, 4, "{out}{err}");
+    assert!(
+        out.contains("change from 'characterSpecial' to 'file' failed: Could not remove files of type characterSpecial"),
+        "{out}"
+    );
+    assert!(std::fs::symlink_metadata(&dev)
+        .unwrap()
+        .file_type()
+        .is_char_device());
+}
+
+#[test]
+fn a_fifo_or_device_as_source_is_refused() {
+    // Puppet: "Could not retrieve file metadata for file:///dev/null: Cannot manage files of
+    // type characterSpecial".
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let fifo = dir.path().join("src.fifo");
+    mkfifo(&fifo);
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    let cat = write_catalog(
+        dir.path(),
+        "c.json",
+        json!([
+            file(
+                a.to_str().unwrap(),
+                json!({"ensure": "file", "source": "/dev/null"})
+            ),
+            file(
+                b.to_str().unwrap(),
+                json!({"ensure": "file", "source": fifo.to_str().unwrap()})
+            ),
+        ]),
+    );
+    let (code, out, err) = run(apply_cmd(&cat, &state, &["--detailed-exitcodes"]));
+    assert_eq!(code, 4, "{out}{err}");
+    assert!(
+        out.contains("Could not retrieve file metadata for file:///dev/null: Cannot manage files of type characterSpecial"),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!(
+            "Could not retrieve file metadata for file://{}: Cannot manage files of type fifo",
+            fifo.display()
+        )),
+        "{out}"
+    );
+    assert!(!a.exists() && !b.exists());
+}
+
+// ---- bounded memory ---------------------------------------------------------------------------
+
+/// Peak resident memory of a finished child, from `/usr/bin/time`-free means: the kernel's
+/// rusage of waited-for children, read from /proc/self/status is not per child, so the
+/// test runs ordo under `sh -c 'ordo ...; cat /proc/$$/status'`-free measurement instead:
+/// the child's VmHWM sampled while it runs.
+fn peak_rss_kib(mut c: Command) -> (i32, u64, String) {
+    c.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    let status_path = format!("/proc/{}/status", child.id());
+    let mut peak = 0u64;
+    let start = Instant::now();
+    loop {
+        if let Ok(s) = std::fs::read_to_string(&status_path) {
+            if let Some(v) = s
+                .lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|v| v.parse::<u64>().ok())
+            {
+                peak = peak.max(v);
+            }
+        }
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "ordo did not finish"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let out = child.wait_with_output().unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    (out.status.code().unwrap_or(-1), peak, text)
+}
+
+#[test]
+fn a_large_managed_file_is_compared_and_backed_up_in_bounded_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    // What a run needs without any file content (the allocator's arenas, the binary).
+    let empty = write_catalog(dir.path(), "empty.json", json!([]));
+    let (code, baseline, text) = peak_rss_kib(apply_cmd(&empty, &state, &[]));
+    assert_eq!(code, 0, "{text}");
+    // 24 MiB, sparse (its checksum is computed by a debug build too, hence not larger):
+    // read whole, it would add its size to the peak.
+    let big = dir.path().join("big");
+    let f = std::fs::File::create(&big).unwrap();
+    f.set_len(24 << 20).unwrap();
+    drop(f);
+    let cat = write_catalog(
+        dir.path(),
+        "c.json",
+        json!([file(big.to_str().unwrap(), json!({"content": "small\n"}))]),
+    );
+    let (code, peak, text) = peak_rss_kib(apply_cmd(&cat, &state, &[]));
+    assert_eq!(code, 0, "{text}");
+    // The checksum of 24 MiB of zeros, as `sha256sum` gives it.
+    let zeros = "95aeaae03b56c171cf88753c821630a3c24f1fcf406cec3e17d56781aa3f8369";
+    assert!(
+        text.contains(&format!("content changed '{{sha256}}{zeros}'")),
+        "{text}"
+    );
+    assert!(text.contains("Filebucketed"), "{text}");
+    assert_eq!(std::fs::read_to_string(&big).unwrap(), "small\n");
+    assert!(
+        peak < baseline + 12 * 1024,
+        "peak RSS {peak} KiB for a 24 MiB file (without: {baseline} KiB)"
+    );
+    // The backup holds the old content, whole.
+    let kept = state.join("clientbucket").join(zeros).join("contents");
+    assert_eq!(std::fs::metadata(&kept).unwrap().len(), 24 << 20);
+    // Same size, one byte different at the end: compared piece by piece.
+    let mid = dir.path().join("mid");
+    let mut content = vec![b'a'; 1 << 20];
+    std::fs::write(&mid, &content).unwrap();
+    *content.last_mut().unwrap() = b'b';
+    let want = String::from_utf8(content).unwrap();
+    let cat = write_catalog(
+        dir.path(),
+        "c2.json",
+        json!([file(mid.to_str().unwrap(), json!({"content": want}))]),
+    );
+    let (code, out, err) = run(apply_cmd(&cat, &state, &[]));
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("content changed"), "{out}");
+    assert_eq!(std::fs::read(&mid).unwrap().last(), Some(&b'b'));
+    let (code, out, _) = run(apply_cmd(&cat, &state, &["--detailed-exitcodes"]));
+    assert_eq!(code, 0, "{out}");
+}
+
+#[test]
+fn command_output_is_kept_as_a_bounded_tail() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    // 256 MiB of output, then a last line: the log shows the end, memory stays small.
+    let cat = write_catalog(
+        dir.path(),
+        "c.json",
+        json!([{"type": "Exec", "title": "loud", "parameters": {
+            "command": "head -c 268435456 /dev/zero | tr '\\0' x; echo; echo last line",
+            "path": "/usr/bin:/bin",
+            "logoutput": true
+        }}]),
+    );
+    let (code, peak, text) = peak_rss_kib(apply_cmd(&cat, &state, &[]));
+    assert_eq!(code, 0, "{}", &text[text.len().saturating_sub(2000)..]);
+    assert!(
+        text.contains("returns: last line"),
+        "{}",
+        &text[text.len().saturating_sub(2000)..]
+    );
+    assert!(text.contains("bytes of earlier output omitted]"));
+    assert!(
+        peak < 150 * 1024,
+        "peak RSS {peak} KiB for 256 MiB of output"
+    );
+}
+
+// ---- sensitive values -------------------------------------------------------------------------
+
+#[test]
+fn a_refused_catalog_shows_a_short_excerpt_without_secrets() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let secret = "s3cr3t-passw0rd-value";
+    // One line, as Puppet writes catalogs; the shape error (a title that is a number) lies
+    // far from the secret, and the line is long.
+    let filler = "y".repeat(100_000);
+    let text = json!({"resources": [
+        {"type": "File", "title": "/tmp/a", "parameters": {"content": secret, "owner": filler}, "sensitive_parameters": ["content"]},
+        {"type": "File", "title": 5, "parameters": {}}
+    ]})
+    .to_string();
+    let cat = dir.path().join("c.json");
+    std::fs::write(&cat, &text).unwrap();
+    let (code, out, err) = run(apply_cmd(&cat, &state, &[]));
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(err.contains("wrong shape"), "{err}");
+    assert!(!err.contains(secret), "{err}");
+    assert!(err.len() < 4000, "{} bytes of error", err.len());
+    assert!(err.contains("line 1, column"), "{err}");
+    // A secret next to the problem is redacted in the excerpt.
+    let text = json!({"resources": [
+        {"type": "File", "title": "/tmp/a", "parameters": {"content": secret}, "sensitive_parameters": ["content"], "line": "x"}
+    ]})
+    .to_string();
+    std::fs::write(&cat, &text).unwrap();
+    let (code, _, err) = run(apply_cmd(&cat, &state, &[]));
+    assert_eq!(code, 1, "{err}");
+    assert!(!err.contains(secret), "{err}");
+}
+
+#[test]
+fn sensitive_content_of_a_new_file_is_not_checksummed_in_the_log() {
+    // Puppet: "File[/tmp/s1]/ensure: changed [redacted] to [redacted]".
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let target = dir.path().join("s1");
+    let mut r = file(target.to_str().unwrap(), json!({"content": "topsecret"}));
+    r["sensitive_parameters"] = json!(["content"]);
+    let cat = write_catalog(dir.path(), "c.json", json!([r]));
+    let report = dir.path().join("r.json");
+    let (code, out, err) = run(apply_cmd(
+        &cat,
+        &state,
+        &["--report", report.to_str().unwrap()],
+    ));
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains(&format!(
+            "File[{}]/ensure: changed [redacted] to [redacted]",
+            target.display()
+        )),
+        "{out}"
+    );
+    let sum = "{sha256}";
+    assert!(!out.contains(sum), "{out}");
+    assert!(!std::fs::read_to_string(&report).unwrap().contains(sum));
+}
+
+#[test]
+fn salt_states_are_not_named_by_a_sensitive_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let secret = "/bin/echo hush-hush-token";
+    let cat = write_catalog(
+        dir.path(),
+        "c.json",
+        json!([{"type": "Exec", "title": "x", "parameters": {"command": secret}, "sensitive_parameters": ["command"]}]),
+    );
+    let (code, out, err) = run(apply_cmd(&cat, &state, &["--report-format", "salt"]));
+    assert_eq!(code, 0, "{err}");
+    assert!(!out.contains("hush-hush-token"), "{out}");
+    let ret: Value = serde_json::from_str(&out).unwrap();
+    let (key, state) = ret["local"].as_object().unwrap().iter().next().unwrap();
+    assert_eq!(key, "exec_|-x_|-[redacted]_|-apply");
+    assert_eq!(state["name"], "[redacted]");
+}
+
+// ---- inputs that are not regular files --------------------------------------------------------
+
+#[test]
+fn a_fifo_or_device_as_input_is_refused_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let fifo = dir.path().join("in.pp");
+    mkfifo(&fifo);
+    for input in [fifo.to_str().unwrap(), "/dev/zero"] {
+        let (code, _, err) = run(apply_cmd(Path::new(input), &state, &[]));
+        assert_eq!(code, 1, "{input}: {err}");
+        assert!(err.contains("not a regular file"), "{input}: {err}");
+        let (code, _, err) = run({
+            let mut c = Command::new(ORDO);
+            c.args(["compile", input]).stdin(Stdio::null());
+            c
+        });
+        assert_ne!(code, 0, "{input}");
+        assert!(err.contains("not a regular file"), "{input}: {err}");
+    }
+    // As facts and as file()'s argument.
+    let pp = dir.path().join("x.pp");
+    std::fs::write(&pp, "notice(file('/dev/zero'))\n").unwrap();
+    let (code, _, err) = run({
+        let mut c = Command::new(ORDO);
+        c.arg("compile").arg(&pp).stdin(Stdio::null());
+        c
+    });
+    assert_ne!(code, 0);
+    assert!(err.contains("/dev/zero"), "{err}");
+    std::fs::write(&pp, "notice(1)\n").unwrap();
+    let (code, _, err) = run({
+        let mut c = Command::new(ORDO);
+        c.arg("compile")
+            .arg(&pp)
+            .args(["--facts", "/dev/zero"])
+            .stdin(Stdio::null());
+        c
+    });
+    assert_ne!(code, 0);
+    assert!(err.contains("not a regular file"), "{err}");
+}
+
+// ---- state directory ---------------------------------------------------------------------------
+
+#[test]
+fn a_state_directory_others_can_write_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    std::fs::create_dir(&state).unwrap();
+    std::fs::set_permissions(&state, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let target = dir.path().join("t");
+    let cat = write_catalog(
+        dir.path(),
+        "c.json",
+        json!([file(target.to_str().unwrap(), json!({"content": "x"}))]),
+    );
+    let (code, _, err) = run(apply_cmd(&cat, &state, &[]));
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("writable by others"), "{err}");
+    assert!(!target.exists());
+    std::fs::set_permissions(&state, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let (code, _, err) = run(apply_cmd(&cat, &state, &[]));
+    assert_eq!(code, 0, "{err}");
+}
+
+#[test]
+fn state_files_are_not_followed_and_leftovers_are_cleaned() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    std::fs::create_dir(&state).unwrap();
+    std::fs::set_permissions(&state, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, "precious").unwrap();
+    std::os::unix::fs::symlink(&victim, state.join("apply.lock")).unwrap();
+    let cat = write_catalog(dir.path(), "c.json", json!([]));
+    let (code, _, err) = run(apply_cmd(&cat, &state, &[]));
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("apply.lock"), "{err}");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+    std::fs::remove_file(state.join("apply.lock")).unwrap();
+    // A temporary file of a run killed before its rename (a pid that is no process).
+    let bucket = state.join("clientbucket");
+    std::fs::create_dir_all(&bucket).unwrap();
+    let dead = u32::MAX - 7;
+    let leftover = bucket.join(format!(".contents.ordo-{dead}-0"));
+    std::fs::write(&leftover, "half").unwrap();
+    let ours = state.join(format!(".pending.ordo-{}-0", std::process::id()));
+    std::fs::write(&ours, "live").unwrap();
+    let (code, _, err) = run(apply_cmd(&cat, &state, &[]));
+    assert_eq!(code, 0, "{err}");
+    assert!(!leftover.exists(), "a leftover temporary file was kept");
+    assert!(ours.exists(), "a live writer's temporary file was removed");
+}
+
+// ---- path identity ---------------------------------------------------------------------------
+
+#[test]
+fn spellings_of_one_path_are_one_file() {
+    // Puppet: "Cannot alias File[/tmp/pt/x/y/../d] to ["/tmp/pt/x/d"] ...; resource
+    // ["File", "/tmp/pt/x/d"] already declared".
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let base = dir.path().to_str().unwrap();
+    for other in [
+        format!("{base}/x/y/../d"),
+        format!("{base}/x/d/"),
+        format!("{base}/x/./d"),
+    ] {
+        let cat = write_catalog(
+            dir.path(),
+            "c.json",
+            json!([
+                file(&format!("{base}/x//d"), json!({"ensure": "file"})),
+                file(&other, json!({"ensure": "file"})),
+            ]),
+        );
+        let (code, out, err) = run(apply_cmd(&cat, &state, &[]));
+        assert_eq!(code, 1, "{other}: {out}{err}");
+        let all = out + &err;
+        assert!(
+            all.contains(&format!(
+                "Cannot alias File[{other}] to [\"{base}/x/d\"]; resource [\"File\", \"{base}/x/d\"] already declared"
+            )),
+            "{all}"
+        );
+    }
+    // One spelling alone manages the expanded path.
+    std::fs::create_dir(dir.path().join("x")).unwrap();
+    let cat = write_catalog(
+        dir.path(),
+        "c.json",
+        json!([file(
+            &format!("{base}/x/y/..//d"),
+            json!({"content": "one"})
+        )]),
+    );
+    let (code, out, err) = run(apply_cmd(&cat, &state, &[]));
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("x/d")).unwrap(),
+        "one"
+    );
+}
+
+// ---- validation gaps ----------------------------------------------------------------------------
+
+#[test]
+fn invalid_file_attributes_are_refused_before_any_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let t = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
+    let cases = [
+        (
+            file(&t("l"), json!({"ensure": "link", "target": "/tmp", "content": "x"})),
+            "You cannot specify more than one of content, source, target",
+        ),
+        (
+            file(&t("n"), json!({"content": 5})),
+            "Munging failed for value 5 in class content: no implicit conversion of Integer into String",
+        ),
+        (
+            file(&t("c"), json!({"content": "x", "checksum": "foo"})),
+            "Parameter checksum failed on File[",
+        ),
+    ];
+    for (r, msg) in cases {
+        let marker = dir.path().join("marker");
+        let cat = write_catalog(
+            dir.path(),
+            "c.json",
+            json!([file(marker.to_str().unwrap(), json!({"content": "m"})), r]),
+        );
+        let (code, out, err) = run(apply_cmd(&cat, &state, &[]));
+        let all = out + &err;
+        assert_eq!(code, 1, "{all}");
+        assert!(all.contains(msg), "{msg}: {all}");
+        assert!(!marker.exists(), "a change was made before the refusal");
+    }
+    // Puppet keeps the last value of an array content.
+    let a = t("a");
+    let cat = write_catalog(
+        dir.path(),
+        "c.json",
+        json!([file(&a, json!({"content": ["a", "b"]}))]),
+    );
+    let (code, out, err) = run(apply_cmd(&cat, &state, &[]));
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(std::fs::read_to_string(&a).unwrap(), "b");
+}
+
+#[test]
+fn exec_path_search_passes_over_a_file_that_is_not_executable() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let (first, second) = (dir.path().join("first"), dir.path().join("second"));
+    std::fs::create_dir(&first).unwrap();
+    std::fs::create_dir(&second).unwrap();
+    std::fs::write(first.join("tool"), "#!/bin/sh\necho wrong\n").unwrap();
+    std::fs::write(second.join("tool"), "#!/bin/sh\necho right\n").unwrap();
+    std::fs::set_permissions(second.join("tool"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}", first.display(), second.display());
+    let cat = write_catalog(
+        dir.path(),
+        "c.json",
+        json!([{"type": "Exec", "title": "t", "parameters": {"command": "tool", "path": path, "logoutput": true}}]),
+    );
+    let (code, out, err) = run(apply_cmd(&cat, &state, &[]));
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("returns: right"), "{out}");
+}
+
+// ---- exec as another user ------------------------------------------------------------------------
+
+/// A user (name, uid) who is a member of a group other than their primary one, from
+/// /etc/passwd and /etc/group; the group's gid.
+fn user_with_supplementary_group() -> Option<(String, u32)> {
+    let passwd = std::fs::read_to_string("/etc/passwd").ok()?;
+    let group = std::fs::read_to_string("/etc/group").ok()?;
+    for g in group.lines() {
+        let f: Vec<&str> = g.split(':').collect();
+        let (Some(gid), Some(members)) = (f.get(2).and_then(|x| x.parse::<u32>().ok()), f.get(3))
+        else {
+            continue;
+        };
+        for m in members.split(',').filter(|m| !m.is_empty()) {
+            let known = passwd.lines().any(|l| {
+                let p: Vec<&str> = l.split(':').collect();
+                p.first() == Some(&m) && p.get(3).and_then(|x| x.parse::<u32>().ok()) != Some(gid)
+            });
+            if known {
+                return Some((m.to_string(), gid));
+            }
+        }
+    }
+    None
+}
+
+#[test]
+fn exec_as_another_user_has_the_users_groups_and_no_inherited_home() {
+    let root = std::fs::metadata("/proc/self")
+        .map(|m| m.uid() == 0)
+        .unwrap_or(false);
+    let Some((user, gid)) = user_with_supplementary_group().filter(|_| root) else {
+        eprintln!("skipped: needs root and a user with a supplementary group");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let cat = write_catalog(
+        dir.path(),
+        "c.json",
+        json!([{"type": "Exec", "title": "ids", "parameters": {
+            "command": "/bin/sh -c 'echo groups=$(id -G); echo home=${HOME:-unset} user=${USER:-unset}'",
+            "user": user,
+            "cwd": "/",
+            "logoutput": true
+        }}]),
+    );
+    let (code, out, err) = run({
+        let mut c = apply_cmd(&cat, &state, &[]);
+        c.env("HOME", "/root").env("USER", "root");
+        c
+    });
+    assert_eq!(code, 0, "{out}{err}");
+    let groups = out
+        .lines()
+        .find_map(|l| l.split("groups=").nth(1))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(
+        groups.split_whitespace().any(|g| g == gid.to_string()),
+        "{user} lacks group {gid}: {out}"
+    );
+    // Puppet unsets HOME, USER and LOGNAME for every command.
+    assert!(out.contains("home=unset user=unset"), "{out}");
+}
+
+// ---- no stack overflow ------------------------------------------------------------------------
+
+fn compile(dir: &Path, text: &str, extra: &[&str]) -> (i32, String, String) {
+    let pp = dir.join("deep.pp");
+    std::fs::write(&pp, text).unwrap();
+    run({
+        let mut c = Command::new(ORDO);
+        c.arg("compile").arg(&pp).args(extra).stdin(Stdio::null());
+        c
+    })
+}
+
+#[test]
+fn deep_programs_and_data_fail_cleanly_or_work_never_abort() {
+    let dir = tempfile::tempdir().unwrap();
+    // Puppet: "stack level too deep" for each of these; Ordo: a clear error, exit 1.
+    let chained_maps = format!("$b = [1]{}\nnotice($b)\n", ".map |$x| { $x }".repeat(5000));
+    let chained_access = format!("$b = [1]{}\nnotice($b)\n", "[0]".repeat(5000));
+    let includes: String = (0..2000)
+        .map(|i| format!("class c{i} {{ include c{} }}\n", i + 1))
+        .collect::<String>()
+        + "class c2000 {}\ninclude c0\n";
+    for (what, text, says) in [
+        ("maps", chained_maps, "levels deep are not supported"),
+        ("accesses", chained_access, "levels deep are not supported"),
+        ("includes", includes, "stack level too deep"),
+    ] {
+        let (code, _, err) = compile(dir.path(), &text, &[]);
+        assert_eq!(code, 1, "{what}: {err}");
+        assert!(err.contains(says), "{what}: {err}");
+    }
+    // 5,000 elsif branches and YAML facts nested 12,000 deep: fine.
+    let mut elsif = String::from("$x = 4999\nif $x == 0 { notice(0) }\n");
+    for i in 1..5000 {
+        elsif.push_str(&format!("elsif $x == {i} {{ notice('branch {i}') }}\n"));
+    }
+    let (code, _, err) = compile(dir.path(), &elsif, &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("branch 4999"), "{err}");
+    let facts = dir.path().join("facts.yaml");
+    std::fs::write(
+        &facts,
+        format!("a: {}{}\n", "[".repeat(12000), "]".repeat(12000)),
+    )
+    .unwrap();
+    let (code, _, err) = compile(
+        dir.path(),
+        "notice(1)\n",
+        &["--facts", facts.to_str().unwrap()],
+    );
+    assert!(code == 0 || code == 1, "{code}: {err}");
+    assert!(!err.contains("overflow"), "{err}");
+}
+
+// ---- regex limits ---------------------------------------------------------------------------
+
+#[test]
+fn a_match_past_the_backtracking_limit_is_still_answered() {
+    // Ruby: ("a" * 21 + "y") =~ /^(?:(a|a)+\1x|a+y)/ is 0, a match, after some two million
+    // backtracking steps (fancy-regex gives up after one million by default).
+    let dir = tempfile::tempdir().unwrap();
+    let text = format!("notice(\"{}y\" =~ /^(?:(a|a)+\\1x|a+y)/)\n", "a".repeat(21));
+    let (code, _, err) = compile(dir.path(), &text, &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("Notice: Scope(Class[main]): true"), "{err}");
+}
