@@ -42,6 +42,9 @@ enum Command {
     Explain(ordo::cli::graph::ExplainArgs),
     /// List or restore file content that applies replaced.
     Bucket(ordo::cli::bucket::BucketArgs),
+    /// Print this machine's facts as `facter` does (Facter 4's core facts, the legacy ones
+    /// with --show-legacy, external facts).
+    Facts(ordo::cli::facts::FactsArgs),
 }
 
 fn exit(code: i32) -> ExitCode {
@@ -416,6 +419,7 @@ fn main() -> ExitCode {
         Command::Graph(a) => ordo::cli::graph::graph(&a),
         Command::Explain(a) => ordo::cli::graph::explain_cmd(&a),
         Command::Bucket(a) => ordo::cli::bucket::run(&a),
+        Command::Facts(a) => ordo::cli::facts::run(&a),
     };
     // Output that could not be written (a full disk, not a reader that stopped early) fails
     // a command that would have succeeded.

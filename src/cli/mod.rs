@@ -48,6 +48,7 @@ pub mod bucket;
 pub mod catalog_file;
 pub mod compile;
 pub mod data;
+pub mod facts;
 pub mod graph;
 pub mod nodes;
 pub mod parse;
