@@ -100,7 +100,7 @@ pub fn run(args: &FactsArgs) -> i32 {
             serde_json::to_string_pretty(&Json::Object(shown)).unwrap_or_default()
         );
     } else if args.yaml {
-        let text = crate::hiera::yaml::to_yaml(&Json::Object(shown));
+        let text = crate::eval::hiera::yaml::to_yaml(&Json::Object(shown));
         out!("{}", text.strip_prefix("---\n").unwrap_or(&text));
     } else if single {
         let v = shown.values().next().cloned().unwrap_or(Json::Null);

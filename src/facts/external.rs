@@ -71,8 +71,8 @@ fn file_facts(
     };
     match ext.as_str() {
         "yaml" => {
-            let v =
-                crate::hiera::yaml::parse(&text()?).map_err(|e| format!("invalid YAML: {e}"))?;
+            let v = crate::eval::hiera::yaml::parse(&text()?)
+                .map_err(|e| format!("invalid YAML: {e}"))?;
             mapping(v, "YAML")
         }
         "json" => {
@@ -96,7 +96,7 @@ fn file_facts(
                 ));
             }
             let stdout = String::from_utf8_lossy(&out.stdout);
-            match crate::hiera::yaml::parse(&stdout) {
+            match crate::eval::hiera::yaml::parse(&stdout) {
                 Ok(Json::Object(m)) => Ok(Some(m)),
                 _ => Ok(Some(key_value_lines(&stdout))),
             }

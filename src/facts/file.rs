@@ -1,8 +1,6 @@
 //! Facts files (`--facts`): JSON or YAML, Facter's output or `puppet facts` output (the
 //! facts document an agent sends, `{name, values, timestamp, expiration}`).
 
-#![allow(clippy::disallowed_methods)]
-
 use crate::diagnostics::{render, Diagnostic, RenderOptions};
 use crate::span::{FileId, SourceMap, Span};
 use serde_json::Value as Json;

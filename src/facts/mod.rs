@@ -6,6 +6,8 @@
 //! per group of facts; a fact that cannot be gathered (a missing tool, a permission) is a
 //! warning and is absent, never the end of the run.
 
+#![allow(clippy::disallowed_methods)]
+
 mod external;
 mod file;
 mod hardware;

@@ -72,7 +72,11 @@ const ARROWS: &[(&str, &[&str])] = &[
             "fxhash",
         ],
     ),
-    ("facts", &["span", "diagnostics", "PUPPET_VERSION"]),
+    // Facts: SSH fingerprints (digest), YAML external facts (eval's YAML reader).
+    (
+        "facts",
+        &["span", "diagnostics", "digest", "eval", "PUPPET_VERSION"],
+    ),
     ("cli", &["*"]),
     ("lib", &["*"]),
     ("main", &["*"]),

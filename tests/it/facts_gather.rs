@@ -32,13 +32,7 @@ fn json_of(out: &Output) -> Json {
 
 /// Facter's facts, or `None` (with the reason printed) when facter is not installed.
 fn facter() -> Option<Json> {
-    let found = std::env::var_os("PATH")
-        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("facter").is_file()));
-    if !found {
-        if std::env::var("CI").as_deref() == Ok("true") {
-            panic!("facter is not installed (required under CI=true)");
-        }
-        eprintln!("skipped: facter is not installed");
+    if !super::common::tool("facter") {
         return None;
     }
     let out = Command::new("facter")
