@@ -44,6 +44,9 @@ enum Command {
     Explain(ordo::cli::graph::ExplainArgs),
     /// List or restore file content that applies replaced.
     Bucket(ordo::cli::bucket::BucketArgs),
+    /// Print this machine's facts as `facter` does (Facter 4's core facts, the legacy ones
+    /// with --show-legacy, external facts).
+    Facts(ordo::cli::facts::FactsArgs),
 }
 
 fn exit(code: i32) -> ExitCode {
@@ -101,5 +104,6 @@ fn dispatch(command: Command) -> i32 {
         Command::Graph(a) => ordo::cli::graph::graph(&a),
         Command::Explain(a) => ordo::cli::graph::explain_cmd(&a),
         Command::Bucket(a) => ordo::cli::bucket::run(&a),
+        Command::Facts(a) => ordo::cli::facts::run(&a),
     }
 }

@@ -50,6 +50,7 @@ pub mod bucket;
 pub mod catalog_file;
 pub mod compile;
 pub mod data;
+pub mod facts;
 pub mod graph;
 pub mod host;
 pub mod nodes;

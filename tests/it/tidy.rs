@@ -74,7 +74,12 @@ const ARROWS: &[(&str, &[&str])] = &[
             "fxhash",
         ],
     ),
-    ("facts", &["span", "diagnostics", "PUPPET_VERSION", "input"]),
+    // Facts: SSH fingerprints (digest), YAML external facts (eval's YAML reader), inputs
+    // read as regular files only (input).
+    (
+        "facts",
+        &["span", "diagnostics", "digest", "eval", "input", "PUPPET_VERSION"],
+    ),
     // The child `ruby` behind the evaluator's `RubyRuntime` (machine-facing).
     ("ruby", &["eval"]),
     ("cli", &["*"]),

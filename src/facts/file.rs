@@ -1,12 +1,9 @@
-//! Facts: read from a file (JSON or a YAML subset) or gathered from the local machine.
-//!
-//! This is IO and lives outside the evaluator, which only receives facts as data.
-
-#![allow(clippy::disallowed_methods)]
+//! Facts files (`--facts`): JSON or YAML, Facter's output or `puppet facts` output (the
+//! facts document an agent sends, `{name, values, timestamp, expiration}`).
 
 use crate::diagnostics::{render, Diagnostic, RenderOptions};
 use crate::span::{FileId, SourceMap, Span};
-use serde_json::{json, Map, Value as Json};
+use serde_json::Value as Json;
 use std::path::Path;
 
 /// A refused facts file: the diagnostic and the text it points into (rendered like a
@@ -207,125 +204,6 @@ fn json_key_value(text: &str, key: &str) -> Option<usize> {
         i += 1;
     }
     None
-}
-
-fn read(path: &str) -> Option<String> {
-    std::fs::read_to_string(path)
-        .ok()
-        .map(|s| s.trim().to_string())
-}
-
-/// A small set of core facts gathered from this machine (Linux `/proc` and `/etc`).
-pub fn local_facts(node: &str) -> Json {
-    let hostname = read("/proc/sys/kernel/hostname").unwrap_or_else(|| "localhost".into());
-    let domain = read("/proc/sys/kernel/domainname")
-        .filter(|d| !d.is_empty() && d != "(none)")
-        .or_else(|| node.split_once('.').map(|(_, d)| d.to_string()))
-        .unwrap_or_default();
-    let fqdn = if domain.is_empty() {
-        hostname.clone()
-    } else {
-        format!("{hostname}.{domain}")
-    };
-    let kernel = read("/proc/sys/kernel/ostype").unwrap_or_else(|| "Linux".into());
-    let kernelrelease = read("/proc/sys/kernel/osrelease").unwrap_or_default();
-    let mut os_release = Map::new();
-    if let Some(text) = read("/etc/os-release") {
-        for line in text.lines() {
-            if let Some((k, v)) = line.split_once('=') {
-                os_release.insert(k.to_string(), Json::String(v.trim_matches('"').to_string()));
-            }
-        }
-    }
-    let get = |k: &str| {
-        os_release
-            .get(k)
-            .and_then(|v| v.as_str())
-            .unwrap_or("")
-            .to_string()
-    };
-    let name = match get("ID").as_str() {
-        "debian" => "Debian".to_string(),
-        "ubuntu" => "Ubuntu".to_string(),
-        "centos" => "CentOS".to_string(),
-        "rhel" => "RedHat".to_string(),
-        "fedora" => "Fedora".to_string(),
-        other => {
-            let mut c = other.chars();
-            c.next()
-                .map(|f| f.to_uppercase().collect::<String>() + c.as_str())
-                .unwrap_or_else(|| kernel.clone())
-        }
-    };
-    let family = match name.as_str() {
-        "Debian" | "Ubuntu" => "Debian",
-        "CentOS" | "RedHat" | "Fedora" => "RedHat",
-        _ => name.as_str(),
-    }
-    .to_string();
-    let full = read("/etc/debian_version")
-        .filter(|_| family == "Debian" && name == "Debian")
-        .unwrap_or_else(|| get("VERSION_ID"));
-    let major = full.split('.').next().unwrap_or("").to_string();
-    let minor = full.split('.').nth(1).unwrap_or("").to_string();
-    let hardware = std::env::consts::ARCH.to_string();
-    let architecture = match (family.as_str(), hardware.as_str()) {
-        ("Debian", "x86_64") => "amd64".to_string(),
-        ("Debian", "aarch64") => "arm64".to_string(),
-        _ => hardware.clone(),
-    };
-    let mut release = json!({ "full": full, "major": major });
-    if !minor.is_empty() {
-        release["minor"] = json!(minor);
-    }
-    let selinux = std::path::Path::new("/sys/fs/selinux/enforce").exists();
-    let cpus = read("/proc/cpuinfo").map_or(1, |t| {
-        t.lines()
-            .filter(|l| l.starts_with("processor"))
-            .count()
-            .max(1)
-    });
-    let mem_kb: u64 = read("/proc/meminfo")
-        .and_then(|t| {
-            t.lines()
-                .find(|l| l.starts_with("MemTotal:"))
-                .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
-        })
-        .unwrap_or(0);
-    json!({
-        "os": {
-            "architecture": architecture,
-            "distro": {
-                "id": name,
-                "release": release,
-                "codename": get("VERSION_CODENAME"),
-                "description": get("PRETTY_NAME"),
-            },
-            "release": release,
-            "family": family,
-            "hardware": hardware,
-            "selinux": { "enabled": selinux },
-            "name": name,
-        },
-        "osfamily": family,
-        "operatingsystem": name,
-        "operatingsystemrelease": full,
-        "kernel": kernel,
-        "kernelrelease": kernelrelease,
-        "hostname": hostname,
-        "fqdn": fqdn,
-        "domain": domain,
-        "networking": { "hostname": hostname, "fqdn": fqdn, "domain": domain },
-        "processors": { "count": cpus },
-        "processorcount": cpus,
-        "memory": { "system": { "total_bytes": mem_kb * 1024 } },
-        "architecture": architecture,
-        "hardwaremodel": hardware,
-        // What Puppet adds to the facts it gathers itself (Puppet::Node::Facts#add_local_facts).
-        "clientcert": node,
-        "clientversion": crate::PUPPET_VERSION,
-        "clientnoop": false,
-    })
 }
 
 /// A reader for the YAML that fact files use: block mappings and sequences, plain and
