@@ -19,6 +19,7 @@ pub mod hiera;
 pub mod lexer;
 pub mod parser;
 pub mod pn;
+pub mod serve;
 pub mod span;
 
 /// The Puppet release whose language and catalog format Ordo implements (and reports as

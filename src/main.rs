@@ -42,6 +42,10 @@ enum Command {
     Explain(ordo::cli::graph::ExplainArgs),
     /// List or restore file content that applies replaced.
     Bucket(ordo::cli::bucket::BucketArgs),
+    /// Serve catalogs to Puppet agents over HTTPS, with a certificate authority.
+    Serve(ordo::serve::ServeArgs),
+    /// The certificate authority of `ordo serve`: list, sign, revoke, import.
+    Ca(ordo::serve::CaArgs),
 }
 
 fn exit(code: i32) -> ExitCode {
@@ -416,6 +420,8 @@ fn main() -> ExitCode {
         Command::Graph(a) => ordo::cli::graph::graph(&a),
         Command::Explain(a) => ordo::cli::graph::explain_cmd(&a),
         Command::Bucket(a) => ordo::cli::bucket::run(&a),
+        Command::Serve(a) => ordo::serve::run(&a),
+        Command::Ca(a) => ordo::serve::ca_command(&a),
     };
     // Output that could not be written (a full disk, not a reader that stopped early) fails
     // a command that would have succeeded.

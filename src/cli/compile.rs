@@ -215,6 +215,9 @@ pub struct CompileInputs {
     /// Resolve `Deferred` values at the end of the compile (set by `ordo apply`).
     #[arg(skip)]
     pub resolve_deferred: bool,
+    /// What a compile server knows of the node (set by `ordo serve`).
+    #[arg(skip)]
+    pub server: Option<eval::ServerContext>,
 }
 
 impl CompileInputs {
@@ -486,6 +489,7 @@ pub fn compile_text(
         facts,
         strict_variables: inputs.strict_variables,
         resolve_deferred: inputs.resolve_deferred,
+        server: inputs.server.clone(),
     };
     let modulepath = inputs.module_dirs().join(":");
     let mut loader = FsLoader::new(Some(&modulepath));
