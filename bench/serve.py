@@ -2,11 +2,11 @@
 """Catalogs per second from `ordo serve`, as agents ask for them.
 
     python3 bench/serve.py [--ordo target/release/ordo] [--clients 1 2 4] [--seconds 10]
-                           [--case 155]
+                           [--site bench/serve_site.pp --node deb12.example.com]
 
 Sets up in a temporary directory a code directory whose production environment is a
-roles/profiles site over the Forge modules of ../shared/forge (case CASE's site.pp, the
-modules and the core-type modules), starts `ordo serve --autosign all` on a free loopback
+roles/profiles site over the Forge modules of ../shared/forge (`serve_site.pp`: three forge
+cases as profiles of one role, 79 resources; the modules and the core-type modules), starts `ordo serve --autosign all` on a free loopback
 port, enrolls a client certificate (openssl), and then, for each client count C, has C
 threads post the agent's catalog request (the form body `puppet agent` sends, with the
 case node's facts) over keep-alive HTTPS connections for SECONDS seconds. Prints a Markdown
@@ -52,12 +52,12 @@ def proc_rss(pid):
     return cur, peak
 
 
-def setup(tmp, case):
+def setup(tmp, site_path, node):
     code = os.path.join(tmp, "code")
     env = os.path.join(code, "environments", "production")
     os.makedirs(os.path.join(env, "manifests"))
     os.makedirs(os.path.join(env, "modules"))
-    with open(os.path.join(FORGE, "cases", case, "site.pp")) as f:
+    with open(site_path) as f:
         site = f.read()
     with open(os.path.join(env, "manifests", "site.pp"), "w") as f:
         f.write(site)
@@ -70,8 +70,6 @@ def setup(tmp, case):
     # Ruby types' schemas, found beside the modulepath.
     os.symlink(os.path.abspath(os.path.join(FORGE, "types.json")),
                os.path.join(env, "resource-type-schemas.json"))
-    with open(os.path.join(FORGE, "cases", case, "node")) as f:
-        node = f.read().strip()
     with open(os.path.join(FORGE, "facts", node + ".json")) as f:
         facts = json.load(f)
     return code, node, facts
@@ -137,14 +135,14 @@ def body(name, facts):
     return "&".join(f"{k}={q(v)}" for k, v in fields).encode()
 
 
-def client(port, paths, name, payload, deadline, out, errors):
+def client(port, paths, name, payload, deadline, out, errors, most=None):
     ctx = ssl.create_default_context(cafile=paths["ca"])
     ctx.check_hostname = False
     ctx.load_cert_chain(paths["cert"], paths["key"])
     conn = http.client.HTTPSConnection("127.0.0.1", port, context=ctx)
     headers = {"Content-Type": "application/x-www-form-urlencoded",
                "Accept": "application/json, application/vnd.puppet.rich+json"}
-    while time.monotonic() < deadline:
+    while time.monotonic() < deadline and (most is None or len(out) + len(errors) < most):
         t = time.monotonic()
         try:
             conn.request("POST", f"/puppet/v3/catalog/{name}?environment=production",
@@ -172,22 +170,23 @@ def main():
     ap.add_argument("--ordo", default=os.path.join(HERE, "..", "target", "release", "ordo"))
     ap.add_argument("--clients", type=int, nargs="+", default=[1, 2, 4])
     ap.add_argument("--seconds", type=float, default=10)
-    ap.add_argument("--case", default="155")
+    ap.add_argument("--site", default=os.path.join(HERE, "serve_site.pp"))
+    ap.add_argument("--node", default="deb12.example.com")
     ap.add_argument("--workers", type=int, default=0)
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        code, node, facts = setup(tmp, a.case)
+        code, node, facts = setup(tmp, a.site, a.node)
         p, port = start(os.path.abspath(a.ordo), tmp, code, a.workers)
         try:
             paths = enroll(tmp, port, node)
             payload = body(node, facts)
             # One catalog first: parses the code (not part of the figures).
             warm, errs = [], []
-            client(port, paths, node, payload, time.monotonic() + 0.001, warm, errs)
+            client(port, paths, node, payload, time.monotonic() + 300, warm, errs, most=1)
             if errs or not warm:
                 sys.exit(f"the first catalog failed: {errs}\n" +
                          open(os.path.join(tmp, "serve.err")).read()[-2000:])
-            print(f"case {a.case} ({node}): {warm[0][1]} resources; "
+            print(f"{os.path.basename(a.site)} ({node}): {warm[0][1]} resources; "
                   f"first catalog {warm[0][0] * 1000:.0f} ms; body {len(payload)} bytes")
             print()
             print("| clients | catalogs/s | p50 ms | p99 ms | server CPU ms/catalog | server RSS MiB (peak) | errors |")

@@ -76,29 +76,20 @@ fn start(dir: &Path, args: &[&str]) -> Serve {
 /// (`--detailed-exitcodes`) and the output.
 fn agent(dir: &Path, port: u16, certname: &str, extra: &[&str]) -> (i32, String) {
     let a = dir.join("agent").join(certname);
-    let out = Command::new("puppet")
-        .args([
-            "agent",
-            "--test",
-            "--detailed-exitcodes",
-            "--color",
-            "false",
-        ])
-        .arg("--confdir")
-        .arg(a.join("conf"))
-        .arg("--vardir")
-        .arg(a.join("var"))
-        .arg("--rundir")
-        .arg(a.join("run"))
-        .arg("--logdir")
-        .arg(a.join("log"))
-        .arg("--codedir")
-        .arg(a.join("code"))
-        // Debian's Puppet keeps these outside the confdir and vardir.
-        .arg("--ssldir")
-        .arg(a.join("ssl"))
-        .arg("--publicdir")
-        .arg(a.join("public"))
+    let mut cmd = Command::new("puppet");
+    cmd.args([
+        "agent",
+        "--test",
+        "--detailed-exitcodes",
+        "--color",
+        "false",
+    ]);
+    // Every directory of the agent in the temp dir (Debian's Puppet keeps its ssldir and
+    // publicdir outside the confdir and vardir).
+    for d in ["conf", "var", "run", "log", "code", "ssl", "public"] {
+        cmd.arg(format!("--{d}dir")).arg(a.join(d));
+    }
+    let out = cmd
         .args(["--server", "127.0.0.1", "--certname", certname])
         .args(["--serverport", &port.to_string()])
         .args(extra)
@@ -200,7 +191,7 @@ fn real_agent_enrolls_applies_and_is_authorized() {
             r#"node default {{
   file {{ '{out}/hello.txt':
     ensure  => file,
-    content => "hello from ${{trusted['certname']}} in ${{environment}} (${{trusted['authenticated']}}) via ${{server_facts['servername']}}\n",
+    content => "hello from ${{trusted['certname']}} (${{trusted['extensions']['pp_role']}}) in ${{environment}} (${{trusted['authenticated']}}) via ${{server_facts['servername']}}\n",
   }}
   file {{ '{out}/copy.txt':
     ensure => file,
@@ -226,6 +217,11 @@ fn real_agent_enrolls_applies_and_is_authorized() {
             out.display()
         ),
     );
+    // An extension request, signed into the certificate: `$trusted['extensions']`.
+    write(
+        &dir.join("agent/node1.test/conf/csr_attributes.yaml"),
+        "extension_requests:\n  pp_role: web\n",
+    );
     let server = start(dir, &["--autosign", "all"]);
     let port = server.port;
 
@@ -236,7 +232,7 @@ fn real_agent_enrolls_applies_and_is_authorized() {
     assert_eq!(code1, 2, "first run: changes expected\n{log1}");
     assert_eq!(
         std::fs::read_to_string(out.join("hello.txt")).unwrap(),
-        "hello from node1.test in production (remote) via ordo-test-server\n"
+        "hello from node1.test (web) in production (remote) via ordo-test-server\n"
     );
     assert_eq!(
         std::fs::read_to_string(out.join("copy.txt")).unwrap(),
@@ -293,18 +289,10 @@ fn real_agent_enrolls_applies_and_is_authorized() {
 
     // Revoked: refused from the next connection on.
     let cadir = dir.join("ssl/ca");
-    let listed = Command::new(env!("CARGO_BIN_EXE_ordo"))
-        .args(["ca", "list", "--all", "--cadir"])
-        .arg(&cadir)
-        .output()
-        .unwrap();
-    assert!(String::from_utf8_lossy(&listed.stdout).contains("+ \"node1.test\""));
-    let revoked = Command::new(env!("CARGO_BIN_EXE_ordo"))
-        .args(["ca", "revoke", "node1.test", "--cadir"])
-        .arg(&cadir)
-        .status()
-        .unwrap();
-    assert!(revoked.success());
+    let (_, listed) = ordo_ca(&["list", "--all"], &cadir);
+    assert!(listed.contains("+ \"node1.test\""), "{listed}");
+    let (revoked, out) = ordo_ca(&["revoke", "node1.test"], &cadir);
+    assert!(revoked, "{out}");
     assert_eq!(get(dir, port, "/puppet/v3/node/node1.test", own), "403");
 
     // SIGTERM: a clean stop.
@@ -325,4 +313,165 @@ fn real_agent_enrolls_applies_and_is_authorized() {
         first.as_secs_f64(),
         second.as_secs_f64()
     );
+}
+
+fn openssl(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("openssl")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run openssl");
+    assert!(
+        out.status.success(),
+        "openssl {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn ordo_ca(args: &[&str], cadir: &Path) -> (bool, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_ordo"))
+        .arg("ca")
+        .args(args)
+        .arg("--cadir")
+        .arg(cadir)
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    )
+}
+
+/// A puppetserver CA (RSA key in PKCS#1, serial file, signed certificates) imported with
+/// `ordo ca import`: requests are signed by its key with its next serial, certificates
+/// verify against its certificate, and a revocation gives a CRL OpenSSL accepts.
+#[test]
+fn imported_puppetserver_ca_signs_and_revokes() {
+    let have_openssl = Command::new("openssl")
+        .arg("version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !have_openssl {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "openssl is needed under CI=true"
+        );
+        eprintln!("skipped: `openssl` is not installed");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let old = dir.join("puppetserver-ca");
+    std::fs::create_dir_all(old.join("signed")).unwrap();
+    openssl(
+        &old,
+        &["genrsa", "-traditional", "-out", "ca_key.pem", "2048"],
+    );
+    openssl(
+        &old,
+        &[
+            "req",
+            "-x509",
+            "-new",
+            "-key",
+            "ca_key.pem",
+            "-subj",
+            "/CN=Puppet CA: old",
+            "-days",
+            "30",
+            "-out",
+            "ca_crt.pem",
+            "-addext",
+            "basicConstraints=critical,CA:true",
+            "-addext",
+            "keyUsage=keyCertSign,cRLSign",
+        ],
+    );
+    assert!(std::fs::read_to_string(old.join("ca_key.pem"))
+        .unwrap()
+        .contains("BEGIN RSA PRIVATE KEY"));
+    write(&old.join("serial"), "0A\n");
+    std::fs::copy(old.join("ca_crt.pem"), old.join("signed/old-agent.pem")).unwrap();
+
+    let cadir = dir.join("ca");
+    let (ok, out) = ordo_ca(&["import", old.to_str().unwrap()], &cadir);
+    assert!(ok, "{out}");
+    assert!(out.contains("1 signed certificates"), "{out}");
+    // A second import into the same directory is refused.
+    assert!(!ordo_ca(&["import", old.to_str().unwrap()], &cadir).0);
+
+    openssl(
+        dir,
+        &[
+            "req",
+            "-new",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-subj",
+            "/CN=agent1.test",
+            "-keyout",
+            "agent1.key",
+            "-out",
+            "agent1.csr",
+        ],
+    );
+    std::fs::copy(
+        dir.join("agent1.csr"),
+        cadir.join("requests/agent1.test.pem"),
+    )
+    .unwrap();
+    let (_, listed) = ordo_ca(&["list"], &cadir);
+    assert!(listed.contains("\"agent1.test\""), "{listed}");
+    let (ok, out) = ordo_ca(&["sign", "agent1.test"], &cadir);
+    assert!(ok, "{out}");
+    let signed = cadir.join("signed/agent1.test.pem");
+    let ca_crt = old.join("ca_crt.pem");
+    let verified = openssl(
+        dir,
+        &[
+            "verify",
+            "-CAfile",
+            ca_crt.to_str().unwrap(),
+            signed.to_str().unwrap(),
+        ],
+    );
+    assert!(verified.contains(": OK"), "{verified}");
+    let serial = openssl(
+        dir,
+        &["x509", "-in", signed.to_str().unwrap(), "-noout", "-serial"],
+    );
+    assert_eq!(serial.trim(), "serial=0A");
+    assert_eq!(
+        std::fs::read_to_string(cadir.join("serial"))
+            .unwrap()
+            .trim(),
+        "0b"
+    );
+
+    let (ok, out) = ordo_ca(&["revoke", "agent1.test"], &cadir);
+    assert!(ok, "{out}");
+    let crl = cadir.join("ca_crl.pem");
+    let text = Command::new("openssl")
+        .args(["crl", "-in"])
+        .arg(&crl)
+        .args(["-CAfile"])
+        .arg(&ca_crt)
+        .args(["-noout", "-text"])
+        .output()
+        .unwrap();
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&text.stdout),
+        String::from_utf8_lossy(&text.stderr)
+    );
+    assert!(all.contains("verify OK"), "{all}");
+    assert!(all.contains("Serial Number: 0A"), "{all}");
+    let (_, listed) = ordo_ca(&["list", "--all"], &cadir);
+    assert!(listed.contains("- \"agent1.test\""), "{listed}");
 }
