@@ -5,6 +5,8 @@
 //! not count) of `Graph::build` and of `find_cycles` per edge. Linear scaling shows as a flat
 //! ns/edge column.
 
+#![allow(clippy::disallowed_methods)]
+
 use ordo::catalog::Catalog;
 use ordo::graph::cycles::find_cycles;
 use ordo::graph::{Graph, Ordering};

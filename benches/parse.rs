@@ -3,6 +3,8 @@
 //! wall clock and by the CPU time the process actually got (Linux `/proc/self/schedstat`):
 //! on a machine shared with other work, the second is the one that measures the parser.
 
+#![allow(clippy::disallowed_methods)]
+
 use ordo::parser::parse;
 use ordo::span::FileId;
 use std::path::{Path, PathBuf};

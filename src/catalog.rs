@@ -5,6 +5,9 @@
 //! (`serde_json::Value`, insertion order kept) because that is what a catalog carries; the
 //! evaluator converts its values when it stores them.
 
+pub mod metaparams;
+
+use crate::fxhash::FxHashSet as FastSet;
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
@@ -962,6 +965,32 @@ impl Catalog {
     /// [`Catalog::write_pretty`] when `pretty`, else [`Catalog::write_compact`].
     pub fn write_json(&self, w: &mut impl std::io::Write, pretty: bool) -> std::io::Result<()> {
         pretty::own_catalog(w, self, pretty)
+    }
+}
+
+/// The containment edges met so far, to drop repeated ones. A resource has one container
+/// but for a class (also in its stage): each resource's first container is kept in a
+/// vector, and only an edge to a second one goes to a set (a set of every edge cost a hash
+/// and a probe each; comparing lists, N^2/2 comparisons for a class of N resources).
+#[derive(Default)]
+pub struct ContainmentSeen {
+    first: Vec<usize>,
+    more: FastSet<(usize, usize)>,
+}
+
+impl ContainmentSeen {
+    /// Records the edge `container -> member`; false when it was met already.
+    pub fn insert(&mut self, container: usize, member: usize) -> bool {
+        if self.first.len() <= member {
+            self.first.resize(member + 1, usize::MAX);
+        }
+        match self.first[member] {
+            usize::MAX => {
+                self.first[member] = container;
+                true
+            }
+            f => f != container && self.more.insert((container, member)),
+        }
     }
 }
 

@@ -103,16 +103,6 @@ pub struct RenderOptions {
     pub color: bool,
 }
 
-impl RenderOptions {
-    /// Colour when stderr is a terminal and `NO_COLOR` is unset.
-    pub fn for_stderr() -> RenderOptions {
-        use std::io::IsTerminal;
-        RenderOptions {
-            color: std::env::var_os("NO_COLOR").is_none() && std::io::stderr().is_terminal(),
-        }
-    }
-}
-
 /// Renders one diagnostic as text (ariadne when it has a location in a known file).
 pub fn render(diag: &Diagnostic, sources: &SourceMap, opts: RenderOptions) -> String {
     use ariadne::{Config, Label as ALabel, Report, ReportKind};

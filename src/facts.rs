@@ -2,6 +2,8 @@
 //!
 //! This is IO and lives outside the evaluator, which only receives facts as data.
 
+#![allow(clippy::disallowed_methods)]
+
 use crate::diagnostics::{render, Diagnostic, RenderOptions};
 use crate::span::{FileId, SourceMap, Span};
 use serde_json::{json, Map, Value as Json};

@@ -15,10 +15,10 @@ pub mod eval;
 pub mod facts;
 pub mod fxhash;
 pub mod graph;
-pub mod hiera;
 pub mod lexer;
 pub mod parser;
 pub mod pn;
+pub mod ruby_text;
 pub mod serve;
 pub mod span;
 

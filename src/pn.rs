@@ -2,6 +2,8 @@
 //! (pops/model/pn_transformer.rb and pops/pn.rb), and as JSON (`--format json`, PN's
 //! `to_data`).
 
+use crate::ruby_text::ruby_float;
+
 use crate::ast::*;
 use std::fmt::Write;
 
@@ -464,55 +466,6 @@ fn quote(v: &str, out: &mut String) {
     out.push('"');
 }
 
-/// Ruby's `Float#to_s`.
-pub fn ruby_float(f: f64) -> String {
-    if f.is_nan() {
-        return "NaN".into();
-    }
-    if f.is_infinite() {
-        return if f > 0.0 {
-            "Infinity".into()
-        } else {
-            "-Infinity".into()
-        };
-    }
-    if f == 0.0 {
-        return if f.is_sign_negative() {
-            "-0.0".into()
-        } else {
-            "0.0".into()
-        };
-    }
-    // Shortest round-trip digits, then Ruby's choice of notation.
-    let sci = format!("{f:e}");
-    let (mant, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let neg = mant.starts_with('-');
-    let digits: String = mant.chars().filter(|c| c.is_ascii_digit()).collect();
-    let decpt = exp + 1;
-    let sign = if neg { "-" } else { "" };
-    if !(-3..=16).contains(&decpt) {
-        let (first, rest) = digits.split_at(1);
-        let rest = if rest.is_empty() { "0" } else { rest };
-        let e = decpt - 1;
-        format!(
-            "{sign}{first}.{rest}e{}{:02}",
-            if e < 0 { '-' } else { '+' },
-            e.abs()
-        )
-    } else if decpt <= 0 {
-        format!("{sign}0.{}{digits}", "0".repeat((-decpt) as usize))
-    } else if decpt as usize >= digits.len() {
-        format!(
-            "{sign}{digits}{}.0",
-            "0".repeat(decpt as usize - digits.len())
-        )
-    } else {
-        let (a, b) = digits.split_at(decpt as usize);
-        format!("{sign}{a}.{b}")
-    }
-}
-
 /// PN's `to_data`, as JSON.
 pub fn to_data(pn: &Pn) -> serde_json::Value {
     use serde_json::{json, Value};
@@ -549,7 +502,7 @@ pub fn to_data(pn: &Pn) -> serde_json::Value {
 
 #[cfg(test)]
 mod tests {
-    use super::ruby_float;
+    use crate::ruby_text::ruby_float;
 
     #[test]
     fn floats_print_like_ruby() {

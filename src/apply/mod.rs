@@ -9,6 +9,8 @@
 //! a resource that received events refreshes once, after its own sync. A failure skips every
 //! resource that depends on it, transitively.
 
+#![allow(clippy::disallowed_methods)]
+
 pub mod atomic;
 pub mod bucket;
 pub mod lock;

@@ -182,6 +182,10 @@ impl Loader for FsLoader {
     fn parse_cache(&self) -> Option<&eval::parse_cache::ParseCache> {
         self.parse_cache.as_deref()
     }
+
+    fn host(&self) -> &dyn eval::host::Host {
+        &crate::cli::host::SystemHost
+    }
 }
 
 /// What a compile needs besides the manifest: the node, its facts, the modules.
@@ -457,10 +461,7 @@ fn compile_result_with(
     });
     let facts = match &inputs.facts {
         Some(p) => crate::facts::read_facts(p).map_err(|refusal| {
-            eprint!(
-                "{}",
-                refusal.render(crate::diagnostics::RenderOptions::for_stderr())
-            );
+            eprint!("{}", refusal.render(crate::cli::stderr_render_options()));
             1
         })?,
         None => crate::facts::local_facts(&node),

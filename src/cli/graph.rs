@@ -4,7 +4,7 @@ use super::compile::CompileInputs;
 use super::load_input;
 use crate::catalog::Catalog;
 use crate::check::{Locator, Report};
-use crate::diagnostics::{render, to_json, Diagnostic, RenderOptions};
+use crate::diagnostics::{render, to_json, Diagnostic};
 use crate::graph::cycles::{find_cycles, path_names};
 use crate::graph::dot::{to_dot, Kind};
 use crate::graph::{Ordering, Vertex};
@@ -109,7 +109,7 @@ pub fn check(args: &CheckArgs) -> i32 {
             );
         }
         "human" => {
-            let opts = RenderOptions::for_stderr();
+            let opts = crate::cli::stderr_render_options();
             for d in &report.diagnostics {
                 eprint!("{}", render(d, &report.sources, opts));
             }

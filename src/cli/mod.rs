@@ -4,6 +4,8 @@
 //! here; each also has a `*_catalog` entry point taking a `Catalog`, so that manifests can be
 //! compiled first and fed in.
 
+#![allow(clippy::disallowed_methods)]
+
 /// `println!` that survives a closed stdout (`ordo compile x.pp | head`): the output is
 /// simply dropped instead of panicking. Any other failure (a full disk) is noted for the
 /// exit status (see [`note_stdout`]).
@@ -49,6 +51,7 @@ pub mod catalog_file;
 pub mod compile;
 pub mod data;
 pub mod graph;
+pub mod host;
 pub mod nodes;
 pub mod parse;
 pub mod priorities;
@@ -61,7 +64,7 @@ use std::path::Path;
 /// is refused with a rendered diagnostic naming the place of the problem (see `catalog_file`).
 pub fn load_catalog(path: &Path) -> Result<Catalog, String> {
     catalog_file::read_catalog(path).map_err(|r| {
-        r.render(crate::diagnostics::RenderOptions::for_stderr())
+        r.render(crate::cli::stderr_render_options())
             .trim_end()
             .to_string()
     })
@@ -92,4 +95,13 @@ pub fn is_catalog_file(path: &Path) -> bool {
 pub fn stdout_color() -> bool {
     use std::io::IsTerminal;
     std::env::var_os("NO_COLOR").is_none() && std::io::stdout().is_terminal()
+}
+
+/// How diagnostics are drawn on standard error: in colour on a terminal, unless `NO_COLOR`
+/// is set.
+pub fn stderr_render_options() -> crate::diagnostics::RenderOptions {
+    use std::io::IsTerminal;
+    crate::diagnostics::RenderOptions {
+        color: std::env::var_os("NO_COLOR").is_none() && std::io::stderr().is_terminal(),
+    }
 }

@@ -85,7 +85,7 @@ fn compile_node(
         Ok(f) => f,
         Err(refusal) => {
             messages.push_str(&format!("Error: facts of node {} refused:\n", node.name));
-            messages.push_str(&refusal.render(crate::diagnostics::RenderOptions::for_stderr()));
+            messages.push_str(&refusal.render(crate::cli::stderr_render_options()));
             return Outcome {
                 ok: false,
                 messages,

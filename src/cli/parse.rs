@@ -1,6 +1,6 @@
 //! `ordo parse FILE...`: parse files, print diagnostics, optionally dump the tree.
 
-use crate::diagnostics::{render, RenderOptions};
+use crate::diagnostics::render;
 use crate::parser::{parse, parse_epp};
 use crate::span::SourceMap;
 use std::io::Write;
@@ -15,7 +15,7 @@ pub enum Dump {
 /// Parses every file; returns whether all parsed without error.
 pub fn run(files: &[String], dump: Option<Dump>) -> bool {
     let mut sources = SourceMap::new();
-    let opts = RenderOptions::for_stderr();
+    let opts = crate::cli::stderr_render_options();
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let mut err = std::io::stderr().lock();

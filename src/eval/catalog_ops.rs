@@ -19,23 +19,10 @@ use std::sync::Arc;
 /// requisites and run controls and Rudder's `priority` (docs/extensions.md). The runner gives
 /// them their meaning; the evaluator passes them through to the catalog.
 fn ordo_metaparam(name: &str) -> bool {
-    name == PRIORITY || crate::graph::requisites::is_extension_metaparam(name)
+    name == PRIORITY || crate::catalog::metaparams::is_extension_metaparam(name)
 }
 
-pub const METAPARAMS: &[&str] = &[
-    "noop",
-    "schedule",
-    "audit",
-    "loglevel",
-    "alias",
-    "tag",
-    "require",
-    "subscribe",
-    "before",
-    "notify",
-    "stage",
-];
-pub const RELATIONSHIP_PARAMS: &[&str] = &["require", "subscribe", "before", "notify"];
+pub use crate::catalog::metaparams::{METAPARAMS, RELATIONSHIP_PARAMS};
 
 /// A reference override (`Notify['a'] { ... }`) or a collector's override.
 #[derive(Clone, Debug)]

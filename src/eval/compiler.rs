@@ -254,7 +254,7 @@ pub struct Compiler<'a> {
     pub(super) main_file: FileId,
     /// Output buffers of the EPP templates being rendered.
     pub(super) render_stack: Vec<String>,
-    pub(super) hiera_cache: crate::hiera::Cache,
+    pub(super) hiera_cache: crate::eval::hiera::Cache,
     /// Nesting of Puppet-language function calls.
     pub(super) call_depth: usize,
     /// Lambda calls so far (bounded by `functions::MAX_LAMBDA_CALLS`).

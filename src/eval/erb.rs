@@ -155,22 +155,7 @@ pub fn ruby_inspect(v: &Value) -> String {
     }
     match v {
         Value::Undef => "nil".into(),
-        Value::Str(s) => {
-            let mut o = String::from("\"");
-            for ch in s.chars() {
-                match ch {
-                    '"' => o.push_str("\\\""),
-                    '\\' => o.push_str("\\\\"),
-                    '\n' => o.push_str("\\n"),
-                    '\t' => o.push_str("\\t"),
-                    '\r' => o.push_str("\\r"),
-                    '#' => o.push('#'),
-                    c => o.push(c),
-                }
-            }
-            o.push('"');
-            o
-        }
+        Value::Str(s) => crate::ruby_text::inspect_str(s),
         Value::Float(f) => ruby_float(*f),
         other => other.to_display(),
     }
@@ -943,7 +928,7 @@ impl Interp<'_, '_> {
             "to_s" => return Ok(Str(ruby_to_s(&recv))),
             "inspect" => return Ok(Str(ruby_inspect(&recv))),
             // Psych's dump, as stdlib's to_yaml() gives it.
-            "to_yaml" => return Ok(Str(crate::hiera::yaml::to_yaml(&recv.to_json()))),
+            "to_yaml" => return Ok(Str(crate::eval::hiera::yaml::to_yaml(&recv.to_json()))),
             "class" => return Ok(Str(class_name(&recv).into())),
             "respond_to?" => return Ok(Bool(true)),
             "==" => return Ok(Bool(ruby_eq(&recv, &a0))),

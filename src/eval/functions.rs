@@ -1460,7 +1460,7 @@ fn f_strftime(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
             return t.format(f).map(Value::Str).map_err(|e| arg_err(c, a, e));
         }
         [Value::Str(f), rest @ ..] => (
-            super::value::Timestamp::now(),
+            super::value::Timestamp::at(c.loader.host().now()),
             f.clone(),
             rest.first().cloned(),
         ),
@@ -1590,7 +1590,7 @@ fn f_new(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let res = match &t {
         // `Timestamp()` is now; from seconds since the epoch or an ISO 8601 string.
         PType::Timestamp => match &v {
-            Value::Undef if args.is_empty() => Some(Value::Timestamp(super::value::Timestamp::now())),
+            Value::Undef if args.is_empty() => Some(Value::Timestamp(super::value::Timestamp::at(c.loader.host().now()))),
             Value::Timestamp(_) => Some(v.clone()),
             Value::Int(_) | Value::Float(_) => {
                 super::value::Timestamp::from_seconds(&v).map(Value::Timestamp)
@@ -3340,16 +3340,13 @@ fn f_create_resources(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 /// Puppet's file search (`Puppet::Parser::Files.find_file`): an absolute path as it is,
 /// `mod/path` in the module's `files/` folder. Returns the path and the text.
 fn find_module_file(c: &Compiler<'_>, spec: &str) -> Option<(String, String)> {
+    let host = c.loader.host();
     if spec.starts_with('/') {
-        return std::fs::read_to_string(spec)
-            .ok()
-            .map(|t| (spec.to_string(), t));
+        return host.read_file(spec).ok().map(|t| (spec.to_string(), t));
     }
     let (module, rest) = spec.split_once('/')?;
     let (display, text) = c.loader.load(module, &format!("files/{rest}"))?;
-    let path = std::fs::canonicalize(&display)
-        .map(|p| p.to_string_lossy().into_owned())
-        .unwrap_or(display);
+    let path = host.canonical_path(&display).unwrap_or(display);
     Some((path, text))
 }
 
@@ -3456,11 +3453,12 @@ fn f_generate(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     }
     let dir = std::path::Path::new(command)
         .parent()
-        .unwrap_or(std::path::Path::new("/"));
-    if !dir.is_dir() {
+        .map_or("/".into(), |d| d.to_string_lossy().into_owned());
+    let host = c.loader.host();
+    if host.path_kind(&dir) != Some(super::host::PathKind::Dir) {
         return Err(fail(
             c,
-            format!("No such file or directory @ dir_chdir - {}", dir.display()),
+            format!("No such file or directory @ dir_chdir - {dir}"),
         ));
     }
     let failed = |c: &Compiler<'_>, code: i32, output: &str| {
@@ -3472,17 +3470,8 @@ fn f_generate(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
             ),
         )
     };
-    let (mut reader, writer) = std::io::pipe().map_err(|e| fail(c, e.to_string()))?;
-    let err_writer = writer.try_clone().map_err(|e| fail(c, e.to_string()))?;
-    let spawned = std::process::Command::new(command)
-        .args(&argv[1..])
-        .current_dir(dir)
-        .stdin(std::process::Stdio::null())
-        .stdout(writer)
-        .stderr(err_writer)
-        .spawn();
-    let mut child = match spawned {
-        Ok(child) => child,
+    let done = match host.run_command(&argv, &dir) {
+        Ok(done) => done,
         Err(e) => {
             // Puppet's child reports why it could not exec, and exits 1.
             let why = match e.kind() {
@@ -3493,12 +3482,8 @@ fn f_generate(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
             return Err(failed(c, 1, &msg));
         }
     };
-    let mut output = Vec::new();
-    // The command's ends of the pipe went with it: reading stops when it exits.
-    let _ = std::io::Read::read_to_end(&mut reader, &mut output);
-    let status = child.wait().map_err(|e| fail(c, e.to_string()))?;
-    let output = String::from_utf8_lossy(&output).into_owned();
-    match status.code() {
+    let output = String::from_utf8_lossy(&done.output).into_owned();
+    match done.code {
         Some(0) => Ok(Value::Str(output)),
         // Puppet's ExecutionFailure gives the output stripped.
         code => Err(failed(c, code.unwrap_or(1), output.trim())),

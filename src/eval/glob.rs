@@ -2,7 +2,7 @@
 //! over the file system, each directory's matches in name order. Wildcards do not match a
 //! leading dot (hidden files), as with Ruby's default flags.
 
-use std::path::Path;
+use super::host::{Host, PathKind};
 
 /// The patterns `{a,b}` stands for, in order (`data/{one,two}.*`: `data/one.*`,
 /// `data/two.*`); nested braces expand too. Unbalanced braces are kept as written.
@@ -47,7 +47,7 @@ pub fn expand_braces(pattern: &str) -> Vec<String> {
 }
 
 /// The paths matching `pattern` (no braces), relative ones to the working directory.
-pub fn glob(pattern: &str) -> Vec<String> {
+pub fn glob(host: &dyn Host, pattern: &str) -> Vec<String> {
     if pattern.is_empty() {
         return Vec::new();
     }
@@ -62,7 +62,7 @@ pub fn glob(pattern: &str) -> Vec<String> {
         out.push(prefix);
         return out;
     }
-    walk(&prefix, &segs, dir_only, &mut out);
+    walk(host, &prefix, &segs, dir_only, &mut out);
     out
 }
 
@@ -71,24 +71,17 @@ fn has_magic(seg: &str) -> bool {
 }
 
 /// The entries of directory `dir` (`""`: the working directory), sorted by name.
-fn entries(dir: &str) -> Vec<String> {
-    let path = if dir.is_empty() { "." } else { dir };
-    let mut names: Vec<String> = std::fs::read_dir(path)
-        .map(|rd| {
-            rd.filter_map(|e| e.ok())
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .collect()
-        })
-        .unwrap_or_default();
+fn entries(host: &dyn Host, dir: &str) -> Vec<String> {
+    let mut names = host.list_dir(dir);
     names.sort();
     names
 }
 
-fn is_dir(path: &str) -> bool {
-    Path::new(path).is_dir()
+fn is_dir(host: &dyn Host, path: &str) -> bool {
+    host.path_kind(path) == Some(PathKind::Dir)
 }
 
-fn walk(prefix: &str, segs: &[&str], dir_only: bool, out: &mut Vec<String>) {
+fn walk(host: &dyn Host, prefix: &str, segs: &[&str], dir_only: bool, out: &mut Vec<String>) {
     let Some((seg, rest)) = segs.split_first() else {
         return;
     };
@@ -97,25 +90,25 @@ fn walk(prefix: &str, segs: &[&str], dir_only: bool, out: &mut Vec<String>) {
         if last {
             if !dir_only {
                 out.push(path);
-            } else if is_dir(&path) {
+            } else if is_dir(host, &path) {
                 out.push(format!("{path}/"));
             }
-        } else if is_dir(&path) {
-            walk(&format!("{path}/"), rest, dir_only, out);
+        } else if is_dir(host, &path) {
+            walk(host, &format!("{path}/"), rest, dir_only, out);
         }
     };
     if *seg == "**" && !last {
         // Zero or more (visible) directories.
-        walk(prefix, rest, dir_only, out);
-        for name in entries(prefix) {
+        walk(host, prefix, rest, dir_only, out);
+        for name in entries(host, prefix) {
             let path = format!("{prefix}{name}");
-            if !name.starts_with('.') && is_dir(&path) {
-                walk(&format!("{path}/"), segs, dir_only, out);
+            if !name.starts_with('.') && is_dir(host, &path) {
+                walk(host, &format!("{path}/"), segs, dir_only, out);
             }
         }
     } else if has_magic(seg) {
         let pat: Vec<char> = seg.chars().collect();
-        for name in entries(prefix) {
+        for name in entries(host, prefix) {
             let hidden_ok = seg.starts_with('.') && name != "." && name != "..";
             if (!name.starts_with('.') || hidden_ok) && fnmatch(&pat, &name) {
                 found(out, format!("{prefix}{name}"));
@@ -123,7 +116,7 @@ fn walk(prefix: &str, segs: &[&str], dir_only: bool, out: &mut Vec<String>) {
         }
     } else {
         let path = format!("{prefix}{seg}");
-        if Path::new(&path).exists() {
+        if host.path_kind(&path).is_some() {
             found(out, path);
         }
     }

@@ -7,7 +7,7 @@ use super::scope::ScopeId;
 use super::stdlib::{arg, fail_plain};
 use super::value::Value;
 use crate::catalog::TrimColons;
-use crate::hiera::{self, Merge};
+use crate::eval::hiera::{self, Merge};
 use crate::span::Span;
 
 struct Source<'l>(&'l dyn super::Loader);

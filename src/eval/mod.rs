@@ -19,7 +19,9 @@ mod exported;
 mod expr;
 mod functions;
 mod glob;
+pub mod hiera;
 mod hiera_lookup;
+pub mod host;
 mod module_functions;
 mod output;
 mod params;
@@ -89,7 +91,7 @@ pub trait Loader {
     }
 
     /// A Hiera data file (`hiera.yaml` or a data file), by path as the hierarchy names it
-    /// (`env:data/common.yaml`, `module:<name>:data/common.yaml`); see `crate::hiera`.
+    /// (`env:data/common.yaml`, `module:<name>:data/common.yaml`); see `crate::eval::hiera`.
     fn load_data(&self, _path: &str) -> Option<String> {
         None
     }
@@ -120,6 +122,12 @@ pub trait Loader {
     /// that exported each, from the store that stands in for PuppetDB.
     fn exported_resources(&self, _type_name: &str) -> Vec<(String, crate::catalog::Resource)> {
         Vec::new()
+    }
+
+    /// The machine's files, commands and clock, for the functions that read them; the
+    /// default sees an empty machine at the epoch.
+    fn host(&self) -> &dyn host::Host {
+        &host::NoHost
     }
 }
 

@@ -79,25 +79,7 @@ impl Compiler<'_> {
         };
         cat.resources
             .reserve(self.resources.iter().filter(|r| included(r)).count());
-        if self.resources.len() >= crate::graph::PARALLEL_FROM {
-            // Two threads, each converting half of the resources.
-            let half = self.resources.len() / 2;
-            let (head, tail) = self.resources.split_at_mut(half);
-            let mut tail = std::thread::scope(|s| {
-                let other = s.spawn(|| {
-                    let mut out = Vec::with_capacity(tail.len());
-                    convert(tail, &mut out);
-                    out
-                });
-                convert(head, &mut cat.resources);
-                other
-                    .join()
-                    .unwrap_or_else(|e| std::panic::resume_unwind(e))
-            });
-            cat.resources.append(&mut tail);
-        } else {
-            convert(&mut self.resources, &mut cat.resources);
-        }
+        convert(&mut self.resources, &mut cat.resources);
         cat.edges = catalog_edges(&self.resources, &self.containment);
         for w in warnings {
             self.log(super::LogLevel::Warning, w);
@@ -515,7 +497,7 @@ fn write_value(w: &mut pretty::Buf, depth: usize, v: &Value) {
 #[derive(Default)]
 struct EdgeCursor {
     next: usize,
-    seen: crate::graph::ContainmentSeen,
+    seen: crate::catalog::ContainmentSeen,
 }
 
 impl EdgeCursor {

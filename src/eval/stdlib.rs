@@ -805,7 +805,7 @@ fn strip_undef(v: Value) -> Value {
 }
 
 fn f_to_yaml(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
-    Ok(Value::Str(crate::hiera::yaml::to_yaml(
+    Ok(Value::Str(crate::eval::hiera::yaml::to_yaml(
         &arg(a, 0).to_json(),
     )))
 }
@@ -826,7 +826,7 @@ fn f_parsejson(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 
 fn f_parseyaml(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let text = arg(a, 0).to_display();
-    match crate::hiera::yaml::parse(&text) {
+    match crate::eval::hiera::yaml::parse(&text) {
         Ok(j) => Ok(Value::from_json(&j)),
         Err(e) => {
             if a.values.len() > 1 {

@@ -482,13 +482,15 @@ fn f_load_file(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         Value::Str(p) if p.starts_with("http://") || p.starts_with("https://") => {
             Err(format!("{}(): Ordo does not fetch URLs ({p})", a.name))
         }
-        Value::Str(p) if std::path::Path::new(&p).exists() => match std::fs::read_to_string(&p) {
-            Ok(text) if a.name == "loadyaml" => {
-                crate::hiera::yaml::parse(&text).map(|j| or_default(Value::from_json(&j)))
+        Value::Str(p) if c.loader.host().path_kind(&p).is_some() => {
+            match c.loader.host().read_file(&p) {
+                Ok(text) if a.name == "loadyaml" => {
+                    crate::eval::hiera::yaml::parse(&text).map(|j| or_default(Value::from_json(&j)))
+                }
+                Ok(text) => super::pson::load(&text).map(or_default),
+                Err(e) => Err(e.to_string()),
             }
-            Ok(text) => super::pson::load(&text).map(or_default),
-            Err(e) => Err(e.to_string()),
-        },
+        }
         Value::Str(p) => {
             let label = super::functions::scope_label(c, a.scope);
             let msg = format!("Scope({label}): Can't load '{p}' File does not exist!");
@@ -523,7 +525,11 @@ fn f_glob(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let mut out = Vec::new();
     for p in &patterns {
         for expanded in super::glob::expand_braces(p) {
-            out.extend(super::glob::glob(&expanded).into_iter().map(Value::Str));
+            out.extend(
+                super::glob::glob(c.loader.host(), &expanded)
+                    .into_iter()
+                    .map(Value::Str),
+            );
         }
     }
     Ok(Value::Array(out))
@@ -533,13 +539,10 @@ fn f_glob(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 
 /// A random number from the process's hash seed and the clock (Ruby's `Kernel#rand` is
 /// not reproducible either).
-fn random_u64() -> u64 {
+fn random_u64(c: &Compiler<'_>) -> u64 {
     use std::hash::{BuildHasher, Hasher};
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos());
-    h.write_u128(nanos);
+    h.write_u128(c.loader.host().now().as_nanos());
     h.finish()
 }
 
@@ -568,7 +571,7 @@ fn f_shuffle(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     if a.values.is_empty() {
         return Err(fail(c, a, "Wrong number of arguments given (0 for 1)"));
     }
-    let mut seed = random_u64();
+    let mut seed = random_u64(c);
     let mut shuffle = |n: usize| -> Vec<usize> {
         let mut idx: Vec<usize> = (0..n).collect();
         for i in 0..n {
@@ -615,7 +618,7 @@ fn f_str2saltedsha512(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         );
         return Err(fail(c, a, msg));
     };
-    let seed = ((random_u64() % (i32::MAX as u64)) as u32).to_le_bytes();
+    let seed = ((random_u64(c) % (i32::MAX as u64)) as u32).to_le_bytes();
     let mut salted = seed.to_vec();
     salted.extend_from_slice(password.as_bytes());
     let mut out = seed.to_vec();
@@ -716,10 +719,8 @@ fn f_time(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
             format!("Wrong number of arguments given {n} for 0 or 1"),
         ));
     }
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    Ok(Value::Int(secs as i64))
+    let secs = c.loader.host().now().as_secs();
+    Ok(Value::Int(i64::try_from(secs).unwrap_or(i64::MAX)))
 }
 
 // ---- to_toml -------------------------------------------------------------------------------------

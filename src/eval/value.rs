@@ -316,11 +316,8 @@ pub struct Timestamp {
 }
 
 impl Timestamp {
-    /// Now.
-    pub fn now() -> Timestamp {
-        let d = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap_or_default();
+    /// The time `d` after the epoch.
+    pub fn at(d: std::time::Duration) -> Timestamp {
         Timestamp {
             secs: i64::try_from(d.as_secs()).unwrap_or(i64::MAX),
             nanos: d.subsec_nanos(),

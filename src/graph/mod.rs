@@ -116,31 +116,7 @@ pub enum Origin {
     Auto { rule: autorel::Rule },
 }
 
-/// The containment edges met so far, to drop repeated ones. A resource has one container
-/// but for a class (also in its stage): each resource's first container is kept in a
-/// vector, and only an edge to a second one goes to a set (a set of every edge cost a hash
-/// and a probe each; comparing lists, N^2/2 comparisons for a class of N resources).
-#[derive(Default)]
-pub struct ContainmentSeen {
-    first: Vec<usize>,
-    more: FastSet<(usize, usize)>,
-}
-
-impl ContainmentSeen {
-    /// Records the edge `container -> member`; false when it was met already.
-    pub fn insert(&mut self, container: usize, member: usize) -> bool {
-        if self.first.len() <= member {
-            self.first.resize(member + 1, usize::MAX);
-        }
-        match self.first[member] {
-            usize::MAX => {
-                self.first[member] = container;
-                true
-            }
-            f => f != container && self.more.insert((container, member)),
-        }
-    }
-}
+pub use crate::catalog::ContainmentSeen;
 
 /// A relationship metaparameter: its position among [`requisites::REFERENCE_PARAMS`], a
 /// byte where the name would take sixteen.

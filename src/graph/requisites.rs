@@ -47,60 +47,9 @@ pub const SOFT_PARAMS: &[&str] = &[
     "onchanges_any",
 ];
 
-/// `_in` forms and the direct requisite each inserts into its targets.
-pub const IN_PARAMS: &[(&str, &str)] = &[
-    ("require_in", "require"),
-    ("watch_in", "watch"),
-    ("onchanges_in", "onchanges"),
-    ("onfail_in", "onfail"),
-    ("prereq_in", "prereq"),
-    ("use_in", "use"),
-    ("listen_in", "listen"),
-];
-
-/// Every parameter whose value is a list of resource references.
-pub const REFERENCE_PARAMS: &[&str] = &[
-    "require",
-    "before",
-    "notify",
-    "subscribe",
-    "watch",
-    "watch_any",
-    "onchanges",
-    "onchanges_any",
-    "onfail",
-    "onfail_any",
-    "onfail_all",
-    "require_any",
-    "prereq",
-    "use",
-    "listen",
-];
-
-/// Run controls valid on every type (`onlyif`/`unless` keep Puppet's meaning on exec).
-pub const CONTROL_PARAMS: &[&str] = &[
-    "onlyif",
-    "unless",
-    "check_cmd",
-    "retry",
-    "failhard",
-    "order",
-    "priority",
-];
-
-/// Is this an Ordo metaparameter (valid on every type, unknown to Puppet)?
-pub fn is_extension_metaparam(name: &str) -> bool {
-    (REFERENCE_PARAMS.contains(&name)
-        && !matches!(name, "require" | "before" | "notify" | "subscribe"))
-        || IN_PARAMS.iter().any(|(p, _)| *p == name)
-        || CONTROL_PARAMS.contains(&name)
-}
-
-/// Would Puppet reject this parameter on this type? (`onlyif`/`unless` are exec attributes.)
-pub fn unknown_to_puppet(type_name: &str, name: &str) -> bool {
-    is_extension_metaparam(name)
-        && !(type_name.eq_ignore_ascii_case("exec") && matches!(name, "onlyif" | "unless"))
-}
+pub use crate::catalog::metaparams::{
+    is_extension_metaparam, unknown_to_puppet, CONTROL_PARAMS, IN_PARAMS, REFERENCE_PARAMS,
+};
 
 /// A reference that did not resolve, found while preparing (resource index, param, text).
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -223,6 +223,7 @@ pub fn dismantle(e: Expr) {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // the tests read their fixtures
 mod tests {
     use super::*;
 

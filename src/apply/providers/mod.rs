@@ -91,22 +91,7 @@ pub trait Provider: Send {
     }
 }
 
-/// Metaparameters every type accepts.
-pub const METAPARAMS: &[&str] = &[
-    "alias",
-    "audit",
-    "before",
-    "consume",
-    "export",
-    "loglevel",
-    "noop",
-    "notify",
-    "require",
-    "schedule",
-    "stage",
-    "subscribe",
-    "tag",
-];
+use crate::catalog::metaparams::METAPARAMS;
 
 /// Builds the provider of a managed resource, validating its attributes first.
 pub fn build(r: &Resource) -> Result<Box<dyn Provider>, String> {
@@ -131,7 +116,7 @@ pub fn build(r: &Resource) -> Result<Box<dyn Provider>, String> {
     for name in r.parameters.keys() {
         if !known.contains(&name.as_str())
             && !METAPARAMS.contains(&name.as_str())
-            && !crate::graph::requisites::is_extension_metaparam(name)
+            && !crate::catalog::metaparams::is_extension_metaparam(name)
         {
             return Err(format!(
                 "no parameter named '{name}' for {}[{}] (Ordo's {t} does not support it)",

@@ -73,7 +73,7 @@ fn should(v: &Json) -> Option<&Json> {
 fn text(v: &Json) -> String {
     match v {
         Json::String(s) => s.clone(),
-        other => crate::eval::ruby_inspect(&crate::eval::value::Value::from_json(other)),
+        other => crate::ruby_text::inspect_json(other),
     }
 }
 

@@ -4,7 +4,7 @@
 //! warnings); an err fixture has at least one. `UPDATE_EXPECT=1` rewrites the expectations;
 //! review the diff.
 
-mod common;
+use crate::common;
 
 use ordo::check::check_manifest;
 use ordo::cli::compile::FsLoader;

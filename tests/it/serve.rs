@@ -5,19 +5,11 @@
 //!
 //! Skipped with a note when `puppet` or `ruby` is absent, except under `CI=true`.
 
+use crate::common::tool;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-
-fn have(tool: &str) -> bool {
-    Command::new(tool)
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
 
 /// The server, stopped with SIGTERM when dropped.
 struct Serve {
@@ -172,12 +164,7 @@ File.write(key_path, key.to_pem)
 
 #[test]
 fn real_agent_enrolls_applies_and_is_authorized() {
-    if !have("puppet") || !have("ruby") {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "puppet and ruby are needed under CI=true"
-        );
-        eprintln!("skipped: `puppet` (Debian's puppet-agent) or `ruby` is not installed");
+    if !tool("puppet") || !tool("ruby") {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
@@ -352,16 +339,7 @@ fn ordo_ca(args: &[&str], cadir: &Path) -> (bool, String) {
 /// verify against its certificate, and a revocation gives a CRL OpenSSL accepts.
 #[test]
 fn imported_puppetserver_ca_signs_and_revokes() {
-    let have_openssl = Command::new("openssl")
-        .arg("version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !have_openssl {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "openssl is needed under CI=true"
-        );
-        eprintln!("skipped: `openssl` is not installed");
+    if !tool("openssl") {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();

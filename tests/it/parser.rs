@@ -31,7 +31,7 @@ fn fixtures(kind: &str) -> Vec<PathBuf> {
 }
 
 fn update() -> bool {
-    std::env::var_os("UPDATE_EXPECT").is_some()
+    crate::common::update_expect()
 }
 
 fn check_expect(path: &Path, actual: &str, failures: &mut Vec<String>) {
@@ -208,10 +208,11 @@ fn run_corpus(corpus: &Path) -> Option<(usize, usize, usize, usize)> {
 
 #[test]
 fn corpus_matches_puppet() {
-    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
-    let Some((files, matched, _accepted, identical)) = run_corpus(&corpus) else {
-        eprintln!("no corpus at {}: skipped", corpus.display());
+    let Some(corpus) = crate::common::shared("corpus") else {
         return;
+    };
+    let Some((files, matched, _accepted, identical)) = run_corpus(&corpus) else {
+        panic!("no corpus verdicts at {}", corpus.display());
     };
     let oks = truth(&corpus).unwrap().iter().filter(|r| r.ok).count();
     eprintln!("corpus: files {files}, verdicts {matched}, pn-identical {identical}/{oks}");

@@ -4,7 +4,7 @@
 //! relationship edges (with their origins) are written beside them.
 //! `UPDATE_EXPECT=1 cargo test` rewrites the `.expected` files; review the diff.
 
-mod common;
+use crate::common;
 
 use ordo::apply::log::LogLine;
 use ordo::apply::{apply, ApplyOptions};

@@ -22,10 +22,15 @@ pub fn fixture_files(dir: &str, ext: &str) -> Vec<PathBuf> {
     files
 }
 
+/// Whether the goldens are to be rewritten: `UPDATE_EXPECT=1` (any other value compares).
+pub fn update_expect() -> bool {
+    std::env::var("UPDATE_EXPECT").is_ok_and(|v| v == "1")
+}
+
 /// Compares `got` with the file `exp`; under `UPDATE_EXPECT=1` writes it instead.
 /// Err names what differs, for a test that collects all the problems before failing.
 pub fn compare(exp: &Path, got: &str) -> Result<(), String> {
-    if std::env::var_os("UPDATE_EXPECT").is_some() {
+    if update_expect() {
         std::fs::write(exp, got).expect("write expectation");
         return Ok(());
     }
@@ -88,4 +93,39 @@ pub fn ordo(args: &[&str]) -> (i32, String, String) {
         String::from_utf8_lossy(&out.stdout).into_owned(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
+}
+
+/// Whether a prerequisite of a test holds (the oracle data in `../shared`, a tool such as
+/// `ruby` or `puppet`). When it does not, the test is skipped with a printed reason, except
+/// under CI (`CI=true`), where a missing prerequisite is a failure.
+pub fn prerequisite(present: bool, what: &str) -> bool {
+    if present {
+        return true;
+    }
+    if std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!("missing prerequisite under CI: {what}");
+    }
+    eprintln!("skipped: {what} is not available");
+    false
+}
+
+/// The shared oracle data beside the repository (`../shared`, or `$ORDO_SHARED`) with `sub`
+/// below it, when present (see [`prerequisite`]).
+pub fn shared(sub: &str) -> Option<PathBuf> {
+    let root = std::env::var_os("ORDO_SHARED")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"));
+    let path = root.join(sub);
+    prerequisite(
+        path.exists(),
+        &format!("{} (the shared oracle data)", path.display()),
+    )
+    .then_some(path)
+}
+
+/// Whether a program is on the PATH (see [`prerequisite`]).
+pub fn tool(name: &str) -> bool {
+    let found = std::env::var_os("PATH")
+        .is_some_and(|paths| std::env::split_paths(&paths).any(|d| d.join(name).is_file()));
+    prerequisite(found, &format!("the program `{name}`"))
 }

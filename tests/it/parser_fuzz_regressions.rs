@@ -50,7 +50,7 @@ fn fuzz_regressions_parse_without_panicking() {
             }
         }
         let out = f.with_extension("out");
-        if std::env::var_os("UPDATE_EXPECT").is_some() {
+        if crate::common::update_expect() {
             std::fs::write(&out, &verdict).unwrap();
         } else if std::fs::read_to_string(&out).unwrap_or_default().trim_end() != verdict.trim_end()
         {

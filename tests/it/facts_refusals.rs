@@ -8,7 +8,7 @@
 //! same manifest with good facts does write it). `UPDATE_EXPECT=1 cargo test --test
 //! facts_refusals` rewrites the expectations; review the diff.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

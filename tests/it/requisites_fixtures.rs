@@ -7,7 +7,7 @@
 //! which result), then every file left in the directory.
 //! `UPDATE_EXPECT=1 cargo test --test requisites_fixtures` rewrites the expectations.
 
-mod common;
+use crate::common;
 
 use ordo::apply::log::LogLine;
 use ordo::apply::salt::salt_return;

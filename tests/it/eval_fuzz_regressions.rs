@@ -9,7 +9,7 @@ use ordo::eval::compile;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-#[path = "../fuzz/eval_setup.rs"]
+#[path = "../../fuzz/eval_setup.rs"]
 mod eval_setup;
 use eval_setup::setup;
 
@@ -67,7 +67,7 @@ fn run_fixtures() {
             }
         };
         let out = f.with_extension("out");
-        if std::env::var_os("UPDATE_EXPECT").is_some() {
+        if crate::common::update_expect() {
             std::fs::write(&out, &verdict).unwrap();
         } else if std::fs::read_to_string(&out).unwrap_or_default() != verdict {
             failures.push(format!("{name}: verdict changed:\n{verdict}"));

@@ -3,7 +3,7 @@
 //! `NAME.modules/` (if present) is the module path. `UPDATE_EXPECT=1` rewrites the `.out`
 //! files; review the diff. The manifests were checked against real Puppet 7.23 when added.
 
-mod common;
+use crate::common;
 
 use ordo::cli::compile::FsLoader;
 use ordo::eval::{compile, CompileOptions};

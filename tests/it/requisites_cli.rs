@@ -2,7 +2,7 @@
 //! `--report-format salt`, `--ordering alphanumeric`, `check --puppet-compatible`), refusals,
 //! and the graph order of the Rudder example under both orderings.
 
-mod common;
+use crate::common;
 use common::ordo;
 
 use ordo::apply::log::LogLine;

@@ -108,7 +108,7 @@ fn fixtures(kind: &str) -> Vec<PathBuf> {
 fn check(kind: &str, must_fail: bool) {
     let files = fixtures(kind);
     assert!(files.len() >= 4, "priority fixtures are missing");
-    let update = std::env::var_os("UPDATE_EXPECT").is_some();
+    let update = crate::common::update_expect();
     let mut bad = vec![];
     for f in files {
         let (got, failed) = render(&f);

@@ -7,7 +7,7 @@
 //! `UPDATE_EXPECT=1 cargo test --test catalog_refusals` rewrites the expectations; review the
 //! diff.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

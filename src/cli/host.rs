@@ -1,0 +1,69 @@
+//! The real machine behind the evaluator's [`Host`]: files, commands and the clock.
+
+use crate::eval::host::{CommandOutput, Host, PathKind};
+use std::io;
+use std::time::Duration;
+
+/// This machine, as `ordo compile` and `ordo apply` show it to the evaluator.
+pub struct SystemHost;
+
+impl Host for SystemHost {
+    fn read_file(&self, path: &str) -> io::Result<String> {
+        std::fs::read_to_string(path)
+    }
+
+    fn path_kind(&self, path: &str) -> Option<PathKind> {
+        let meta = std::fs::metadata(path).ok()?;
+        Some(if meta.is_dir() {
+            PathKind::Dir
+        } else if meta.is_file() {
+            PathKind::File
+        } else {
+            PathKind::Other
+        })
+    }
+
+    fn list_dir(&self, path: &str) -> Vec<String> {
+        let path = if path.is_empty() { "." } else { path };
+        std::fs::read_dir(path)
+            .map(|rd| {
+                rd.filter_map(|e| e.ok())
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    fn canonical_path(&self, path: &str) -> Option<String> {
+        std::fs::canonicalize(path)
+            .ok()
+            .map(|p| p.to_string_lossy().into_owned())
+    }
+
+    fn run_command(&self, argv: &[String], dir: &str) -> io::Result<CommandOutput> {
+        let (program, args) = argv.split_first().ok_or(io::ErrorKind::InvalidInput)?;
+        let (mut reader, writer) = io::pipe()?;
+        let err_writer = writer.try_clone()?;
+        let mut child = std::process::Command::new(program)
+            .args(args)
+            .current_dir(dir)
+            .stdin(std::process::Stdio::null())
+            .stdout(writer)
+            .stderr(err_writer)
+            .spawn()?;
+        let mut output = Vec::new();
+        // The command's ends of the pipe went with it: reading stops when it exits.
+        let _ = io::Read::read_to_end(&mut reader, &mut output);
+        let status = child.wait()?;
+        Ok(CommandOutput {
+            code: status.code(),
+            output,
+        })
+    }
+
+    fn now(&self) -> Duration {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
+    }
+}
