@@ -242,3 +242,34 @@ fn walk(p: &Path, s: &mut Stamp, depth: usize) {
         s.bytes += meta.len();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shared_until_a_file_changes() {
+        let tmp = tempfile::tempdir().unwrap();
+        let env = tmp.path().join("environments/production");
+        std::fs::create_dir_all(env.join("manifests")).unwrap();
+        std::fs::create_dir_all(env.join("modules/m/manifests")).unwrap();
+        std::fs::write(env.join("manifests/b.pp"), "notice(b)").unwrap();
+        std::fs::write(env.join("manifests/a.pp"), "notice(a)\n").unwrap();
+        let envs = Envs::new(tmp.path());
+        let first = envs.get("production").unwrap();
+        assert_eq!(first.text, "notice(a)\nnotice(b)\n");
+        assert!(first.manifest.ends_with("manifests/a.pp"));
+        assert_eq!(first.module_dirs[0], env.join("modules").to_string_lossy());
+        assert!(Arc::ptr_eq(&first, &envs.get("production").unwrap()));
+        std::thread::sleep(CHECK_EVERY + Duration::from_millis(100));
+        // Unchanged files: the same environment, trees and all.
+        assert!(Arc::ptr_eq(&first, &envs.get("production").unwrap()));
+        std::fs::write(env.join("modules/m/manifests/init.pp"), "class m {}").unwrap();
+        std::thread::sleep(CHECK_EVERY + Duration::from_millis(100));
+        let second = envs.get("production").unwrap();
+        assert!(!Arc::ptr_eq(&first, &second));
+        assert!(envs.get("nosuch").is_err());
+        assert!(envs.get("../production").is_err());
+        assert_eq!(envs.names(), ["production"]);
+    }
+}
