@@ -598,21 +598,11 @@ fn connection(
     };
     let mut reader = http::Reader::new();
     loop {
-        let mut idle = Instant::now();
-        let mut wait = |partial: bool| {
-            if partial {
-                // A request has begun: give it the idle time from now on.
-                if idle.elapsed() > IDLE {
-                    return false;
-                }
-                return true;
-            }
-            if stopping.load(Ordering::SeqCst) || idle.elapsed() > IDLE {
-                return false;
-            }
-            let _ = &mut idle;
-            true
-        };
+        let idle = Instant::now();
+        // Wait while the connection has been quiet less than IDLE; between requests, not
+        // once the server is stopping. A request begun is given the same time to finish.
+        let mut wait =
+            |partial: bool| idle.elapsed() <= IDLE && (partial || !stopping.load(Ordering::SeqCst));
         let req = match reader.next(&mut stream, &mut wait) {
             Ok(r) => r,
             Err(http::ReadError::Bad(status, msg)) => {
