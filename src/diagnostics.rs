@@ -21,10 +21,135 @@ pub struct Label {
     pub message: String,
 }
 
+/// Every diagnostic code, with its area and meaning: the index docs/diagnostics.md shows. A
+/// diagnostic's code is one of these (checked when it is made, in debug builds).
+pub const CODES: &[(&str, &str, &str)] = &[
+    (
+        "syntax",
+        "Parsing",
+        "the source does not parse: where, and what the grammar expected",
+    ),
+    (
+        "lexer",
+        "Parsing",
+        "a lexer warning Puppet also gives (an unknown escape in a string, ...)",
+    ),
+    (
+        "validation",
+        "Parsing",
+        "Puppet's static checks of a parsed program (`checker4_0`): an error or a warning",
+    ),
+    (
+        "validation-logged",
+        "Compile",
+        "a validation error Puppet logs before it gives up (no node named)",
+    ),
+    (
+        "validation-giving-up",
+        "Compile",
+        "Puppet's \"Found N errors. Giving up\" after validation errors",
+    ),
+    (
+        "evaluation",
+        "Compile",
+        "a compile error: evaluation failed, with Puppet's message",
+    ),
+    (
+        "puppet-warning",
+        "Compile",
+        "a warning Puppet gives while compiling",
+    ),
+    (
+        "empty-collector",
+        "check",
+        "a collector that collects nothing",
+    ),
+    (
+        "collector-realizes",
+        "check",
+        "a collector that realizes virtual resources (and so declares them)",
+    ),
+    ("catalog-read", "Input", "a catalog file cannot be read"),
+    ("catalog-json", "Input", "a catalog file is not JSON"),
+    (
+        "catalog-shape",
+        "Input",
+        "a catalog file is JSON of the wrong shape (the path names where)",
+    ),
+    ("facts-read", "Input", "a facts file cannot be read"),
+    ("facts-json", "Input", "a facts file is not valid JSON"),
+    ("facts-yaml", "Input", "a facts file is not valid YAML"),
+    (
+        "facts-shape",
+        "Input",
+        "a facts file is not a hash of facts",
+    ),
+    (
+        "missing-dependency",
+        "Graph",
+        "a relationship names a resource that is not in the catalog",
+    ),
+    (
+        "bad-reference",
+        "Graph",
+        "a relationship value is not a resource reference",
+    ),
+    (
+        "bad-edge",
+        "Graph",
+        "an edge of the catalog names a resource it does not hold",
+    ),
+    (
+        "invalid-metaparameter",
+        "Graph",
+        "a metaparameter's value is not valid",
+    ),
+    (
+        "cycle",
+        "Graph",
+        "a dependency cycle, each edge with where it comes from",
+    ),
+    (
+        "duplicate-declaration",
+        "Graph",
+        "two resources with the same title or name, both declarations shown",
+    ),
+    (
+        "invalid-catalog",
+        "Graph",
+        "the catalog fails the runner's validation",
+    ),
+    (
+        "unsupported",
+        "check",
+        "a resource of a type Ordo cannot apply",
+    ),
+    (
+        "puppet-incompatible",
+        "check",
+        "an Ordo extension Puppet would reject (`check --puppet-compatible`)",
+    ),
+    (
+        "refresh-ignored",
+        "check",
+        "a refresh sent to a resource that does nothing on refresh",
+    ),
+    (
+        "refreshonly-unnotified",
+        "check",
+        "a `refreshonly` exec that nothing notifies",
+    ),
+];
+
+/// Whether `code` is in [`CODES`].
+pub fn is_registered(code: &str) -> bool {
+    CODES.iter().any(|(c, _, _)| *c == code)
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Diagnostic {
     pub severity: Severity,
-    /// A short stable code (`E0001`-style names are not used; codes read like `syntax`).
+    /// A short stable code that reads like `syntax`, one of [`CODES`] (docs/diagnostics.md).
     pub code: &'static str,
     pub message: String,
     /// The main location, if there is one.
@@ -37,6 +162,7 @@ pub struct Diagnostic {
 
 impl Diagnostic {
     pub fn error(code: &'static str, message: impl Into<String>) -> Diagnostic {
+        debug_assert!(is_registered(code), "unregistered diagnostic code {code}");
         Diagnostic {
             severity: Severity::Error,
             code,

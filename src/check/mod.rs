@@ -20,7 +20,6 @@ use crate::eval::{CompileOptions, CompileResult, Loader, LogLevel};
 use crate::graph::{GraphError, Ordering};
 use crate::span::SourceMap;
 pub use locate::Locator;
-use std::borrow::Cow;
 
 /// Diagnostics and the sources their spans point into.
 pub struct Report {
@@ -157,38 +156,10 @@ fn managed(catalog: &Catalog) -> Managed {
 
 /// Everything found in a catalog. `loc` and `sources` give spans when known.
 pub fn check_catalog(catalog: &Catalog, loc: &Locator, sources: &SourceMap) -> Vec<Diagnostic> {
-    let parallel = catalog.resources.len() >= crate::graph::PARALLEL_FROM;
-    check_catalog_on(catalog, loc, sources, parallel)
-}
-
-/// [`check_catalog`], on two threads or one.
-fn check_catalog_on(
-    catalog: &Catalog,
-    loc: &Locator,
-    sources: &SourceMap,
-    parallel: bool,
-) -> Vec<Diagnostic> {
-    // The graph and the runner's view do not depend on each other: on a large catalog they
-    // are made side by side. The runner's view is of the catalog the graph stage prepares,
-    // which is the input itself unless it had globs, `_in` forms or `use` (then it is made
-    // again from the rewritten catalog).
-    let (early, (prepared, graph)) = if parallel {
-        std::thread::scope(|s| {
-            let side = s.spawn(|| managed(catalog));
-            let built = crate::graph::requisites::build(catalog, Ordering::Manifest);
-            let side = side.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
-            (Some(side), built)
-        })
-    } else {
-        (
-            None,
-            crate::graph::requisites::build(catalog, Ordering::Manifest),
-        )
-    };
-    let m = match (early, &prepared) {
-        (Some(m), Cow::Borrowed(_)) => m,
-        _ => managed(&prepared),
-    };
+    // The runner's view is of the catalog the graph stage prepares, which is the input
+    // itself unless it had globs, `_in` forms or `use` (then it is the rewritten catalog).
+    let (prepared, graph) = crate::graph::requisites::build(catalog, Ordering::Manifest);
+    let m = managed(&prepared);
     let mut out: Vec<Diagnostic> = m
         .sanity
         .into_iter()
@@ -273,58 +244,4 @@ fn graph_error(g: &crate::graph::Graph, e: &GraphError, loc: &Locator) -> Diagno
         }
     }
     Diagnostic::error(code, message)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The two-thread check says exactly what the one-thread check says, with the catalog
-    /// as given and with one the graph stage rewrites (`use`, `require_in`).
-    #[test]
-    fn parallel_check_is_the_sequential_check() {
-        for rewritten in [false, true] {
-            let mut resources = Vec::new();
-            for i in 0..300 {
-                resources.push(
-                    serde_json::json!({"type": "File", "title": format!("/srv/f{i}"),
-                    "parameters": {"ensure": "file", "notify": format!("Exec[e{i}]")}}),
-                );
-                resources.push(serde_json::json!({"type": "Exec", "title": format!("e{i}"),
-                    "parameters": {"command": "/bin/true", "refreshonly": true,
-                        "require": format!("Notify[n{}]", i + 1)}}));
-                resources.push(
-                    serde_json::json!({"type": "Notify", "title": format!("n{i}"),
-                    "parameters": {"bogus": 1, "notify": format!("Cron[c{i}]")}}),
-                );
-                resources.push(serde_json::json!({"type": "Cron", "title": format!("c{i}")}));
-                resources.push(
-                    serde_json::json!({"type": "Exec", "title": format!("lonely{i}"),
-                    "parameters": {"command": "/bin/true", "refreshonly": true}}),
-                );
-            }
-            if rewritten {
-                resources.push(serde_json::json!({"type": "File", "title": "/srv/u",
-                    "parameters": {"use": "File[/srv/f0]", "require_in": "Notify[n3]"}}));
-            }
-            resources.push(serde_json::json!({"type": "Notify", "title": "a",
-                "parameters": {"before": "Notify[b]"}}));
-            resources.push(serde_json::json!({"type": "Notify", "title": "b",
-                "parameters": {"before": "Notify[a]"}}));
-            let catalog: Catalog = serde_json::from_value(serde_json::json!({
-                "name": "n", "version": 1, "resources": resources,
-            }))
-            .expect("a catalog");
-            let (loc, sources) = (Locator::none(), SourceMap::default());
-            let one = check_catalog_on(&catalog, &loc, &sources, false);
-            let two = check_catalog_on(&catalog, &loc, &sources, true);
-            assert!(one.iter().any(|d| d.code == "unsupported"), "{one:?}");
-            assert!(
-                one.iter().any(|d| d.code == "missing-dependency"),
-                "{one:?}"
-            );
-            assert!(one.len() > 600, "{}", one.len());
-            assert_eq!(format!("{one:?}"), format!("{two:?}"));
-        }
-    }
 }

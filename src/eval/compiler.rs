@@ -562,9 +562,8 @@ impl<'a> Compiler<'a> {
         self.evaluate_generators()
     }
 
-    /// Lets go of the syntax trees once the program is evaluated: freed while the catalog
-    /// is finished and built (on a thread of their own when large, see
-    /// [`crate::ast::drop_trees`]) rather than at the end. The classes keep their names and
+    /// Lets go of the syntax trees once the program is evaluated: their memory serves the
+    /// catalog that is finished and built next, rather than being freed at the end. The classes keep their names and
     /// parameters; their bodies (all evaluated by now, and most of a big manifest's tree)
     /// go with the tree. Not when deferred functions are to be called (they run Puppet code
     /// after the compile), nor when the trees are shared with other compiles through a
@@ -585,7 +584,7 @@ impl<'a> Compiler<'a> {
                 bodies.push(std::mem::replace(def, bare));
             }
         }
-        crate::ast::drop_trees(parsed, bodies, self.exiting);
+        drop((parsed, bodies));
     }
 
     /// What follows the evaluation: relationships, overrides and the checks of the finished

@@ -60,8 +60,7 @@ impl Compiler<'_> {
     }
 
     /// Builds the catalog, moving the parameters and tags out of the compiled resources
-    /// (this is the last use of them; the compiler keeps types, titles and spans); a big
-    /// catalog's resources are converted on two threads.
+    /// (this is the last use of them; the compiler keeps types, titles and spans).
     pub(super) fn build_catalog(&mut self) -> Catalog {
         let mut warnings = vec![];
         for r in self.resources.iter().filter(|r| included(r)) {
@@ -154,11 +153,6 @@ impl CatalogSource {
     }
 }
 
-/// Resources per piece when a big catalog's resources are written on two threads (see
-/// [`pretty::streamed_pieces`]): a piece of text is 100-200 KB, which the second thread
-/// writes while this one writes the piece before.
-const PIECE: usize = 512;
-
 /// The resources and edges of a [`CatalogSource`], written as the catalog's.
 struct ResMembers<'a> {
     source: &'a CatalogSource,
@@ -187,57 +181,9 @@ impl<'a> ResMembers<'a> {
             last_source: None,
         }
     }
-
-    /// Limits the resources written to those of piece `k` (see [`PIECE`]).
-    fn piece(&mut self, k: usize) {
-        let n = self.source.resources.len();
-        (self.next, self.end) = ((k * PIECE).min(n), ((k + 1) * PIECE).min(n));
-    }
-
-    /// Writes the next resource as a member of `list`; false when there is none left.
-    fn resource_in(&mut self, w: &mut pretty::Buf, list: &mut pretty::Block) -> bool {
-        pretty::member(w, list, |w, d| pretty::Members::resource(self, w, d))
-    }
 }
 
 impl pretty::Members for ResMembers<'_> {
-    /// A big catalog's resources are written on two threads, in pieces.
-    fn resources(
-        &mut self,
-        w: &mut pretty::Buf,
-        out: &mut impl std::io::Write,
-        depth: usize,
-    ) -> std::io::Result<()> {
-        let src = self.source;
-        let pieces = src.resources.len().div_ceil(PIECE);
-        if pieces < 4 {
-            return pretty::streamed(w, out, depth, |w, d| self.resource(w, d));
-        }
-        pretty::streamed_pieces(
-            w,
-            out,
-            depth,
-            pieces,
-            |k, w, list, out| {
-                self.piece(k);
-                while self.resource_in(w, list) {
-                    pretty::spill(w, out)?;
-                }
-                Ok(())
-            },
-            |k, w, list, hand| {
-                let mut other = ResMembers::new(src);
-                other.piece(k);
-                while other.resource_in(w, list) {
-                    if !hand.over(w) {
-                        return false;
-                    }
-                }
-                true
-            },
-        )
-    }
-
     fn resource(&mut self, w: &mut pretty::Buf, depth: usize) -> bool {
         let src = self.source;
         while self.next < self.end && !included(&src.resources[self.next]) {
@@ -876,11 +822,10 @@ d { 'd1': x => { 2 => 3, 2.0 => 4, 'z' => { 'deep' => [[[[[[[[[[1]]]]]]]]]] } } 
         }
     }
 
-    /// Past a few thousand resources the catalog is built on two threads and written in
-    /// pieces on two (see `PIECE`): the text is still what one thread writes, and what
-    /// serde_json writes, with virtual resources (not written) inside and across pieces.
+    /// A big catalog written straight from the compiler's resources is the text of the
+    /// built catalog, and what serde_json writes, with virtual resources (not written).
     #[test]
-    fn big_catalogs_are_written_in_pieces_as_one_thread_writes_them() {
+    fn big_catalogs_are_written_from_the_source_as_built() {
         let mut manifest = String::new();
         for i in 0..6000 {
             if i % 7 == 3 || (1500..2700).contains(&i) {
@@ -900,10 +845,10 @@ d { 'd1': x => { 2 => 3, 2.0 => 4, 'z' => { 'deep' => [[[[[[[[[[1]]]]]]]]]] } } 
         let built = built
             .catalog
             .unwrap_or_else(|| panic!("{:?}", built.diagnostics));
-        assert!(built.resources.len() > 4 * super::PIECE);
+        assert!(built.resources.len() > 4000);
         let source = compile_to_write("site.pp", &manifest, &NoModules, &opts);
         let source = source.catalog_source.expect("compiles");
-        assert!(source.resources.len() > 4 * super::PIECE);
+        assert!(source.resources.len() > 4000);
         for pretty in [false, true] {
             let (mut want, mut got) = (vec![], vec![]);
             built.write_json(&mut want, pretty).unwrap();

@@ -269,11 +269,6 @@ fn edge_param_position(name: &str) -> Option<usize> {
         .position(|(p, _, _)| *p == name)
 }
 
-/// Catalogs at least this large are worked on with a second thread: the graph's automatic
-/// relationships, and `ordo check`'s view of the runner (below, a thread costs more than it
-/// saves).
-pub const PARALLEL_FROM: usize = 2000;
-
 impl Graph {
     /// Builds the graph of a catalog. Problems (missing dependencies, bad edges) are collected
     /// in `errors`; the graph is still built from what could be resolved.
@@ -283,18 +278,7 @@ impl Graph {
 
     /// [`Graph::build`] with the reference index of the catalog already made.
     pub fn build_indexed(catalog: &Catalog, ordering: Ordering, index: &RefIndex) -> Graph {
-        // The automatic relationships need only the catalog and its index: on a large
-        // catalog they are looked up on a second thread while the explicit ones are added.
-        if catalog.resources.len() >= PARALLEL_FROM {
-            std::thread::scope(|s| {
-                let auto = s.spawn(|| autorel::find(catalog, index));
-                Graph::build_parts(catalog, ordering, index, || {
-                    auto.join().unwrap_or_else(|e| std::panic::resume_unwind(e))
-                })
-            })
-        } else {
-            Graph::build_parts(catalog, ordering, index, || autorel::find(catalog, index))
-        }
+        Graph::build_parts(catalog, ordering, index, || autorel::find(catalog, index))
     }
 
     /// [`Graph::build_indexed`], given how to get the automatic relationships.

@@ -80,72 +80,10 @@ pub fn cook_epp(src: &str) -> Cooked {
 /// lexical error, then the error.
 pub fn cook_stream(src: &str) -> Stream<'_> {
     Stream {
-        from: TokenSource::Here {
-            c: Cooker::new(src, 0),
-            pos: 0,
-        },
+        c: Cooker::new(src, 0),
+        pos: 0,
         finished: false,
         error: None,
-        depth_bound: 0,
-        warnings: Vec::new(),
-    }
-}
-
-/// [`cook_stream`] with the cooking done on a thread of `scope`, ahead of the parser, in
-/// chunks of tokens (for large sources: lexing and parsing then take turns on two cores
-/// instead of one). The tokens, the error and the depth bound are the same. The thread
-/// stops when the stream is dropped.
-pub fn cook_stream_on<'scope, 'env>(
-    scope: &'scope std::thread::Scope<'scope, 'env>,
-    src: &'env str,
-) -> Stream<'env> {
-    // Chunks in flight: enough to ride out the parser's slow patches, few enough that the
-    // tokens never pile up (a chunk is some 200 KB).
-    let (tx, rx) = std::sync::mpsc::sync_channel(4);
-    scope.spawn(move || cook_chunks(src, &tx));
-    Stream {
-        from: TokenSource::Thread {
-            rx,
-            chunk: Vec::new().into_iter(),
-        },
-        finished: false,
-        error: None,
-        depth_bound: 0,
-        warnings: Vec::new(),
-    }
-}
-
-/// Tokens per chunk sent by [`cook_chunks`].
-const CHUNK: usize = 4096;
-
-/// What the cooking thread sends: tokens, then once the end (the error, the depth bound).
-enum Chunk {
-    Tokens(Vec<Spanned>),
-    End(Option<LexError>, usize, Vec<(usize, String)>),
-}
-
-fn cook_chunks(src: &str, tx: &std::sync::mpsc::SyncSender<Chunk>) {
-    let mut c = Cooker::new(src, 0);
-    let mut error = None;
-    while let Some(raw) = c.lex.next() {
-        if let Err(e) = c.cook_raw(raw) {
-            error = Some(e);
-            break;
-        }
-        // The last token cooked stays: it is the cooker's context (`Cooker::prev`).
-        if c.toks.len() > CHUNK {
-            let last = c.toks.pop().expect("a token");
-            let mut next = Vec::with_capacity(CHUNK + 64);
-            next.push(last);
-            let full = std::mem::replace(&mut c.toks, next);
-            if tx.send(Chunk::Tokens(full)).is_err() {
-                return; // the parser has stopped
-            }
-        }
-    }
-    let rest = std::mem::take(&mut c.toks);
-    if tx.send(Chunk::Tokens(rest)).is_ok() {
-        let _ = tx.send(Chunk::End(error, c.depth_bound, c.warnings));
     }
 }
 
@@ -154,58 +92,34 @@ pub fn cook_epp_stream(src: &str) -> Stream<'_> {
     let mut c = Cooker::new(src, 0);
     c.epp = true;
     let error = c.run_epp().err();
-    let depth_bound = c.depth_bound;
     Stream {
-        from: TokenSource::Here { c, pos: 0 },
+        c,
+        pos: 0,
         finished: true,
         error,
-        depth_bound,
-        warnings: Vec::new(),
     }
 }
 
-/// See [`cook_stream`].
+/// See [`cook_stream`]: a cooker run as tokens are asked for.
 pub struct Stream<'a> {
-    from: TokenSource<'a>,
+    c: Cooker<'a>,
+    /// The next token of `c.toks` to yield (the ones before it were taken).
+    pos: usize,
     /// Whether the cooker has stopped (end of input or `error`).
     finished: bool,
     error: Option<LexError>,
-    /// The cooker's depth bound, once `finished` (see [`Stream::depth_bound`]).
-    depth_bound: usize,
-    /// The cooker's warnings, once `finished` (cooking thread only).
-    warnings: Vec<(usize, String)>,
-}
-
-/// Where a [`Stream`]'s tokens come from.
-// One per stream, never moved while cooking: the cooker's size does not matter.
-#[allow(clippy::large_enum_variant)]
-enum TokenSource<'a> {
-    /// A cooker run as tokens are asked for; `pos` is the next token of `c.toks` to yield
-    /// (the ones before it were taken).
-    Here { c: Cooker<'a>, pos: usize },
-    /// Chunks of tokens from a cooking thread; `chunk` is the rest of the current one.
-    Thread {
-        rx: std::sync::mpsc::Receiver<Chunk>,
-        chunk: std::vec::IntoIter<Spanned>,
-    },
 }
 
 impl Stream<'_> {
     /// An upper bound on how deeply the tokens yielded so far can nest (see
     /// [`Cooked::depth_bound`]); complete once the stream has ended.
     pub fn depth_bound(&self) -> usize {
-        match &self.from {
-            TokenSource::Here { c, .. } => c.depth_bound,
-            TokenSource::Thread { .. } => self.depth_bound,
-        }
+        self.c.depth_bound
     }
 
     /// The lexer warnings of the tokens yielded so far (offset, message), taken out.
     pub fn take_warnings(&mut self) -> Vec<(usize, String)> {
-        match &mut self.from {
-            TokenSource::Here { c, .. } => std::mem::take(&mut c.warnings),
-            TokenSource::Thread { .. } => std::mem::take(&mut self.warnings),
-        }
+        std::mem::take(&mut self.c.warnings)
     }
 }
 
@@ -213,56 +127,32 @@ impl Iterator for Stream<'_> {
     type Item = Result<Spanned, LexError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        match &mut self.from {
-            TokenSource::Here { c, pos } => loop {
-                let n = c.toks.len();
-                // The last token cooked stays until the next one is: it is the cooker's
-                // context (`Cooker::prev`).
-                if *pos + 1 < n || (self.finished && *pos < n) {
-                    let (s, tok, e) = &mut c.toks[*pos];
-                    *pos += 1;
-                    return Some(Ok((*s, std::mem::replace(tok, Tok::Comma), *e)));
-                }
-                if self.finished {
-                    return self.error.take().map(Err);
-                }
-                if *pos >= 256 {
-                    c.toks.drain(..*pos);
-                    *pos = 0;
-                }
-                match c.lex.next() {
-                    Some(raw) => {
-                        if let Err(e) = c.cook_raw(raw) {
-                            self.finished = true;
-                            self.error = Some(e);
-                        }
-                    }
-                    None => self.finished = true,
-                }
-            },
-            TokenSource::Thread { rx, chunk } => loop {
-                if let Some(t) = chunk.next() {
-                    return Some(Ok(t));
-                }
-                if self.finished {
-                    return self.error.take().map(Err);
-                }
-                match rx.recv() {
-                    Ok(Chunk::Tokens(v)) => *chunk = v.into_iter(),
-                    Ok(Chunk::End(error, depth_bound, warnings)) => {
+        let Stream { c, pos, .. } = self;
+        loop {
+            let n = c.toks.len();
+            // The last token cooked stays until the next one is: it is the cooker's
+            // context (`Cooker::prev`).
+            if *pos + 1 < n || (self.finished && *pos < n) {
+                let (s, tok, e) = &mut c.toks[*pos];
+                *pos += 1;
+                return Some(Ok((*s, std::mem::replace(tok, Tok::Comma), *e)));
+            }
+            if self.finished {
+                return self.error.take().map(Err);
+            }
+            if *pos >= 256 {
+                c.toks.drain(..*pos);
+                *pos = 0;
+            }
+            match c.lex.next() {
+                Some(raw) => {
+                    if let Err(e) = c.cook_raw(raw) {
                         self.finished = true;
-                        self.error = error;
-                        self.depth_bound = depth_bound;
-                        self.warnings = warnings;
-                    }
-                    // The thread ended without its end: it panicked (the scope passes the
-                    // panic on when it closes).
-                    Err(_) => {
-                        self.finished = true;
-                        self.error = Some(LexError::new("the lexer stopped", 0, 0));
+                        self.error = Some(e);
                     }
                 }
-            },
+                None => self.finished = true,
+            }
         }
     }
 }

@@ -7,7 +7,5 @@ pub mod regex_check;
 pub mod strings;
 pub mod token;
 
-pub use cooker::{
-    cook, cook_epp, cook_epp_stream, cook_stream, cook_stream_on, Cooked, Spanned, Stream,
-};
+pub use cooker::{cook, cook_epp, cook_epp_stream, cook_stream, Cooked, Spanned, Stream};
 pub use token::{LexError, Tok};

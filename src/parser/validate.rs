@@ -9,36 +9,7 @@ use crate::span::Span;
 
 /// Checks a parsed program.
 pub fn validate(program: &Program) -> Vec<Diagnostic> {
-    validate_on(program, true)
-}
-
-/// A block of statements spanning at least this much source is checked in two halves, the
-/// second on another thread (the lexing thread has finished by then: the second core is
-/// free). The diagnostics are the same, in the same order.
-const SPLIT_FROM: u32 = 256 * 1024;
-
-/// Where to split the statements of a large block into two parts of similar source size;
-/// `None` when the block is small or one statement makes most of it (a file holding one
-/// large class and an `include`: its class body is split instead).
-fn halves(block: &Expr, stmts: &[Expr]) -> Option<usize> {
-    let (start, end) = (block.span.start, block.span.end);
-    let size = end.checked_sub(start)?;
-    if size < SPLIT_FROM {
-        return None;
-    }
-    let at = stmts.partition_point(|s| s.span.start < start + size / 2);
-    let (first, second) = (stmts[..at].last()?, stmts.get(at)?);
-    let balanced = first.span.end.saturating_sub(start) >= size / 4
-        && end.saturating_sub(second.span.start) >= size / 4;
-    balanced.then_some(at)
-}
-
-/// [`validate`], splitting a large block between two threads or not.
-fn validate_on(program: &Program, split: bool) -> Vec<Diagnostic> {
-    let mut v = Validator {
-        out: Vec::new(),
-        split,
-    };
+    let mut v = Validator { out: Vec::new() };
     let mut path = vec![Node::Program];
     v.walk(&program.body, &mut path);
     v.out
@@ -56,8 +27,6 @@ enum Node<'a> {
 
 struct Validator {
     out: Vec<Diagnostic>,
-    /// Whether a large block may still be split (once per validation).
-    split: bool,
 }
 
 /// Puppet's label for a node (`label_provider`).
@@ -295,14 +264,6 @@ impl Validator {
     fn walk<'a>(&mut self, e: &'a Expr, path: &mut Vec<Node<'a>>) {
         self.check(e, path);
         path.push(Node::Expr(e));
-        if let ExprKind::Block(stmts) = &e.kind {
-            if let Some(at) = self.split.then(|| halves(e, stmts)).flatten() {
-                self.split = false;
-                self.walk_halves(stmts.split_at(at), path);
-                path.pop();
-                return;
-            }
-        }
         let body = body_of(e);
         for_each_child(e, &mut |c| {
             let wrap =
@@ -316,44 +277,6 @@ impl Validator {
             }
         });
         path.pop();
-    }
-
-    /// The statements of a block (the children [`Validator::walk`] would visit, in order)
-    /// in two parts, the second on a thread of its own; its diagnostics come after the
-    /// first's.
-    fn walk_halves<'a>(
-        &mut self,
-        (first, second): (&'a [Expr], &'a [Expr]),
-        path: &mut Vec<Node<'a>>,
-    ) {
-        let mut second_path = path.clone();
-        let later = std::thread::scope(|s| {
-            // The main thread's stack size: the walk recurses once per level of the tree.
-            let other = std::thread::Builder::new()
-                .stack_size(8 << 20)
-                .spawn_scoped(s, move || {
-                    let mut v = Validator {
-                        out: Vec::new(),
-                        split: false,
-                    };
-                    for c in second {
-                        v.walk(c, &mut second_path);
-                    }
-                    v.out
-                });
-            for c in first {
-                self.walk(c, path);
-            }
-            match other {
-                Ok(h) => Some(h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))),
-                Err(_) => None,
-            }
-        });
-        match later {
-            Some(out) => self.out.extend(out),
-            // No thread to be had: the second half here.
-            None => second.iter().for_each(|c| self.walk(c, path)),
-        }
     }
 
     fn check(&mut self, e: &Expr, path: &[Node]) {
@@ -924,39 +847,5 @@ fn literal_key(e: &Expr) -> Option<String> {
         ExprKind::Bool(b) => Some(b.to_string()),
         ExprKind::QualifiedName(n) => Some(n.clone()),
         _ => None,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A large block checked in two halves on two threads gives the diagnostics of one
-    /// walk, in the same order.
-    #[test]
-    fn split_validation_says_what_one_walk_says() {
-        let mut text = String::new();
-        let mut i = 0;
-        while text.len() < 3 * SPLIT_FROM as usize {
-            text.push_str(&format!(
-                "$a{i} = {{ 'k' => {i}, 'k' => 2 }}\nnotify {{ 'n{i}': message => \"m {i}\" }}\n"
-            ));
-            i += 1;
-        }
-        let parsed = crate::parser::parse(&text, crate::span::FileId(0));
-        let mut program = parsed.program.expect("it parses");
-        // Errors as well as the duplicate-key warnings: some assignments become `+=`.
-        if let ExprKind::Block(stmts) = &mut program.body.kind {
-            for s in stmts.iter_mut().step_by(997) {
-                if let ExprKind::Assignment { op, .. } = &mut s.kind {
-                    *op = AssignOp::Append;
-                }
-            }
-        }
-        let one = validate_on(&program, false);
-        let two = validate_on(&program, true);
-        assert!(one.iter().any(Diagnostic::is_error), "{one:?}");
-        assert!(one.len() > 1000, "{}", one.len());
-        assert_eq!(format!("{one:?}"), format!("{two:?}"));
     }
 }

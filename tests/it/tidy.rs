@@ -227,3 +227,21 @@ fn the_tidy_checks_see_violations() {
     );
     assert!(named_modules(&code("// crate::graph\n#[cfg(test)]\nuse crate::cli;")).is_empty());
 }
+
+/// docs/diagnostics.md lists every diagnostic code of `diagnostics::CODES`, and nothing else.
+#[test]
+fn every_diagnostic_code_is_documented() {
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/diagnostics.md"))
+            .expect("docs/diagnostics.md");
+    let listed: BTreeSet<&str> = doc
+        .lines()
+        .filter_map(|l| l.strip_prefix("| `"))
+        .filter_map(|l| l.split('`').next())
+        .collect();
+    let registered: BTreeSet<&str> = ordo::diagnostics::CODES
+        .iter()
+        .map(|(c, _, _)| *c)
+        .collect();
+    assert_eq!(listed, registered);
+}
