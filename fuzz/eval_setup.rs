@@ -47,6 +47,7 @@ pub fn setup() -> (FuzzLoader, CompileOptions) {
         facts,
         strict_variables: false,
         resolve_deferred: false,
+        server: None,
     };
     (FuzzLoader(loader), opts)
 }

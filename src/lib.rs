@@ -21,6 +21,7 @@ pub mod parser;
 pub mod pn;
 pub mod ruby;
 pub mod ruby_text;
+pub mod serve;
 pub mod span;
 
 /// The Puppet release whose language and catalog format Ordo implements (and reports as

@@ -47,6 +47,10 @@ enum Command {
     /// Print this machine's facts as `facter` does (Facter 4's core facts, the legacy ones
     /// with --show-legacy, external facts).
     Facts(ordo::cli::facts::FactsArgs),
+    /// Serve catalogs to Puppet agents over HTTPS, with a certificate authority.
+    Serve(ordo::serve::ServeArgs),
+    /// The certificate authority of `ordo serve`: list, sign, revoke, import.
+    Ca(ordo::serve::CaArgs),
 }
 
 fn exit(code: i32) -> ExitCode {
@@ -105,5 +109,7 @@ fn dispatch(command: Command) -> i32 {
         Command::Explain(a) => ordo::cli::graph::explain_cmd(&a),
         Command::Bucket(a) => ordo::cli::bucket::run(&a),
         Command::Facts(a) => ordo::cli::facts::run(&a),
+        Command::Serve(a) => ordo::serve::run(&a),
+        Command::Ca(a) => ordo::serve::ca_command(&a),
     }
 }

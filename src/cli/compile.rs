@@ -320,6 +320,9 @@ pub struct CompileInputs {
     /// keeps stdout for the catalog).
     #[arg(skip)]
     pub console: Option<Console>,
+    /// What a compile server knows of the node (set by `ordo serve`).
+    #[arg(skip)]
+    pub server: Option<eval::ServerContext>,
 }
 
 /// Where `puppet apply` prints compile-time log lines, and from which level.
@@ -640,6 +643,7 @@ pub fn compile_text(
         facts,
         strict_variables: inputs.strict_variables,
         resolve_deferred: inputs.resolve_deferred,
+        server: inputs.server.clone(),
     };
     let modulepath = inputs.module_dirs().join(":");
     let mut loader = FsLoader::new(Some(&modulepath));

@@ -1157,12 +1157,22 @@ impl<'a> Compiler<'a> {
         trusted.insert(Value::str("hostname"), Value::str(host));
         trusted.insert(Value::str("domain"), domain);
         trusted.insert(Value::str("external"), Value::Hash(Default::default()));
+        let (trusted, server_facts, environment) = match &self.opts.server {
+            Some(server) => (
+                Value::from_json(&server.trusted),
+                Value::from_json(&server.server_facts),
+                server.environment.as_str(),
+            ),
+            None => (
+                Value::Hash(trusted.into()),
+                server_facts(&self.opts.facts),
+                "production",
+            ),
+        };
+        top.vars.insert("trusted".into(), trusted);
+        top.vars.insert("server_facts".into(), server_facts);
         top.vars
-            .insert("trusted".into(), Value::Hash(trusted.into()));
-        top.vars
-            .insert("server_facts".into(), server_facts(&self.opts.facts));
-        top.vars
-            .insert("environment".into(), Value::str("production"));
+            .insert("environment".into(), Value::str(environment));
         top.vars.insert("clientcert".into(), Value::str(node));
         top.vars.insert("name".into(), Value::str("main"));
         top.vars.insert("title".into(), Value::str("main"));

@@ -607,7 +607,12 @@ impl Compiler<'_> {
     /// Debian-packaged Puppet 7 that Ordo is compared with (its paths), for the node.
     fn setting(&self, name: &str) -> Option<Value> {
         Some(match name {
-            "environment" => Value::str("production"),
+            "environment" => Value::str(
+                self.opts
+                    .server
+                    .as_ref()
+                    .map_or("production", |s| s.environment.as_str()),
+            ),
             "certname" | "node_name_value" => Value::str(self.opts.node.clone()),
             "strict_variables" => Value::Bool(self.opts.strict_variables),
             "strict" => Value::str("warning"),

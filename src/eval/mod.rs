@@ -212,6 +212,20 @@ pub struct CompileOptions {
     /// does before applying (`ordo apply`); otherwise they stay in the catalog as strings,
     /// as `puppet catalog compile` writes them.
     pub resolve_deferred: bool,
+    /// Set by a compile server (`ordo serve`): what it knows of the node besides its facts.
+    /// `None` for a local compile (`$trusted['authenticated']` is `local`).
+    pub server: Option<ServerContext>,
+}
+
+/// A compile server's view of the node (`ordo serve`), as Puppet's server sets it.
+#[derive(Clone, Debug, Default)]
+pub struct ServerContext {
+    /// The agent's environment: `$environment`, `$server_facts['environment']`.
+    pub environment: String,
+    /// `$trusted`, from the node's client certificate (a JSON object).
+    pub trusted: Json,
+    /// `$server_facts` (a JSON object), the environment put in by the compiler.
+    pub server_facts: Json,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -27,6 +27,7 @@ fn report(path: &Path) -> ordo::check::Report {
         facts: serde_json::json!({}),
         strict_variables: false,
         resolve_deferred: false,
+        server: None,
     };
     let name = path.file_name().unwrap().to_string_lossy().into_owned();
     check_manifest(&name, &text, &loader, &opts)
@@ -92,6 +93,7 @@ fn explain_names_arrows_and_require_calls() {
         facts: serde_json::json!({}),
         strict_variables: false,
         resolve_deferred: false,
+        server: None,
     };
     let result = ordo::eval::compile("site.pp", text, &ordo::eval::NoModules, &opts);
     let catalog = result.catalog.clone().expect("compiles");

@@ -23,6 +23,7 @@ fn render(path: &Path) -> (String, bool) {
         facts: serde_json::json!({}),
         strict_variables: false,
         resolve_deferred: false,
+        server: None,
     };
     let name = path.file_name().unwrap().to_string_lossy().into_owned();
     let result = compile(&name, &text, &loader, &opts);
@@ -87,6 +88,7 @@ fn modules_load_from_memory() {
         facts: serde_json::json!({}),
         strict_variables: false,
         resolve_deferred: false,
+        server: None,
     };
     let result = compile("site.pp", "include app", &loader, &opts);
     assert!(

@@ -39,4 +39,5 @@ mod requisites_fixtures;
 mod semantics;
 mod stdlib9_fixtures;
 mod ruby_runtime;
+mod serve;
 mod tidy;

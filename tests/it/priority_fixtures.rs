@@ -62,6 +62,7 @@ fn render(path: &Path) -> (String, bool) {
         facts: serde_json::json!({}),
         strict_variables: false,
         resolve_deferred: false,
+        server: None,
     };
     let name = path.file_name().unwrap().to_string_lossy().into_owned();
     let result = compile(&name, &text, &NoModules, &opts);

@@ -119,6 +119,7 @@ fn run_fixture(fixture: &Path, source: Source) -> String {
                 facts: Default::default(),
                 strict_variables: false,
                 resolve_deferred: false,
+                server: None,
             };
             let result = compile("manifest.pp", &text, &NoModules, &opts);
             result.catalog.unwrap_or_else(|| {

@@ -83,6 +83,10 @@ const ARROWS: &[(&str, &[&str])] = &[
     // The child `ruby` behind the evaluator's `RubyRuntime` (machine-facing).
     ("ruby", &["eval"]),
     ("cli", &["*"]),
+    (
+        "serve",
+        &["cli", "eval", "digest", "apply", "PUPPET_VERSION"],
+    ),
     ("lib", &["*"]),
     ("main", &["*"]),
 ];

@@ -1,0 +1,219 @@
+#!/usr/bin/env python3
+"""Catalogs per second from `ordo serve`, as agents ask for them.
+
+    python3 bench/serve.py [--ordo target/release/ordo] [--clients 1 2 4] [--seconds 10]
+                           [--site bench/serve_site.pp --node deb12.example.com]
+
+Sets up in a temporary directory a code directory whose production environment is a
+roles/profiles site over the Forge modules of ../shared/forge (`serve_site.pp`: three forge
+cases as profiles of one role, 79 resources; the modules and the core-type modules), starts `ordo serve --autosign all` on a free loopback
+port, enrolls a client certificate (openssl), and then, for each client count C, has C
+threads post the agent's catalog request (the form body `puppet agent` sends, with the
+case node's facts) over keep-alive HTTPS connections for SECONDS seconds. Prints a Markdown
+table: catalogs/s, p50 and p99 latency, server CPU per catalog, server RSS (peak).
+
+Loopback only; every loop is bounded in time.
+"""
+
+import argparse
+import http.client
+import json
+import os
+import socket
+import ssl
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.parse
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+FORGE = os.path.join(HERE, "..", "..", "shared", "forge")
+
+
+def proc_cpu(pid):
+    """User + system seconds of a process."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    tick = os.sysconf("SC_CLK_TCK")
+    return (int(fields[11]) + int(fields[12])) / tick
+
+
+def proc_rss(pid):
+    """Current and peak resident memory (MiB)."""
+    cur = peak = 0
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                cur = int(line.split()[1]) / 1024
+            elif line.startswith("VmHWM:"):
+                peak = int(line.split()[1]) / 1024
+    return cur, peak
+
+
+def setup(tmp, site_path, node):
+    code = os.path.join(tmp, "code")
+    env = os.path.join(code, "environments", "production")
+    os.makedirs(os.path.join(env, "manifests"))
+    os.makedirs(os.path.join(env, "modules"))
+    with open(site_path) as f:
+        site = f.read()
+    with open(os.path.join(env, "manifests", "site.pp"), "w") as f:
+        f.write(site)
+    for base in ("modules", "vendor_modules"):
+        d = os.path.join(FORGE, base)
+        for m in sorted(os.listdir(d)):
+            link = os.path.join(env, "modules", m)
+            if not os.path.exists(link):
+                os.symlink(os.path.abspath(os.path.join(d, m)), link)
+    # Ruby types' schemas, found beside the modulepath.
+    os.symlink(os.path.abspath(os.path.join(FORGE, "types.json")),
+               os.path.join(env, "resource-type-schemas.json"))
+    with open(os.path.join(FORGE, "facts", node + ".json")) as f:
+        facts = json.load(f)
+    return code, node, facts
+
+
+def start(ordo, tmp, code, workers):
+    args = [ordo, "serve", "--codedir", code, "--bind", "127.0.0.1:0",
+            "--autosign", "all", "--ssldir", os.path.join(tmp, "ssl"),
+            "--reports", os.path.join(tmp, "reports"),
+            "--access-log", os.path.join(tmp, "access.log"),
+            "--certname", "bench-server"]
+    if workers:
+        args += ["--workers", str(workers)]
+    p = subprocess.Popen(args, stdout=subprocess.PIPE,
+                         stderr=open(os.path.join(tmp, "serve.err"), "w"), text=True)
+    line = p.stdout.readline()
+    port = int(line.strip().rsplit(":", 1)[1])
+    return p, port
+
+
+def enroll(tmp, port, name):
+    key, csr = os.path.join(tmp, "client.key"), os.path.join(tmp, "client.csr")
+    subprocess.run(["openssl", "req", "-new", "-newkey", "rsa:2048", "-nodes",
+                    "-subj", "/CN=" + name, "-keyout", key, "-out", csr],
+                   check=True, capture_output=True)
+    ctx = ssl.create_default_context()
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    c = http.client.HTTPSConnection("127.0.0.1", port, context=ctx)
+    c.request("GET", "/puppet-ca/v1/certificate/ca")
+    ca = c.getresponse().read()
+    with open(csr, "rb") as f:
+        c.request("PUT", f"/puppet-ca/v1/certificate_request/{name}", f.read(),
+                  {"Content-Type": "text/plain"})
+    r = c.getresponse()
+    r.read()
+    assert r.status == 200, r.status
+    c.request("GET", f"/puppet-ca/v1/certificate/{name}")
+    r = c.getresponse()
+    cert = r.read()
+    assert r.status == 200, r.status
+    paths = {}
+    for k, v in (("ca", ca), ("cert", cert)):
+        paths[k] = os.path.join(tmp, k + ".pem")
+        with open(paths[k], "wb") as f:
+            f.write(v)
+    paths["key"] = key
+    return paths
+
+
+def body(name, facts):
+    """The form body `puppet agent` posts (Puppet::HTTP::Service::Compiler#post_catalog)."""
+    q = lambda s: urllib.parse.quote(s, safe="")
+    facts_json = json.dumps({"name": name, "values": facts,
+                             "timestamp": "2026-01-01T00:00:00.000000000+00:00",
+                             "expiration": "2026-01-01T00:30:00.000000000+00:00"})
+    fields = [("facts_format", "application/json"), ("facts", q(facts_json)),
+              ("environment", "production"), ("configured_environment", "production"),
+              ("check_environment", "false"),
+              ("transaction_uuid", "7d6a5a0e-0c8b-4a53-9d2c-0d6f1e0b9c11"),
+              ("job_uuid", ""), ("static_catalog", "true"),
+              ("checksum_type", "sha256.sha1.sha224.sha384.sha512.md5")]
+    return "&".join(f"{k}={q(v)}" for k, v in fields).encode()
+
+
+def client(port, paths, name, payload, deadline, out, errors, most=None):
+    ctx = ssl.create_default_context(cafile=paths["ca"])
+    ctx.check_hostname = False
+    ctx.load_cert_chain(paths["cert"], paths["key"])
+    conn = http.client.HTTPSConnection("127.0.0.1", port, context=ctx)
+    headers = {"Content-Type": "application/x-www-form-urlencoded",
+               "Accept": "application/json, application/vnd.puppet.rich+json"}
+    while time.monotonic() < deadline and (most is None or len(out) + len(errors) < most):
+        t = time.monotonic()
+        try:
+            conn.request("POST", f"/puppet/v3/catalog/{name}?environment=production",
+                         payload, headers)
+            r = conn.getresponse()
+            data = r.read()
+        except (OSError, http.client.HTTPException) as e:
+            errors.append(str(e))
+            conn.close()
+            conn = http.client.HTTPSConnection("127.0.0.1", port, context=ctx)
+            continue
+        if r.status != 200:
+            errors.append(f"{r.status} {data[:200]!r}")
+            continue
+        out.append((time.monotonic() - t, len(json.loads(data)["resources"])))
+
+
+def pct(xs, p):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(len(xs) * p))] if xs else float("nan")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ordo", default=os.path.join(HERE, "..", "target", "release", "ordo"))
+    ap.add_argument("--clients", type=int, nargs="+", default=[1, 2, 4])
+    ap.add_argument("--seconds", type=float, default=10)
+    ap.add_argument("--site", default=os.path.join(HERE, "serve_site.pp"))
+    ap.add_argument("--node", default="deb12.example.com")
+    ap.add_argument("--workers", type=int, default=0)
+    a = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        code, node, facts = setup(tmp, a.site, a.node)
+        p, port = start(os.path.abspath(a.ordo), tmp, code, a.workers)
+        try:
+            paths = enroll(tmp, port, node)
+            payload = body(node, facts)
+            # One catalog first: parses the code (not part of the figures).
+            warm, errs = [], []
+            client(port, paths, node, payload, time.monotonic() + 300, warm, errs, most=1)
+            if errs or not warm:
+                sys.exit(f"the first catalog failed: {errs}\n" +
+                         open(os.path.join(tmp, "serve.err")).read()[-2000:])
+            print(f"{os.path.basename(a.site)} ({node}): {warm[0][1]} resources; "
+                  f"first catalog {warm[0][0] * 1000:.0f} ms; body {len(payload)} bytes")
+            print()
+            print("| clients | catalogs/s | p50 ms | p99 ms | server CPU ms/catalog | server RSS MiB (peak) | errors |")
+            print("|---:|---:|---:|---:|---:|---:|---:|")
+            for c in a.clients:
+                out, errors = [], []
+                cpu0 = proc_cpu(p.pid)
+                t0 = time.monotonic()
+                deadline = t0 + a.seconds
+                threads = [threading.Thread(target=client,
+                                            args=(port, paths, node, payload, deadline, out, errors))
+                           for _ in range(c)]
+                for t in threads:
+                    t.start()
+                for t in threads:
+                    t.join()
+                wall = time.monotonic() - t0
+                cpu = proc_cpu(p.pid) - cpu0
+                lat = [x[0] for x in out]
+                cur, peak = proc_rss(p.pid)
+                print(f"| {c} | {len(out) / wall:.1f} | {pct(lat, 0.5) * 1000:.1f} | "
+                      f"{pct(lat, 0.99) * 1000:.1f} | {cpu / max(len(out), 1) * 1000:.1f} | "
+                      f"{cur:.0f} ({peak:.0f}) | {len(errors)} |")
+        finally:
+            p.terminate()
+            p.wait(timeout=30)
+
+
+if __name__ == "__main__":
+    main()
