@@ -78,7 +78,14 @@ const ARROWS: &[(&str, &[&str])] = &[
     // read as regular files only (input).
     (
         "facts",
-        &["span", "diagnostics", "digest", "eval", "input", "PUPPET_VERSION"],
+        &[
+            "span",
+            "diagnostics",
+            "digest",
+            "eval",
+            "input",
+            "PUPPET_VERSION",
+        ],
     ),
     // The child `ruby` behind the evaluator's `RubyRuntime` (machine-facing).
     ("ruby", &["eval"]),
