@@ -39,6 +39,11 @@ pub struct ApplyArgs {
     /// `puppet`: exactly Puppet's log lines; `human`: short lines, colour, a summary.
     #[arg(long, default_value = "human")]
     pub log_format: LogFormat,
+    /// With `--log-format puppet`: warnings and errors on stderr, as `puppet apply` writes
+    /// them. Without it, Puppet's lines are one transcript on stdout, in order (what tools
+    /// that read stdout and stderr apart need); Ordo's own format always splits them.
+    #[arg(long)]
+    pub split_streams: bool,
     /// Write a JSON report of the run to this file.
     #[arg(long)]
     pub report: Option<PathBuf>,
@@ -463,7 +468,8 @@ pub fn run_catalog(catalog: &Catalog, args: &ApplyArgs) -> i32 {
         if !shown {
             return;
         }
-        let to_stderr = salt_on_stdout || line.level >= Level::Warning;
+        let to_stderr = salt_on_stdout
+            || (line.level >= Level::Warning && (format == LogFormat::Human || args.split_streams));
         let color = if to_stderr { color_err } else { color_out };
         let text = match format {
             LogFormat::Puppet if color => puppet_colored(line),

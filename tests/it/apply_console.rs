@@ -68,7 +68,13 @@ fn streams_and_levels_as_puppet_apply() {
         let mut cmd = Command::new(ORDO);
         cmd.arg("apply")
             .arg(&manifest)
-            .args(["--log-format", "puppet", "--certname", "golden.example"])
+            .args([
+                "--log-format",
+                "puppet",
+                "--split-streams",
+                "--certname",
+                "golden.example",
+            ])
             .arg("--state-dir")
             .arg(dir.path().join("state"))
             .args(extra);

@@ -387,7 +387,7 @@ fn a_large_managed_file_is_compared_and_backed_up_in_bounded_memory() {
         "c.json",
         json!([file(big.to_str().unwrap(), json!({"content": "small\n"}))]),
     );
-    let (code, peak, text) = peak_rss_kib(apply_cmd(&cat, &state, &[]));
+    let (code, peak, text) = peak_rss_kib(apply_cmd(&cat, &state, &["--backup", "--verbose"]));
     assert_eq!(code, 0, "{text}");
     // The checksum of 24 MiB of zeros, as `sha256sum` gives it.
     let zeros = "95aeaae03b56c171cf88753c821630a3c24f1fcf406cec3e17d56781aa3f8369";

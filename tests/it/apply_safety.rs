@@ -35,7 +35,7 @@ fn apply_cmd(catalog: &Path, state: &Path, extra: &[&str]) -> Command {
     let mut c = Command::new(ORDO);
     c.arg("apply")
         .arg(catalog)
-        .args(["--log-format", "puppet", "--state-dir"])
+        .args(["--log-format", "puppet", "--split-streams", "--state-dir"])
         .arg(state)
         .args(extra)
         .env("NO_COLOR", "1");

@@ -157,7 +157,7 @@ fn content_change_is_backed_up_and_atomic() {
     std::fs::write(&f, "old\n").unwrap();
     std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o600)).unwrap();
     let c = catalog(json!([
-        {"type": "File", "title": f.display().to_string(), "parameters": {"content": "new\n"}},
+        {"type": "File", "title": f.display().to_string(), "parameters": {"content": "new\n", "backup": "puppet"}},
         {"type": "File", "title": d.join("g").display().to_string(), "parameters": {"content": "x", "backup": ".orig", "replace": false}},
         {"type": "File", "title": d.join("h").display().to_string(), "parameters": {"content": "new", "backup": ".orig"}},
     ]));

@@ -280,8 +280,9 @@ proptest! {
             pending_file: Some(dir.path().join("pending.json")),
             ..ApplyOptions::default()
         };
-        let result = apply(&c, &opts, &mut |_: &LogLine| {});
-        prop_assert!(!result.refused, "{:?}", result.log);
+        // A catalog the validation refuses (generated attributes may contradict each
+        // other) changes nothing either.
+        let _ = apply(&c, &opts, &mut |_: &LogLine| {});
         prop_assert_eq!(before, snapshot(dir.path()));
     }
 }

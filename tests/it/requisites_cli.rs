@@ -162,6 +162,7 @@ fn failhard_flag_and_alphanumeric_ordering() {
     let order: Vec<&str> = out
         .lines()
         .filter_map(|l| l.strip_prefix("Notice: ").filter(|m| !m.starts_with('/')))
+        .filter(|m| !m.starts_with("Applied catalog in "))
         .collect();
     assert_eq!(
         order,
