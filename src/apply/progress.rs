@@ -40,7 +40,7 @@ impl Progress {
 
 /// The progress line: `1,234/10,000 resources (12%), 2,345/s, 4 s left`.
 pub fn line(done: usize, total: usize, seconds: f64) -> String {
-    let pct = if total == 0 { 100 } else { done * 100 / total };
+    let pct = (done * 100).checked_div(total).unwrap_or(100);
     let rate = if seconds > 0.0 {
         done as f64 / seconds
     } else {
@@ -65,7 +65,7 @@ fn grouped(n: usize) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);

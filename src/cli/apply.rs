@@ -240,7 +240,7 @@ pub fn run(args: &ApplyArgs) -> i32 {
     match input {
         Ok(mut catalog) => {
             let compiled = args.inline() || !crate::cli::is_catalog_file(&args.file);
-            if compiled && catalog.version == serde_json::Value::from(0) {
+            if compiled && catalog.version == 0 {
                 // Puppet's catalog version is the time of the compile (`config_version`
                 // unset); `ordo compile` leaves 0 so that its output is reproducible.
                 let now = std::time::SystemTime::now()
