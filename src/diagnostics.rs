@@ -363,3 +363,30 @@ pub fn to_json(diag: &Diagnostic, sources: &SourceMap) -> serde_json::Value {
     obj.insert("help".into(), json!(diag.help));
     out
 }
+
+/// serde_json appends ` at line L column C` to its errors; a diagnostic shows the place
+/// itself.
+pub fn without_json_position(msg: &str) -> String {
+    match msg.rfind(" at line ") {
+        Some(i) => msg[..i].to_string(),
+        None => msg.to_string(),
+    }
+}
+
+/// Byte offset of serde_json's (1-based line, byte column) in `text`. Column 0 means "before
+/// the first byte of the line"; the column counts bytes already read, so it points one past
+/// the offending byte.
+pub fn json_byte_offset(text: &str, line: usize, column: usize) -> usize {
+    let mut line_start = 0;
+    for _ in 1..line.max(1) {
+        match text[line_start..].find('\n') {
+            Some(i) => line_start += i + 1,
+            None => break,
+        }
+    }
+    let mut at = (line_start + column.saturating_sub(1)).min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}

@@ -100,10 +100,13 @@ pub fn parse_catalog(name: &str, text: &str) -> Result<Catalog, CatalogRefusal> 
         },
         Err(e) => (e.path().to_string(), e.into_inner()),
     };
-    let offset = start + byte_offset(body, inner.line(), inner.column());
+    let offset = start + crate::diagnostics::json_byte_offset(body, inner.line(), inner.column());
     let secrets = sensitive_values(body);
     let detail = capped(
-        &scrub(&without_position(&inner.to_string()), &secrets),
+        &scrub(
+            &crate::diagnostics::without_json_position(&inner.to_string()),
+            &secrets,
+        ),
         DETAIL_CAP,
     );
     let (code, message) = match inner.classify() {
@@ -255,32 +258,6 @@ fn show_path(path: &str) -> String {
     } else {
         path.to_string()
     }
-}
-
-/// serde_json appends ` at line L column C`; the diagnostic shows the place itself.
-fn without_position(msg: &str) -> String {
-    match msg.rfind(" at line ") {
-        Some(i) => msg[..i].to_string(),
-        None => msg.to_string(),
-    }
-}
-
-/// Byte offset of serde_json's (1-based line, byte column) in `text`. Column 0 means "before
-/// the first byte of the line"; the column counts bytes already read, so it points one past
-/// the offending byte.
-fn byte_offset(text: &str, line: usize, column: usize) -> usize {
-    let mut line_start = 0;
-    for _ in 1..line.max(1) {
-        match text[line_start..].find('\n') {
-            Some(i) => line_start += i + 1,
-            None => break,
-        }
-    }
-    let mut at = (line_start + column.saturating_sub(1)).min(text.len());
-    while !text.is_char_boundary(at) {
-        at -= 1;
-    }
-    at
 }
 
 fn next_char_end(text: &str, at: usize) -> usize {

@@ -92,8 +92,11 @@ pub fn parse_facts(text: &str) -> Result<Json, FactsError> {
     let v: Json = if json {
         serde_json::from_str(text).map_err(|e| FactsError {
             code: "facts-json",
-            message: format!("invalid JSON: {}", without_position(&e.to_string())),
-            offset: byte_offset(text, e.line(), e.column()),
+            message: format!(
+                "invalid JSON: {}",
+                crate::diagnostics::without_json_position(&e.to_string())
+            ),
+            offset: crate::diagnostics::json_byte_offset(text, e.line(), e.column()),
         })?
     } else {
         yaml::parse(text).map_err(|(offset, m)| FactsError {
@@ -148,31 +151,6 @@ fn kind(v: &Json) -> &'static str {
         Json::Array(_) => "a list",
         Json::Object(_) => "a mapping",
     }
-}
-
-/// serde_json appends ` at line L column C`; the diagnostic shows the place itself.
-fn without_position(msg: &str) -> String {
-    match msg.rfind(" at line ") {
-        Some(i) => msg[..i].to_string(),
-        None => msg.to_string(),
-    }
-}
-
-/// Byte offset of serde_json's (1-based line, byte column): the column counts bytes already
-/// read, so it points one past the offending byte (0: before the line's first byte).
-fn byte_offset(text: &str, line: usize, column: usize) -> usize {
-    let mut line_start = 0;
-    for _ in 1..line.max(1) {
-        match text[line_start..].find('\n') {
-            Some(i) => line_start += i + 1,
-            None => break,
-        }
-    }
-    let mut at = (line_start + column.saturating_sub(1)).min(text.len());
-    while !text.is_char_boundary(at) {
-        at -= 1;
-    }
-    at
 }
 
 /// Offset of the value of top-level `key` in a JSON object (text known to be valid JSON).
