@@ -55,6 +55,11 @@ pub const CODES: &[(&str, &str, &str)] = &[
         "a compile error: evaluation failed, with Puppet's message",
     ),
     (
+        "missing-target",
+        "Compile",
+        "a relationship names a resource the manifest does not declare (`check` shows every one)",
+    ),
+    (
         "puppet-warning",
         "Compile",
         "a warning Puppet gives while compiling",
@@ -389,4 +394,95 @@ pub fn json_byte_offset(text: &str, line: usize, column: usize) -> usize {
         at -= 1;
     }
     at
+}
+
+/// The candidate nearest to `name` for a "did you mean" hint, or `None` when none is near:
+/// the optimal-string-alignment distance (Damerau-Levenshtein without repeated edits of one
+/// substring), case-insensitive, at most 2 and at most a third of the name's length (one
+/// edit for names of three to five characters, none for shorter ones, but a difference of
+/// case). Ties go to the first candidate in sorted order, so the hint does
+/// not depend on the order candidates come in. `name` itself is never suggested.
+pub fn nearest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let lower: Vec<char> = name.to_lowercase().chars().collect();
+    let limit = match lower.len() {
+        0..=2 => 0,
+        n => (n / 3).clamp(1, 2),
+    };
+    let mut best: Option<(usize, &str)> = None;
+    for c in candidates {
+        if c == name || c.is_empty() {
+            continue;
+        }
+        let other: Vec<char> = c.to_lowercase().chars().collect();
+        if other.len().abs_diff(lower.len()) > limit {
+            continue;
+        }
+        let d = edit_distance(&lower, &other);
+        if d > limit {
+            continue;
+        }
+        if best.is_none_or(|(bd, bc)| (d, c) < (bd, bc)) {
+            best = Some((d, c));
+        }
+    }
+    best.map(|(_, c)| c)
+}
+
+/// Optimal string alignment distance: insertions, deletions, substitutions and
+/// transpositions of neighbours, each costing one.
+fn edit_distance(a: &[char], b: &[char]) -> usize {
+    let w = b.len() + 1;
+    let mut d = vec![0usize; (a.len() + 1) * w];
+    for (i, row) in d.chunks_mut(w).enumerate() {
+        row[0] = i;
+    }
+    for (j, cell) in d.iter_mut().take(w).enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut v = (d[(i - 1) * w + j] + 1)
+                .min(d[i * w + j - 1] + 1)
+                .min(d[(i - 1) * w + j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                v = v.min(d[(i - 2) * w + j - 2] + 1);
+            }
+            d[i * w + j] = v;
+        }
+    }
+    d[a.len() * w + b.len()]
+}
+
+#[cfg(test)]
+mod suggestion_tests {
+    use super::nearest;
+
+    #[test]
+    fn near_misses_find_their_names() {
+        let types = ["file", "package", "service", "notify", "exec", "filebucket"];
+        assert_eq!(nearest("fille", types), Some("file"));
+        assert_eq!(nearest("Pakage", types), Some("package"));
+        assert_eq!(nearest("sevrice", types), Some("service"));
+        assert_eq!(
+            nearest("contnet", ["content", "ensure", "mode"]),
+            Some("content")
+        );
+        assert_eq!(nearest("ngnix", ["nginx", "apache2"]), Some("nginx"));
+    }
+
+    #[test]
+    fn far_names_and_the_name_itself_are_not_suggested() {
+        assert_eq!(nearest("x", ["y", "file"]), None);
+        assert_eq!(nearest("ab", ["AB"]), Some("AB"));
+        assert_eq!(nearest("zzzz", ["file", "exec"]), None);
+        assert_eq!(nearest("file", ["file"]), None);
+        assert_eq!(nearest("abcdef", ["abcxyz"]), None);
+    }
+
+    #[test]
+    fn ties_are_broken_by_name() {
+        assert_eq!(nearest("fie", ["fix", "fib"]), Some("fib"));
+        assert_eq!(nearest("fie", ["fib", "fix"]), Some("fib"));
+    }
 }

@@ -44,7 +44,7 @@ pub fn check_manifest(
     loader: &dyn Loader,
     opts: &CompileOptions,
 ) -> Report {
-    let result = crate::eval::compile(name, text, loader, opts);
+    let result = crate::eval::compile_checking(name, text, loader, opts, false);
     check_compiled(result)
 }
 

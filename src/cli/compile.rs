@@ -586,12 +586,22 @@ pub fn compile_result(
     compile_result_with(manifest, inputs, Mode::Provenance)
 }
 
+/// [`compile_result`] for `ordo check`: every missing relationship target is reported.
+pub fn check_result(
+    manifest: &Path,
+    inputs: &CompileInputs,
+) -> Result<(eval::CompileResult, String), i32> {
+    compile_result_with(manifest, inputs, Mode::Check)
+}
+
 /// What a compile gives besides log lines and diagnostics.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
     /// The catalog and where things came from (for `ordo check` and `ordo explain`, which
     /// exit once done with them).
     Provenance,
+    /// As `Provenance`, with every missing relationship target reported (`ordo check`).
+    Check,
     /// The catalog; the provenance stays empty.
     Catalog,
     /// A catalog source to write (see [`eval::compile_to_write`]).
@@ -660,6 +670,7 @@ pub fn compile_text(
     let name = display_name(manifest);
     Ok(match mode {
         Mode::Provenance => eval::compile_exiting(&name, text, &loader, &opts),
+        Mode::Check => eval::compile_checking(&name, text, &loader, &opts, true),
         Mode::Catalog => eval::compile_catalog(&name, text, &loader, &opts),
         Mode::Write => eval::compile_to_write(&name, text, &loader, &opts),
     })

@@ -84,7 +84,7 @@ fn check_report(args: &CheckArgs) -> Result<(Report, Option<Catalog>), i32> {
             Some(catalog),
         ));
     }
-    let (result, _node) = super::compile::compile_result(&args.file, &args.inputs)?;
+    let (result, _node) = super::compile::check_result(&args.file, &args.inputs)?;
     Ok(crate::check::check_compiled_keeping(result))
 }
 

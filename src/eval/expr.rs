@@ -2118,6 +2118,7 @@ impl Compiler<'_> {
             return Ok(Value::Array(out));
         }
         let Some(kind) = self.resolve_resource_type(&type_name) else {
+            self.hint_type(&type_name, span);
             return Err(Flow::Err(
                 self.runtime(format!("Unknown resource type: '{type_name}'"), span),
             ));

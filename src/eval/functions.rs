@@ -3493,6 +3493,7 @@ fn f_create_resources(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         return Ok(Value::Undef);
     }
     let Some(kind) = c.resolve_resource_type(&type_name) else {
+        c.hint_type(&type_name, a.span);
         return Err(Flow::Err(
             c.runtime(format!("Unknown resource type: '{type_name}'"), a.span),
         ));
