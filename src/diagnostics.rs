@@ -30,6 +30,11 @@ pub const CODES: &[(&str, &str, &str)] = &[
         "the source does not parse: where, and what the grammar expected",
     ),
     (
+        "not-puppet",
+        "Parsing",
+        "a file given to `ordo parse` is not Puppet (an ERB template)",
+    ),
+    (
         "lexer",
         "Parsing",
         "a lexer warning Puppet also gives (an unknown escape in a string, ...)",
@@ -130,6 +135,16 @@ pub const CODES: &[(&str, &str, &str)] = &[
         "a resource of a type Ordo cannot apply",
     ),
     (
+        "cannot-apply",
+        "check",
+        "a note: resources of types Ordo has no provider for (`apply` refuses them), by type",
+    ),
+    (
+        "ordo-extension",
+        "check",
+        "a note: Ordo extension metaparameters are used, which Puppet would reject",
+    ),
+    (
         "puppet-incompatible",
         "check",
         "an Ordo extension Puppet would reject (`check --puppet-compatible`)",
@@ -186,6 +201,13 @@ impl Diagnostic {
         }
     }
 
+    pub fn note(code: &'static str, message: impl Into<String>) -> Diagnostic {
+        Diagnostic {
+            severity: Severity::Note,
+            ..Diagnostic::error(code, message)
+        }
+    }
+
     pub fn with_span(mut self, span: Span) -> Diagnostic {
         self.span = Some(span);
         self
@@ -236,23 +258,26 @@ pub struct RenderOptions {
 
 /// Renders one diagnostic as text (ariadne when it has a location in a known file).
 pub fn render(diag: &Diagnostic, sources: &SourceMap, opts: RenderOptions) -> String {
-    use ariadne::{Config, Label as ALabel, Report, ReportKind};
+    use ariadne::{Color, Config, Label as ALabel, Report, ReportKind};
 
-    let kind = match diag.severity {
-        Severity::Error => ReportKind::Error,
-        Severity::Warning => ReportKind::Warning,
-        Severity::Note => ReportKind::Advice,
+    // One headline for every command: `error[code]: message`, the place in the frame below.
+    let (word, color) = match diag.severity {
+        Severity::Error => ("error", Color::Red),
+        Severity::Warning => ("warning", Color::Yellow),
+        Severity::Note => ("note", Color::Cyan),
     };
+    let headline = format!("{word}[{}]", diag.code);
+    let kind = ReportKind::Custom(&headline, color);
+    let message = printable(&diag.message);
     let Some((span, file)) = diag.span.and_then(|s| sources.get(s.file).map(|f| (s, f))) else {
-        let mut out = format!(
-            "{}: {}\n",
-            match diag.severity {
-                Severity::Error => "error",
-                Severity::Warning => "warning",
-                Severity::Note => "note",
-            },
-            diag.message
-        );
+        let mut out = if opts.color {
+            format!(
+                "\x1b[{}m{headline}:\x1b[0m {message}\n",
+                ansi(diag.severity)
+            )
+        } else {
+            format!("{headline}: {message}\n")
+        };
         for n in &diag.notes {
             out.push_str(&format!("  = note: {n}\n"));
         }
@@ -268,7 +293,6 @@ pub fn render(diag: &Diagnostic, sources: &SourceMap, opts: RenderOptions) -> St
         let b = (byte as usize).min(text.len());
         text.get(..b).map_or(b, |s| s.chars().count())
     };
-    let (line, col) = file.line_col(span.start as usize);
     let mut report = Report::build(
         kind,
         (
@@ -277,8 +301,7 @@ pub fn render(diag: &Diagnostic, sources: &SourceMap, opts: RenderOptions) -> St
         ),
     )
     .with_config(Config::default().with_color(opts.color))
-    .with_code(diag.code)
-    .with_message(format!("{} ({}:{}:{})", diag.message, name, line, col));
+    .with_message(message);
     // Labels may point into other files (a cycle through modules): each known file is given
     // to ariadne under its name.
     let mut labels: Vec<&Label> = diag
@@ -294,26 +317,21 @@ pub fn render(diag: &Diagnostic, sources: &SourceMap, opts: RenderOptions) -> St
         };
         labels.push(&main_label);
     }
-    let mut files: Vec<(String, String)> = vec![(name.clone(), file.text.clone())];
+    let mut files: Vec<(String, String)> = vec![(name.clone(), shown_text(&file.text))];
     for (order, l) in labels.into_iter().enumerate() {
         let Some(f) = sources.get(l.span.file) else {
             continue;
         };
         if !files.iter().any(|(n, _)| *n == f.name) {
-            files.push((f.name.clone(), f.text.clone()));
+            files.push((f.name.clone(), shown_text(&f.text)));
         }
-        // ariadne draws nothing for a label over several lines that has no message (a whole
-        // resource): such a label is cut to its first line.
-        let mut end = l.span.end;
-        if l.message.is_empty() {
-            if let Some(i) = f
-                .text
-                .get(l.span.start as usize..l.span.end as usize)
-                .and_then(|t| t.find('\n'))
-            {
-                end = l.span.start + i as u32;
-            }
-        }
+        // A label over several lines (a whole resource) is cut to its first line: ariadne
+        // draws nothing for one without a message, and a box around the resource otherwise.
+        let end = f
+            .text
+            .get(l.span.start as usize..l.span.end as usize)
+            .and_then(|t| t.find('\n'))
+            .map_or(l.span.end, |i| l.span.start + i as u32);
         let end = end.max(l.span.start + 1);
         let range = to_char(l.span, l.span.start)..to_char(l.span, end);
         let mut al = ALabel::new((f.name.clone(), range)).with_order(order as i32);
@@ -330,7 +348,71 @@ pub fn render(diag: &Diagnostic, sources: &SourceMap, opts: RenderOptions) -> St
     }
     let mut buf = Vec::new();
     let _ = report.finish().write(ariadne::sources(files), &mut buf);
-    String::from_utf8_lossy(&buf).into_owned()
+    let out = String::from_utf8_lossy(&buf).into_owned();
+    if opts.color {
+        out
+    } else {
+        // ariadne colours a custom kind's word whatever its config says; the text it draws
+        // holds no other escape (control characters are replaced above).
+        without_ansi(&out)
+    }
+}
+
+/// `text` without its ANSI colour sequences (`ESC [ ... m`).
+fn without_ansi(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find('\x1b') {
+        out.push_str(&rest[..i]);
+        rest = &rest[i..];
+        match rest.find('m') {
+            Some(end) => rest = &rest[end + 1..],
+            None => rest = "",
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The ANSI colour of a severity's word.
+fn ansi(severity: Severity) -> &'static str {
+    match severity {
+        Severity::Error => "31",
+        Severity::Warning => "33",
+        Severity::Note => "36",
+    }
+}
+
+/// A message with its control characters escaped (`\u{7f}`): a binary file given as a
+/// manifest must not send raw control bytes to the terminal.
+pub fn printable(text: &str) -> String {
+    if !text.chars().any(is_raw_control) {
+        return text.to_string();
+    }
+    text.chars()
+        .map(|c| {
+            if is_raw_control(c) {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+/// Source text as a frame shows it: each control character (but line ends and tabs) is
+/// replaced by U+FFFD, one character for one, so that the labels' places stay right.
+fn shown_text(text: &str) -> String {
+    if !text.chars().any(is_raw_control) {
+        return text.to_string();
+    }
+    text.chars()
+        .map(|c| if is_raw_control(c) { '\u{fffd}' } else { c })
+        .collect()
+}
+
+fn is_raw_control(c: char) -> bool {
+    c.is_control() && !matches!(c, '\n' | '\t' | '\r')
 }
 
 /// A diagnostic as JSON for tools: severity, code, message, and the place of the diagnostic

@@ -335,6 +335,8 @@ pub struct Console {
     /// Puppet's console colours on stdout, on stderr.
     pub color_out: bool,
     pub color_err: bool,
+    /// `--log-format puppet`: errors as Puppet's lines, also on a terminal.
+    pub puppet: bool,
 }
 
 /// A console line in Puppet's colour for its level (`colorize` in util/colors.rb).
@@ -569,9 +571,15 @@ fn checked_result(
             Ok(result)
         }
         _ => {
-            for d in errors {
-                let _ = writeln!(err, "{}", error_line(d, &node));
-            }
+            // As `ordo check` draws them: always for `ordo apply` in Ordo's log format, on a
+            // terminal for `ordo compile`; otherwise Puppet's lines, which tools compare.
+            use std::io::IsTerminal;
+            let framed = match console {
+                Some(c) => !c.puppet,
+                None => std::io::stderr().is_terminal(),
+            };
+            let text = error_text(&errors, &result.sources, &node, framed);
+            let _ = write!(err, "{text}");
             Err(1)
         }
     }
@@ -698,12 +706,35 @@ fn display_name(p: &Path) -> String {
     p.to_string_lossy().into_owned()
 }
 
+/// Compile errors drawn as `ordo check` draws them (`framed`), or as Puppet's lines.
+pub fn error_text(
+    errors: &[&crate::diagnostics::Diagnostic],
+    sources: &crate::span::SourceMap,
+    node: &str,
+    framed: bool,
+) -> String {
+    let mut text = String::new();
+    for d in errors {
+        if framed {
+            let d = crate::check::shown_compile_error((*d).clone(), sources);
+            let opts = crate::cli::stderr_render_options();
+            text.push_str(&crate::diagnostics::render(&d, sources, opts));
+        } else {
+            text.push_str(&error_line(d, node));
+            text.push('\n');
+        }
+    }
+    text
+}
+
 /// A compile error as Puppet prints it: `Error: MESSAGE on node NODE`; the validation errors
 /// logged before Puppet gives up name no node.
 pub fn error_line(d: &crate::diagnostics::Diagnostic, node: &str) -> String {
+    // Control characters escaped: a binary file's bytes stay off the terminal.
+    let message = crate::diagnostics::printable(&d.message);
     if d.code == "validation-logged" {
-        format!("Error: {}", d.message)
+        format!("Error: {message}")
     } else {
-        format!("Error: {} on node {node}", d.message)
+        format!("Error: {message} on node {node}")
     }
 }

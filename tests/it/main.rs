@@ -18,6 +18,7 @@ mod apply_schedules;
 mod catalog_fuzz_regressions;
 mod catalog_refusals;
 mod check_fixtures;
+mod command_output;
 mod common;
 mod compile_nodes;
 mod compile_output;
