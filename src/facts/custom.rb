@@ -442,8 +442,9 @@ module Facter
         when Array then value.map { |v| normalize(v) }
         when Hash then value.to_h { |k, v| [normalize(k).to_s, normalize(v)] }
         else
-          if defined?(::Time) && value.is_a?(::Time) || defined?(::Date) && value.is_a?(::Date)
-            return value.iso8601 if value.respond_to?(:iso8601)
+          if value.is_a?(::Time) || defined?(::Date) && value.is_a?(::Date)
+            require 'time' # Time#iso8601
+            return value.iso8601
           end
           raise NormalizationError, "Expected #{value} to be one of [Integer, Float, TrueClass, FalseClass, NilClass, Symbol, String, Array, Hash, Date, Time], but was #{value.class}"
         end

@@ -64,6 +64,29 @@ require 'facter'
 Facter.add(:t_other_module) { setcode { Facter.value(:t_confine_true) + '!' } }
 "#;
 
+/// Custom facts against external facts (`facts.d`, weight 10,000) and `FACTER_` variables
+/// (1,000,000), resolution options, values of other types, more kinds of confine.
+const FACTS_C: &str = r##"
+Facter.add(:t_ext_low) { setcode { 'custom' } }
+Facter.add(:t_ext_heavy) { has_weight 20_000; setcode { 'custom, heavier than facts.d' } }
+Facter.add(:t_env) { has_weight 20_000; setcode { 'custom' } }
+Facter.add(:t_reads_ext) { setcode { "#{Facter.value(:t_ext_low)} #{Facter.value(:t_ext_only)} #{Facter.value(:t_env)}" } }
+Facter.add(:t_value_option, :value => 'static')
+Facter.add(:t_weight_option, :weight => 5) { setcode { 'five' } }
+Facter.add(:t_weight_option) { has_weight 3; setcode { 'three' } }
+Facter.add(:t_time) { setcode { Time.at(86_400).utc } }
+Facter.add(:t_keys) { setcode { { :sym => 1, 2 => 'two', 'list' => [:a] } } }
+Facter.add(:t_invalid) { setcode { Object.new } }
+Facter.add(:t_range) { confine :processorcount => (1..1024); setcode { 'range' } }
+Facter.add(:t_regexp) { confine :kernel => /^LIN/i; setcode { 'regexp' } }
+Facter.add(:t_structured_lambda) { confine 'os' => ->(os) { os['name'].is_a?(String) }; setcode { 'os' } }
+Facter.define_fact(:t_defined) { define_resolution(:r1) { setcode { 'defined' } } }
+Facter.add(:t_timeout, :timeout => 5) { setcode { 'in time' } }
+"##;
+
+/// External facts of the same names, given to both as `--external-dir`.
+const EXTERNAL: &str = "t_ext_low=external\nt_ext_heavy=external\nt_env=external\nt_ext_only=ext\n";
+
 /// A file that fails as it loads: its facts are absent, the others are not.
 const FACTS_BROKEN: &str = "Facter.add(:t_broken) { setcode { 1 } }\nraise 'the file fails'\n";
 
@@ -77,10 +100,19 @@ fn modulepath(root: &Path) -> Vec<String> {
     write("m1", "a.rb", FACTS_A);
     write("m1", "b.rb", FACTS_B);
     write("m1", "broken.rb", FACTS_BROKEN);
+    write("m1", "c.rb", FACTS_C);
     write("m2", "other.rb", FACTS_M2);
-    let mut names: Vec<String> = [FACTS_A, FACTS_B, FACTS_M2, FACTS_BROKEN]
+    std::fs::create_dir_all(root.join("ext")).unwrap();
+    std::fs::write(root.join("ext/e.txt"), EXTERNAL).unwrap();
+    let mut names: Vec<String> = [FACTS_A, FACTS_B, FACTS_C, FACTS_M2, FACTS_BROKEN]
         .iter()
-        .flat_map(|t| t.split("Facter.add(").skip(1))
+        .map(|t| t.replace("Facter.define_fact(", "Facter.add("))
+        .flat_map(|t| {
+            t.split("Facter.add(")
+                .skip(1)
+                .map(String::from)
+                .collect::<Vec<_>>()
+        })
         .map(|s| {
             let name = s.split([')', ',']).next().unwrap();
             name.trim_matches([':', '\'']).to_lowercase()
@@ -91,13 +123,18 @@ fn modulepath(root: &Path) -> Vec<String> {
     names
 }
 
+/// Runs facter or ordo with a `FACTER_` variable that outweighs a custom fact.
 fn run(cmd: &mut Command) -> Output {
-    cmd.env("NO_COLOR", "1").output().unwrap()
+    cmd.env("NO_COLOR", "1")
+        .env("FACTER_t_env", "from the environment")
+        .output()
+        .unwrap()
 }
 
-/// Facter's answer for these names, with the custom facts of `dirs`.
-fn facter(dirs: &[&Path], names: &[String]) -> Json {
+/// Facter's answer for these names, with the custom facts of `dirs` and external `ext`.
+fn facter(dirs: &[&Path], ext: &Path, names: &[String]) -> Json {
     let mut c = Command::new("facter");
+    c.arg("--external-dir").arg(ext);
     for d in dirs {
         c.arg("--custom-dir").arg(d);
     }
@@ -129,7 +166,7 @@ fn with_facters_answer() -> Option<(tempfile::TempDir, Vec<String>, [PathBuf; 2]
     let tmp = tempfile::tempdir().unwrap();
     let names = modulepath(tmp.path());
     let dirs = ["m1", "m2"].map(|m| tmp.path().join(m).join("lib/facter"));
-    let want = facter(&[&dirs[0], &dirs[1]], &names);
+    let want = facter(&[&dirs[0], &dirs[1]], &tmp.path().join("ext"), &names);
     Some((tmp, names, dirs, want))
 }
 
@@ -139,7 +176,9 @@ fn custom_facts_are_facters() {
         return;
     };
     let mp = tmp.path().to_str().unwrap();
-    let (got, stderr) = ordo_facts(&["--modulepath", mp], &names);
+    let ext = tmp.path().join("ext");
+    let ext = ext.to_str().unwrap();
+    let (got, stderr) = ordo_facts(&["--modulepath", mp, "--external-dir", ext], &names);
     let mut wrong = Vec::new();
     for n in &names {
         if got.get(n) != want.get(n) {
@@ -163,6 +202,10 @@ fn custom_facts_are_facters() {
         "t_aggregate",
         "t_dep_on_m2",
         "osfamily",
+        "t_ext_heavy",
+        "t_env",
+        "t_time",
+        "t_keys",
     ] {
         assert!(!got[n].is_null(), "{n} has no value");
     }
@@ -172,12 +215,15 @@ fn custom_facts_are_facters() {
         "high fails",
         "Caught recursion on t_cycle_",
         "broken.rb the file fails",
+        "fact='t_invalid', resolution='<anonymous>' resolved to an invalid value",
     ] {
         assert!(stderr.contains(w), "no warning {w:?} in:\n{stderr}");
     }
     // The same files through facter's option.
     let (by_dir, _) = ordo_facts(
         &[
+            "--external-dir",
+            ext,
             "--custom-dir",
             m1.to_str().unwrap(),
             "--custom-dir",
