@@ -16,8 +16,10 @@ require 'json'
 require 'timeout'
 require 'open3'
 
-ORDO_OUT = $stdout
-$stdout = $stderr # fact code that prints must not garble the JSON
+# What fact code prints, and the commands it starts, go to standard error: only the answer
+# is written on the standard output Ordo reads.
+ORDO_OUT = STDOUT.dup
+STDOUT.reopen(STDERR)
 
 module Facter
   # Raised by a resolution whose code failed: the fact stops looking at other resolutions.
