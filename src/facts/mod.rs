@@ -1,6 +1,8 @@
 //! Facts: read from a file (JSON or YAML, `file`), or gathered from this machine as Facter 4
 //! gathers them on Linux: the same names, structure, types and values (`ordo facts`
-//! against `facter --json --show-legacy`: scripts/facts_diff.py).
+//! against `facter --json --show-legacy`: scripts/facts_diff.py), with external facts
+//! (`facts.d`, `FACTER_*`) and the modules' custom facts (`lib/facter/*.rb`, run by `ruby`:
+//! `custom`).
 //!
 //! This is IO and lives outside the evaluator, which only receives facts as data. One file
 //! per group of facts; a fact that cannot be gathered (a missing tool, a permission) is a
