@@ -1599,6 +1599,118 @@ fn new_deferred(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     ))
 }
 
+/// Puppet's `Binary.new`: from a string in one of the base64 formats (`%B` strict, the
+/// default; `%b` relaxed, `%u` URL-safe) or as its UTF-8 bytes (`%s`, `%r`); from an array
+/// of bytes; from a hash of `value` and `format`. Errors are `new_Binary`'s.
+fn new_binary(args: &[Value]) -> Result<Value, String> {
+    const FORMAT: &str = "Base64Format = Enum['%B', '%b', '%r', '%s', '%u']";
+    let from_string = |s: &str, format: &str| -> Result<Vec<u8>, String> {
+        Ok(match format {
+            "%b" => strings::ruby_decode64(&format!("{s}{}", "=".repeat(s.len() % 3))),
+            "%u" => strings::ruby_urlsafe_decode64(s)?,
+            "%s" | "%r" => s.as_bytes().to_vec(),
+            _ => strings::ruby_strict_decode64(s)?,
+        })
+    };
+    let is_format = |f: &str| matches!(f, "%B" | "%b" | "%r" | "%s" | "%u");
+    let byte = |v: &Value| match v {
+        Value::Int(i) => u8::try_from(*i).ok(),
+        _ => None,
+    };
+    let bytes = |items: &[Value]| items.iter().map(byte).collect::<Option<Vec<u8>>>();
+    let done = |b: Vec<u8>| Ok(Value::Binary(b.into()));
+    match args {
+        [Value::Str(s)] => return done(from_string(s, "%B")?),
+        [Value::Str(s), Value::Str(f)] if is_format(f) => return done(from_string(s, f)?),
+        [Value::Array(items)] => {
+            if let Some(b) = bytes(items) {
+                return done(b);
+            }
+        }
+        [Value::Hash(h)] => {
+            let format = h.get(&Value::str("format"));
+            let keys_ok = |allowed: &[&str]| {
+                h.keys()
+                    .all(|k| matches!(k.as_str(), Some(k) if allowed.contains(&k)))
+            };
+            match (h.get(&Value::str("value")), format) {
+                (Some(Value::Str(s)), None | Some(Value::Undef))
+                    if keys_ok(&["value", "format"]) =>
+                {
+                    return done(from_string(s, "%B")?)
+                }
+                (Some(Value::Str(s)), Some(Value::Str(f)))
+                    if is_format(f) && keys_ok(&["value", "format"]) =>
+                {
+                    return done(from_string(s, f)?)
+                }
+                (Some(Value::Array(items)), None) if keys_ok(&["value"]) => {
+                    if let Some(b) = bytes(items) {
+                        return done(b);
+                    }
+                }
+                _ => {}
+            }
+        }
+        _ => {}
+    }
+    if args.is_empty() || args.len() > 2 {
+        let got = if args.is_empty() {
+            "none".to_string()
+        } else {
+            args.len().to_string()
+        };
+        return Err(format!(
+            "'new_Binary' expects between 1 and 2 arguments, got {got}"
+        ));
+    }
+    let got = |v: &Value| v.type_name();
+    let str_rejected = match args {
+        [Value::Str(_), f] => match f {
+            Value::Str(f) => format!("parameter 'format' expects a match for {FORMAT}, got '{f}'"),
+            other => format!(
+                "parameter 'format' expects a match for {FORMAT}, got {}",
+                got(other)
+            ),
+        },
+        [other, ..] => format!("parameter 'str' expects a String value, got {}", got(other)),
+        [] => String::new(),
+    };
+    let array_rejected = match args {
+        [Value::Array(items)] => {
+            let (i, bad) = items
+                .iter()
+                .enumerate()
+                .find(|(_, v)| byte(v).is_none())
+                .unwrap_or((0, &Value::Undef));
+            let shown = match bad {
+                Value::Int(_) => types::infer(bad).to_string(),
+                other => got(other),
+            };
+            format!("parameter 'byte_array' index {i} expects a ByteInteger = Integer[0, 255] value, got {shown}")
+        }
+        [other] => format!(
+            "parameter 'byte_array' expects an Array value, got {}",
+            got(other)
+        ),
+        _ => format!("expects 1 argument, got {}", args.len()),
+    };
+    let hash_type = format!("BinaryArgsHash = Variant[StringHash = Struct[{{'value' => String, 'format' => Optional[{FORMAT}]}}], ArrayHash = Struct[{{'value' => Array[ByteInteger = Integer[0, 255]]}}]]");
+    let hash_rejected = match args {
+        [other] => format!(
+            "parameter 'hash_args' expects a {hash_type} value, got {}",
+            got(other)
+        ),
+        _ => format!("expects 1 argument, got {}", args.len()),
+    };
+    Err(format!(
+        "The function 'new_Binary' was called with arguments it does not accept. It expects one of:\n  \
+         (String str, {FORMAT} format?)\n    rejected: {str_rejected}\n  \
+         (Array[ByteInteger] byte_array)\n    rejected: {array_rejected}\n  \
+         ({hash_type} hash_args)\n    rejected: {hash_rejected}"
+    ))
+}
+
 /// `strftime(timestamp, format[, timezone])`, and the legacy `strftime(format)` of now.
 /// Only UTC is known: another time zone fails.
 fn f_strftime(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
@@ -1792,6 +1904,7 @@ fn new_instance(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
             },
             _ => None,
         },
+        PType::Binary => Some(new_binary(&args).map_err(|m| Flow::Err(c.runtime(m, a.span)))?),
         PType::Timespan | PType::TimespanRange(..) => new_timespan(&args)
             .map_err(|m| Flow::Err(c.runtime(m, a.span)))?,
         PType::Integer(..) => match &v {
@@ -2479,6 +2592,7 @@ fn f_size(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         Value::Array(x) => x.len() as i64,
         Value::Hash(h) => h.len() as i64,
         Value::Str(s) => s.chars().count() as i64,
+        Value::Binary(b) => b.len() as i64,
         Value::Sensitive(_) => return Err(arg_err(c, a, "expects a Collection or String")),
         other => {
             return Err(arg_err(
@@ -2921,6 +3035,7 @@ fn f_empty(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         Value::Array(x) => x.is_empty(),
         Value::Hash(h) => h.is_empty(),
         Value::Str(s) => s.is_empty(),
+        Value::Binary(b) => b.is_empty(),
         Value::Sensitive(inner) if matches!(*inner, Value::Str(_)) => {
             matches!(*inner, Value::Str(ref s) if s.is_empty())
         }

@@ -150,6 +150,7 @@ pub(super) fn ruby_class(v: &Value) -> &'static str {
         Value::Timestamp(_) => "Puppet::Pops::Time::Timestamp",
         Value::Iterator(_) => "Puppet::Pops::Types::Iterator",
         Value::Timespan(_) => "Puppet::Pops::Time::Timespan",
+        Value::Binary(_) => "Puppet::Pops::Types::PBinaryType::Binary",
     }
 }
 

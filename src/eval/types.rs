@@ -58,6 +58,8 @@ pub enum PType {
     /// type has both ends at its value (`Timespan['0-00:01:00.0']`).
     TimespanRange(i64, i64),
     Timestamp,
+    /// A byte sequence's type (Puppet's `Binary`, no parameters).
+    Binary,
     Init,
     Object,
     /// `Unit`: assignable to and from every type (the element type of an empty array).
@@ -105,11 +107,12 @@ pub fn builtin(name: &str) -> Option<PType> {
         "SemVer" => PType::SemVer,
         "Timespan" => PType::Timespan,
         "Timestamp" => PType::Timestamp,
+        "Binary" => PType::Binary,
         "Init" => PType::Init,
         "Object" => PType::Object,
         // Pcore object types Ordo knows by name only: no value of the language is one.
         "Deferred" => deferred_type(),
-        "Error" | "Binary" | "URI" | "SemVerRange" | "TypeSet" | "TypeAlias" => {
+        "Error" | "URI" | "SemVerRange" | "TypeSet" | "TypeAlias" => {
             PType::Alias(name.to_string(), Box::new(PType::Object))
         }
         _ => return None,
@@ -652,6 +655,7 @@ impl PType {
             Callable(None) => Callable(Some(
                 args.iter().map(callable_arg).collect::<Vec<_>>().join(", "),
             )),
+            Binary => return Err("Operator '[]' is not applicable to a Binary-Type.".to_string()),
             other => return Err(format!("{} is not a parameterized type", other)),
         })
     }
@@ -834,6 +838,7 @@ impl PType {
             Object => matches!(v, Value::Deferred(_)),
             Unit => true,
             Timestamp => matches!(v, Value::Timestamp(_)),
+            Binary => matches!(v, Value::Binary(_)),
             Timespan => matches!(v, Value::Timespan(_)),
             TimespanRange(a, b) => matches!(v, Value::Timespan(t) if t.0 >= *a && t.0 <= *b),
             Runtime | SemVer | Init => false,
@@ -877,6 +882,7 @@ impl PType {
                 | Undef | ScalarData | Scalar,
             ) => true,
             (Data | RichData, Array(_, 0, 0) | Hash(_, _, 0, 0)) => true,
+            (RichData, Binary) => true,
             (Data | RichData, Array(e, ..)) => self.is_assignable(e),
             (Data | RichData, Hash(k, v, ..)) => {
                 String(0, MAX, None).is_assignable(k) && self.is_assignable(v)
@@ -1107,8 +1113,8 @@ fn assignable(to: &PType, from: &PType) -> bool {
 fn rich_data(t: &PType) -> bool {
     use PType::*;
     match t {
-        Default | Type(_) | Regexp(_) | Sensitive(_) | Timespan | Timestamp | SemVer | Undef
-        | Unit => true,
+        Default | Type(_) | Regexp(_) | Sensitive(_) | Timespan | Timestamp | SemVer | Binary
+        | Undef | Unit => true,
         Array(e, ..) => rich_data(e),
         Hash(k, v, ..) => rich_data(k) && rich_data(v),
         Tuple(ts, ..) => ts.iter().all(rich_data),
@@ -1263,6 +1269,7 @@ pub fn infer(v: &Value) -> PType {
         Value::Timestamp(_) => PType::Timestamp,
         Value::Iterator(it) => PType::IteratorOf(Box::new(it.elem.clone())),
         Value::Timespan(t) => PType::TimespanRange(t.0, t.0),
+        Value::Binary(_) => PType::Binary,
     }
 }
 
@@ -1798,6 +1805,7 @@ impl PType {
                 }
             }
             Timestamp => write!(f, "Timestamp"),
+            Binary => write!(f, "Binary"),
             Init => write!(f, "Init"),
             Object => write!(f, "Object"),
             Unit => write!(f, "Unit"),

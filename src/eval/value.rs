@@ -326,6 +326,8 @@ pub enum Value {
     Timespan(super::timespan::Timespan),
     /// What `step` and `reverse_each` give without a block (Puppet's `Iterator`).
     Iterator(Arc<IterValue>),
+    /// A byte sequence (`Binary('b25l')`, `Binary('one', '%s')`, `Binary([1, 2])`).
+    Binary(Arc<[u8]>),
 }
 
 /// Puppet's `Iterator`: its element type (`Iterator[Integer]`) and the elements it goes
@@ -559,6 +561,7 @@ impl PartialEq for Value {
             (Deferred(a), Deferred(b)) => a == b,
             (Timestamp(a), Timestamp(b)) => a == b,
             (Timespan(a), Timespan(b)) => a == b,
+            (Binary(a), Binary(b)) => a == b,
             // An iterator equals itself only (Puppet compares the objects).
             (Iterator(a), Iterator(b)) => Arc::ptr_eq(a, b),
             _ => false,
@@ -590,6 +593,7 @@ impl Hash for Value {
             Value::Timestamp(t) => t.hash(state),
             Value::Timespan(t) => t.hash(state),
             Value::Iterator(it) => it.items.hash(state),
+            Value::Binary(b) => b.hash(state),
             Value::Undef | Value::Default => {}
         }
     }
@@ -725,6 +729,13 @@ impl Value {
                 Value::Array(it.items.clone()).write_display(out, quote)
             }
             Value::Iterator(it) => out.push_str(&it.shown()),
+            // Strict base64; `Binary("...")` inside a container's `String()`.
+            Value::Binary(b) if quote => {
+                out.push_str("Binary(\"");
+                out.push_str(&super::strings::base64_encode(b));
+                out.push_str("\")");
+            }
+            Value::Binary(b) => out.push_str(&super::strings::base64_encode(b)),
         }
     }
 
@@ -767,6 +778,7 @@ impl Value {
             Value::Timestamp(t) => Json::String(t.to_string()),
             Value::Iterator(it) => Json::String(it.shown()),
             Value::Timespan(t) => Json::String(t.to_string()),
+            Value::Binary(b) => Json::String(super::strings::base64_encode(b)),
             Value::Sensitive(v) => {
                 let mut m = serde_json::Map::new();
                 m.insert("__ptype".into(), Json::String("Sensitive".into()));
