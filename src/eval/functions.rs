@@ -167,6 +167,12 @@ impl Compiler<'_> {
                     ExprKind::QualifiedName(n) | ExprKind::QualifiedReference(n) => n.clone(),
                     _ => return Err(Flow::Err(self.runtime("Illegal method name", right.span))),
                 };
+                // An `Error`'s attributes (`$e.msg`, `$e.issue_code`).
+                if let (Value::Error(e), [], None) = (&recv, call.args.as_slice(), lambda) {
+                    if let Some(v) = e.attribute(&name) {
+                        return Ok(v);
+                    }
+                }
                 // `Type.new(...)`
                 if let (Value::Type(_), "new") = (&recv, name.as_str()) {
                     (name, vec![recv])
@@ -1904,6 +1910,9 @@ fn new_instance(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
             },
             _ => None,
         },
+        PType::Error(..) => {
+            Some(new_error(&args).map_err(|m| Flow::Err(c.runtime(m, a.span)))?)
+        }
         PType::Binary => Some(new_binary(&args).map_err(|m| Flow::Err(c.runtime(m, a.span)))?),
         PType::Timespan | PType::TimespanRange(..) => new_timespan(&args)
             .map_err(|m| Flow::Err(c.runtime(m, a.span)))?,
@@ -3066,11 +3075,26 @@ fn f_empty(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 /// an array with a non-integer key (Puppet's SLICE_ERROR messages, with the path walked).
 fn f_dig(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let keys = &a.values[1.min(a.values.len())..];
-    dig_values(first_arg(a), keys).map_err(|(_, msg)| Flow::Err(c.runtime(msg, a.span)))
+    dig_values(first_arg(a), keys).map_err(|e| Flow::Err(c.runtime(e.msg, a.span)))
 }
 
-/// Puppet's `dig` of `keys` into `data`; an error is its issue code and message.
-fn dig_values(data: Value, keys: &[Value]) -> Result<Value, (&'static str, String)> {
+/// Puppet's `dig` of `keys` into `data`; an error is Puppet's `SLICE_ERROR` with its issue
+/// code, message and details.
+fn dig_values(data: Value, keys: &[Value]) -> Result<Value, super::value::ErrorValue> {
+    let slice_error = |code: &str, msg: String, walked: &[Value], (key, t): (&str, PType)| {
+        let details: IndexMap<Value, Value> = [
+            (Value::str("walked_path"), Value::Array(walked.to_vec())),
+            (Value::str(key), Value::Type(Box::new(t))),
+        ]
+        .into_iter()
+        .collect();
+        super::value::ErrorValue {
+            msg,
+            kind: Some("SLICE_ERROR".to_string()),
+            details: Some(Value::Hash(details.into())),
+            issue_code: Some(code.to_string()),
+        }
+    };
     let mut cur = data;
     let mut walked: Vec<Value> = vec![];
     let path = |walked: &[Value]| super::ruby_inspect(&Value::Array(walked.to_vec()));
@@ -3084,7 +3108,8 @@ fn dig_values(data: Value, keys: &[Value]) -> Result<Value, (&'static str, Strin
                 path(&walked),
                 types::infer(&cur)
             );
-            return Err(("EXPECTED_COLLECTION", msg));
+            let t = ("value_type", types::infer(&cur));
+            return Err(slice_error("EXPECTED_COLLECTION", msg, &walked, t));
         }
         walked.push(k.clone());
         cur = match (&cur, k) {
@@ -3102,7 +3127,8 @@ fn dig_values(data: Value, keys: &[Value]) -> Result<Value, (&'static str, Strin
                     path(&walked),
                     types::infer(k).generalize()
                 );
-                return Err(("EXPECTED_INTEGER_INDEX", msg));
+                let t = ("index_type", types::infer(k).generalize());
+                return Err(slice_error("EXPECTED_INTEGER_INDEX", msg, &walked, t));
             }
         };
     }
@@ -3113,34 +3139,131 @@ fn f_get(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let path = a.values.get(1).map(|v| v.to_display()).unwrap_or_default();
     let value = first_arg(a);
     let default = a.values.get(2).cloned().unwrap_or(Value::Undef);
+    get_path(c, a, value, &path, default)
+}
+
+/// `get`'s navigation of a dotted `path` into `value` (`getvar`'s too): the default for
+/// undef; a navigation error goes to the block as an `Error` when there is one.
+fn get_path(c: &mut Compiler<'_>, a: &Args, value: Value, path: &str, default: Value) -> R<Value> {
     if value.is_undef() {
         return Ok(default);
     }
     if path.is_empty() {
         return Ok(value);
     }
-    let Some(segments) = dotted_segments(&path) else {
-        return Err(arg_err(c, a, "Syntax error in dotted-navigation string"));
+    let Some(segments) = dotted_segments(path) else {
+        return Err(Flow::Err(
+            c.runtime("Syntax error in dotted-navigation string", a.span),
+        ));
     };
     match dig_values(value, &segments) {
         Ok(v) if v.is_undef() => Ok(default),
         Ok(v) => Ok(v),
-        // The block gets the error's data (Puppet gives it an Error object).
-        Err((code, msg)) => match a.lambda {
-            Some(l) => {
-                let data: IndexMap<Value, Value> = [
-                    ("msg", Value::str(msg)),
-                    ("kind", Value::str("SLICE_ERROR")),
-                    ("issue_code", Value::str(code)),
-                ]
-                .into_iter()
-                .map(|(k, v)| (Value::str(k), v))
-                .collect();
-                c.call_lambda(l, vec![Value::Hash(data.into())], a.scope, a.span)
-            }
-            None => Err(Flow::Err(c.runtime(msg, a.span))),
+        Err(e) => match a.lambda {
+            Some(l) => c.call_lambda(l, vec![Value::Error(Box::new(e))], a.scope, a.span),
+            None => Err(Flow::Err(c.runtime(e.msg, a.span))),
         },
     }
+}
+
+/// Puppet's `getvar('name.path', default)`: a variable (qualified or not) read with `get`'s
+/// navigation after the first dot; an unknown variable gives the default.
+pub(super) fn f_getvar(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    const NAME: &str = r"\A(?:::)?(?:[a-z]\w*::)*[a-z_]\w*(?:\.|\Z)";
+    let text = match a.values.first() {
+        Some(Value::Str(s)) => s.clone(),
+        other => {
+            let got = other.map(Value::type_name).unwrap_or_default();
+            return Err(Flow::Err(c.runtime(
+                format!("'getvar' parameter 'get_string' expects a match for Pattern[/{NAME}/], got {got}"),
+                a.span,
+            )));
+        }
+    };
+    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let bytes = text.as_bytes();
+    // `(::)?([a-z]\w*::)*[a-z_]\w*` then a dot or the end.
+    let mut i = if text.starts_with("::") { 2 } else { 0 };
+    let end = loop {
+        let start = i;
+        if !bytes
+            .get(i)
+            .is_some_and(|b| b.is_ascii_lowercase() || *b == b'_')
+        {
+            break None;
+        }
+        while bytes.get(i).copied().is_some_and(word) {
+            i += 1;
+        }
+        if text[i..].starts_with("::") && bytes[start] != b'_' {
+            i += 2;
+            continue;
+        }
+        break matches!(bytes.get(i), None | Some(b'.')).then_some(i);
+    };
+    let Some(end) = end else {
+        return Err(Flow::Err(c.runtime(
+            "'getvar' The given string does not start with a valid variable name",
+            a.span,
+        )));
+    };
+    let default = a.values.get(1).cloned().unwrap_or(Value::Undef);
+    let value = c.quiet_var(&text[..end], a.scope).unwrap_or(Value::Undef);
+    let path = text.get(end + 1..).unwrap_or("");
+    get_path(c, a, value, path, default)
+}
+
+/// Puppet's `Error.new`: a message and optional kind, details and issue code, given in
+/// that order or as a hash of `msg`, `kind`, `details`, `issue_code`.
+fn new_error(args: &[Value]) -> Result<Value, String> {
+    let named = match args {
+        [Value::Hash(h)] => h.clone(),
+        _ => ["msg", "kind", "details", "issue_code"]
+            .iter()
+            .zip(args)
+            .map(|(k, v)| (Value::str(*k), v.clone()))
+            .collect::<IndexMap<_, _>>()
+            .into(),
+    };
+    if args.is_empty() || args.len() > 4 {
+        return Err(format!(
+            "'new_Error' expects between 1 and 4 arguments, got {}",
+            if args.is_empty() {
+                "none".to_string()
+            } else {
+                args.len().to_string()
+            }
+        ));
+    }
+    let text = |k: &str| {
+        match named.get(&Value::str(k)) {
+        None | Some(Value::Undef) => Ok(None),
+        Some(Value::Str(s)) => Ok(Some(s.clone())),
+        Some(other) => Err(format!(
+            "Error initializer has wrong type, entry '{k}' expects a value of type Undef or String, got {}",
+            other.type_name()
+        )),
+    }
+    };
+    let msg = text("msg")?.ok_or_else(|| {
+        "Error initializer has wrong type, expects a value for key 'msg'".to_string()
+    })?;
+    let details = match named.get(&Value::str("details")) {
+        None | Some(Value::Undef) => None,
+        Some(h @ Value::Hash(_)) => Some(h.clone()),
+        Some(other) => {
+            return Err(format!(
+                "Error initializer has wrong type, entry 'details' expects a value of type Undef or Hash, got {}",
+                other.type_name()
+            ))
+        }
+    };
+    Ok(Value::Error(Box::new(super::value::ErrorValue {
+        msg,
+        kind: text("kind")?,
+        details,
+        issue_code: text("issue_code")?,
+    })))
 }
 
 /// Puppet's `split_key` of a dotted path: segments between dots, quoted ones (`"a.b"`,

@@ -610,7 +610,7 @@ fn encode(v: &Value, call: &mut Call<'_>) -> Json {
         Value::Sensitive(x) => json!({"t": "sensitive", "v": encode(x, call)}),
         Value::Timestamp(t) => json!({"t": "timestamp", "v": t.to_string()}),
         Value::Timespan(t) => json!({"t": "timespan", "v": t.to_string()}),
-        Value::Binary(_) => Json::String(v.to_display()),
+        Value::Binary(_) | Value::Error(_) => Json::String(v.to_display()),
         Value::Iterator(it) => Json::Array(it.items.iter().map(|x| encode(x, call)).collect()),
         Value::Deferred(_) => {
             call.opaque.push(v.clone());

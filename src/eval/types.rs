@@ -58,6 +58,8 @@ pub enum PType {
     /// type has both ends at its value (`Timespan['0-00:01:00.0']`).
     TimespanRange(i64, i64),
     Timestamp,
+    /// Puppet's `Error[kind, issue_code]` (either may be absent).
+    Error(Option<String>, Option<String>),
     /// A byte sequence's type (Puppet's `Binary`, no parameters).
     Binary,
     Init,
@@ -112,7 +114,8 @@ pub fn builtin(name: &str) -> Option<PType> {
         "Object" => PType::Object,
         // Pcore object types Ordo knows by name only: no value of the language is one.
         "Deferred" => deferred_type(),
-        "Error" | "URI" | "SemVerRange" | "TypeSet" | "TypeAlias" => {
+        "Error" => PType::Error(None, None),
+        "URI" | "SemVerRange" | "TypeSet" | "TypeAlias" => {
             PType::Alias(name.to_string(), Box::new(PType::Object))
         }
         _ => return None,
@@ -656,6 +659,17 @@ impl PType {
                 args.iter().map(callable_arg).collect::<Vec<_>>().join(", "),
             )),
             Binary => return Err("Operator '[]' is not applicable to a Binary-Type.".to_string()),
+            Error(None, None) if args.len() <= 2 => {
+                let text = |v: Option<&Value>| match v {
+                    Some(Value::Str(s)) => Ok(Some(s.clone())),
+                    None | Some(Value::Undef) => Ok(None),
+                    Some(other) => Err(format!(
+                        "Error-Type[] arguments must be strings, got {}",
+                        other.type_name()
+                    )),
+                };
+                Error(text(args.first())?, text(args.get(1))?)
+            }
             other => return Err(format!("{} is not a parameterized type", other)),
         })
     }
@@ -839,6 +853,9 @@ impl PType {
             Unit => true,
             Timestamp => matches!(v, Value::Timestamp(_)),
             Binary => matches!(v, Value::Binary(_)),
+            Error(kind, code) => matches!(v, Value::Error(e)
+                if kind.as_ref().is_none_or(|k| e.kind.as_ref() == Some(k))
+                    && code.as_ref().is_none_or(|c| e.issue_code.as_ref() == Some(c))),
             Timespan => matches!(v, Value::Timespan(_)),
             TimespanRange(a, b) => matches!(v, Value::Timespan(t) if t.0 >= *a && t.0 <= *b),
             Runtime | SemVer | Init => false,
@@ -956,6 +973,7 @@ impl PType {
             Enum(..) => String(0, MAX, None),
             IteratorOf(t) => IteratorOf(Box::new(t.puppet_generalize())),
             TimespanRange(..) => Timespan,
+            Error(..) => Error(None, None),
             other => other.clone(),
         }
     }
@@ -1123,6 +1141,12 @@ fn rich_data(t: &PType) -> bool {
     }
 }
 
+/// A type parameter in quotes, or `undef`.
+fn quote_opt(s: &Option<String>) -> String {
+    s.as_deref()
+        .map_or_else(|| "undef".to_string(), quote_string)
+}
+
 /// Puppet's `common_type`: the narrowest type both types are assignable to, by its rules.
 fn common_type(t1: &PType, t2: &PType) -> PType {
     use PType::*;
@@ -1270,6 +1294,7 @@ pub fn infer(v: &Value) -> PType {
         Value::Iterator(it) => PType::IteratorOf(Box::new(it.elem.clone())),
         Value::Timespan(t) => PType::TimespanRange(t.0, t.0),
         Value::Binary(_) => PType::Binary,
+        Value::Error(e) => PType::Error(e.kind.clone(), e.issue_code.clone()),
     }
 }
 
@@ -1806,6 +1831,9 @@ impl PType {
             }
             Timestamp => write!(f, "Timestamp"),
             Binary => write!(f, "Binary"),
+            Error(None, None) => write!(f, "Error"),
+            Error(kind, None) => write!(f, "Error[{}]", quote_opt(kind)),
+            Error(kind, code) => write!(f, "Error[{}, {}]", quote_opt(kind), quote_opt(code)),
             Init => write!(f, "Init"),
             Object => write!(f, "Object"),
             Unit => write!(f, "Unit"),

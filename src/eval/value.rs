@@ -326,6 +326,8 @@ pub enum Value {
     Timespan(super::timespan::Timespan),
     /// What `step` and `reverse_each` give without a block (Puppet's `Iterator`).
     Iterator(Arc<IterValue>),
+    /// Puppet's `Error` object (what `get` and `getvar` hand their block).
+    Error(Box<ErrorValue>),
     /// A byte sequence (`Binary('b25l')`, `Binary('one', '%s')`, `Binary([1, 2])`).
     Binary(Arc<[u8]>),
 }
@@ -481,6 +483,45 @@ impl Deferred {
     }
 }
 
+/// Puppet's `Error` object: a message, and an optional kind, details and issue code.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ErrorValue {
+    pub msg: String,
+    pub kind: Option<String>,
+    pub details: Option<Value>,
+    pub issue_code: Option<String>,
+}
+
+impl ErrorValue {
+    /// The attribute `name` (`msg`, `kind`, `details`, `issue_code`), if it is one.
+    pub fn attribute(&self, name: &str) -> Option<Value> {
+        let opt = |s: &Option<String>| s.clone().map_or(Value::Undef, Value::Str);
+        Some(match name {
+            "msg" => Value::str(self.msg.clone()),
+            "kind" => opt(&self.kind),
+            "details" => self.details.clone().unwrap_or(Value::Undef),
+            "issue_code" => opt(&self.issue_code),
+            _ => return None,
+        })
+    }
+
+    /// `Error({'msg' => .., 'kind' => .., ..})`, Puppet's string form (attributes set only).
+    pub fn shown(&self) -> String {
+        let mut h: IndexMap<Value, Value> = IndexMap::new();
+        h.insert(Value::str("msg"), Value::str(self.msg.clone()));
+        for (k, v) in [
+            ("kind", self.kind.clone().map(Value::Str)),
+            ("details", self.details.clone()),
+            ("issue_code", self.issue_code.clone().map(Value::Str)),
+        ] {
+            if let Some(v) = v {
+                h.insert(Value::str(k), v);
+            }
+        }
+        format!("Error({})", Value::Hash(h.into()).to_string_repr())
+    }
+}
+
 /// The map of a hash value, boxed: a hash is rarer than a string or a number, and keeping
 /// its map out of line makes every [`Value`] less than half as big (strings, arrays and
 /// parameters are stored and moved by the million).
@@ -562,6 +603,7 @@ impl PartialEq for Value {
             (Timestamp(a), Timestamp(b)) => a == b,
             (Timespan(a), Timespan(b)) => a == b,
             (Binary(a), Binary(b)) => a == b,
+            (Error(a), Error(b)) => a == b,
             // An iterator equals itself only (Puppet compares the objects).
             (Iterator(a), Iterator(b)) => Arc::ptr_eq(a, b),
             _ => false,
@@ -594,6 +636,7 @@ impl Hash for Value {
             Value::Timespan(t) => t.hash(state),
             Value::Iterator(it) => it.items.hash(state),
             Value::Binary(b) => b.hash(state),
+            Value::Error(e) => e.hash(state),
             Value::Undef | Value::Default => {}
         }
     }
@@ -722,6 +765,7 @@ impl Value {
             Value::Type(t) => out.push_str(&t.to_string()),
             Value::Sensitive(_) => out.push_str("Sensitive [value redacted]"),
             Value::Deferred(d) => out.push_str(&d.shown()),
+            Value::Error(e) => out.push_str(&e.shown()),
             Value::Timestamp(t) => out.push_str(&t.to_string()),
             Value::Timespan(t) => out.push_str(&t.to_string()),
             // `String(iterator)` lists its elements; elsewhere it prints as Puppet's `to_s`.
@@ -775,6 +819,7 @@ impl Value {
             Value::Type(t) => Json::String(t.catalog_string()),
             // Without rich data Puppet puts the string form in the catalog (and warns).
             Value::Deferred(d) => Json::String(d.shown()),
+            Value::Error(e) => Json::String(e.shown()),
             Value::Timestamp(t) => Json::String(t.to_string()),
             Value::Iterator(it) => Json::String(it.shown()),
             Value::Timespan(t) => Json::String(t.to_string()),
