@@ -1726,24 +1726,39 @@ fn f_strftime(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         [Value::Timespan(t), Value::Str(f)] => {
             return t.format(f).map(Value::Str).map_err(|e| arg_err(c, a, e));
         }
-        [Value::Str(f), rest @ ..] => (
-            super::value::Timestamp::at(c.loader.host().now()),
-            f.clone(),
-            rest.first().cloned(),
-        ),
+        [Value::Str(f), rest @ ..] => {
+            // Puppet warns once per compile that this signature is deprecated.
+            if c.warned_deprecations.insert("legacy_strftime".to_string()) {
+                let file = c.sources.get(a.span.file);
+                let line = file.map(|f| f.line_col(a.span.start as usize).0 as u32);
+                let at = c.line_location(Some(a.span.file), line);
+                c.log(
+                    LogLevel::Warning,
+                    format!("The argument signature (String format, [String timezone]) is deprecated for #strftime. See #strftime documentation and Timespan type for more info\n   {at}"),
+                );
+            }
+            (
+                super::value::Timestamp::at(c.loader.host().now()),
+                f.clone(),
+                rest.first().cloned(),
+            )
+        }
         _ => return Err(arg_err(c, a, "expects a Timestamp and a format")),
     };
-    if let Some(tz) = tz.filter(|t| !t.is_undef()) {
-        let tz = tz.to_display();
-        if !matches!(tz.as_str(), "UTC" | "utc" | "Z" | "GMT") {
-            return Err(arg_err(
-                c,
-                a,
-                format!("time zone '{tz}' is not supported by Ordo (UTC only)"),
-            ));
-        }
-    }
-    ts.strftime(&fmt)
+    // Puppet's `Timestamp#format`: no zone or an empty one is UTC.
+    let offset = match tz {
+        Some(Value::Str(tz)) if !tz.is_empty() => match super::timezone::utc_offset(&tz) {
+            // `convert_timezone`: whole minutes (Ruby's division rounds down).
+            Some(off) => Some(off.div_euclid(60) * 60),
+            None => {
+                return Err(Flow::Err(
+                    c.runtime(format!("Illegal timezone '{tz}'"), a.span),
+                ))
+            }
+        },
+        _ => None,
+    };
+    ts.strftime_in(&fmt, offset)
         .map(Value::Str)
         .map_err(|e| arg_err(c, a, e))
 }

@@ -44,6 +44,7 @@ mod stdlib_validate;
 mod strings;
 mod tags;
 pub mod timespan;
+mod timezone;
 mod type_refs;
 pub mod type_schema;
 pub mod types;

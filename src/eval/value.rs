@@ -414,7 +414,17 @@ impl Timestamp {
     /// Puppet's `strftime` of a timestamp, in UTC: Ruby's directives, `%L` milliseconds,
     /// `%N` nanoseconds (`%3N` three digits), `%Z` `UTC`.
     pub fn strftime(self, fmt: &str) -> Result<String, String> {
-        let z = self.to_jiff().ok_or("timestamp out of range")?;
+        self.strftime_in(fmt, None)
+    }
+
+    /// [`Timestamp::strftime`] at a fixed offset from UTC in seconds (Ruby's
+    /// `Time#localtime(offset)`, whose `%Z` is empty).
+    pub fn strftime_in(self, fmt: &str, offset: Option<i32>) -> Result<String, String> {
+        let mut z = self.to_jiff().ok_or("timestamp out of range")?;
+        if let Some(off) = offset {
+            let off = jiff::tz::Offset::from_seconds(off).map_err(|e| e.to_string())?;
+            z = z.with_time_zone(jiff::tz::TimeZone::fixed(off));
+        }
         // jiff writes fractions with `%f`; its `%Z` of UTC is `UTC` too.
         let mut spec = String::with_capacity(fmt.len());
         let mut chars = fmt.chars().peekable();
@@ -437,6 +447,12 @@ impl Timestamp {
                     "%{}f",
                     if width.is_empty() { "9" } else { &width }
                 )),
+                Some('Z') if offset.is_some() => {}
+                // Ruby's composite directives where jiff's differ (its locale forms).
+                Some('c') if width.is_empty() => spec.push_str("%a %b %e %H:%M:%S %Y"),
+                Some('x') if width.is_empty() => spec.push_str("%m/%d/%y"),
+                Some('X') if width.is_empty() => spec.push_str("%H:%M:%S"),
+                Some('r') if width.is_empty() => spec.push_str("%I:%M:%S %p"),
                 Some(other) => {
                     spec.push('%');
                     spec.push_str(&width);
