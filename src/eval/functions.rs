@@ -98,6 +98,7 @@ pub fn builtin(name: &str) -> Option<Builtin> {
         "camelcase" => f_camelcase,
         "call" => f_call,
         "file" => f_file,
+        "binary_file" => f_binary_file,
         "find_file" => f_find_file,
         "upcase" | "downcase" | "capitalize" | "strip" | "lstrip" | "rstrip" | "chomp" | "chop" => {
             f_string_op
@@ -2050,6 +2051,10 @@ fn new_instance(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         PType::Array(..) | PType::Tuple(..) => Some(match &v {
             Value::Array(x) => Value::Array(x.clone()),
             Value::Iterator(it) => Value::Array(it.items.clone()),
+            // A Binary's bytes, unless wrapped.
+            Value::Binary(b) if args.get(1) != Some(&Value::Bool(true)) => {
+                Value::Array(b.iter().map(|x| Value::Int(i64::from(*x))).collect())
+            }
             // `wrap`: anything but an array becomes its only element.
             other if args.get(1) == Some(&Value::Bool(true)) => Value::Array(vec![other.clone()]),
             Value::Hash(h) => Value::Array(
@@ -3821,6 +3826,19 @@ fn f_file(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         Some((_, text)) => Ok(Value::Str(text)),
         None => Err(Flow::Err(c.runtime(
             format!("Could not find any files from {}", specs.join(", ")),
+            a.span,
+        ))),
+    }
+}
+
+/// `binary_file(path)`: an absolute file's or a module's file's (`module/file`) bytes as a
+/// Binary. The loader reads text, so a file that is not UTF-8 is not found.
+fn f_binary_file(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let spec = first_arg(a).to_display();
+    match find_module_file(c, &spec) {
+        Some((_, text)) => Ok(Value::Binary(text.into_bytes().into())),
+        None => Err(Flow::Err(c.runtime(
+            format!("binary_file(): The given file '{spec}' does not exist"),
             a.span,
         ))),
     }
