@@ -947,7 +947,7 @@ pub fn ruby_decode64(s: &str) -> Vec<u8> {
 pub fn ruby_strict_decode64(s: &str) -> Result<Vec<u8>, String> {
     let bad = || "invalid base64".to_string();
     let b = s.as_bytes();
-    if b.len() % 4 != 0 {
+    if !b.len().is_multiple_of(4) {
         return Err(bad());
     }
     let mut out = vec![];
@@ -990,7 +990,7 @@ pub fn ruby_urlsafe_decode64(s: &str) -> Result<Vec<u8>, String> {
         })
         .collect();
     if !s.ends_with('=') {
-        while t.len() % 4 != 0 {
+        while !t.len().is_multiple_of(4) {
             t.push('=');
         }
     }
