@@ -45,6 +45,7 @@ mod strings;
 mod suggest;
 mod tags;
 pub mod timespan;
+mod timezone;
 mod type_refs;
 pub mod type_schema;
 pub mod types;
