@@ -623,7 +623,10 @@ fn compile_result_with(
             eprint!("{}", refusal.render(crate::cli::stderr_render_options()));
             1
         })?,
-        None => crate::facts::local_facts(&node),
+        None => {
+            let dirs: Vec<PathBuf> = inputs.module_dirs().iter().map(PathBuf::from).collect();
+            crate::facts::local_facts(&node, &dirs)
+        }
     };
     let result = compile_text(manifest, &text, &node, facts, inputs, None, mode).map_err(|e| {
         eprintln!("Error: {e}");

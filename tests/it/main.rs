@@ -25,6 +25,7 @@ mod conformance_compile;
 mod eval_fixtures;
 mod eval_fuzz_regressions;
 mod exported_store;
+mod facts_custom;
 mod facts_gather;
 mod facts_refusals;
 mod graph_fixtures;
