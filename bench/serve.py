@@ -159,6 +159,7 @@ profiler: {{ enabled: false }}
         f.write(f"""[main]
 certname = bench-puppetserver
 ssldir = {confdir}/ssl
+cadir = {confdir}/ca
 environmentpath = {code}/environments
 [server]
 autosign = true
