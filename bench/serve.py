@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Catalogs per second from `ordo serve`, as agents ask for them.
+"""Catalogs per second from `ordo serve` and from Debian's `puppetserver`, as agents ask.
 
     python3 bench/serve.py [--ordo target/release/ordo] [--clients 1 2 4] [--seconds 10]
                            [--site bench/serve_site.pp --node deb12.example.com]
+                           [--servers ordo puppetserver]
 
 Sets up in a temporary directory a code directory whose production environment is a
 roles/profiles site over the Forge modules of ../shared/forge (`serve_site.pp`: three forge
@@ -11,6 +12,13 @@ port, enrolls a client certificate (openssl), and then, for each client count C,
 threads post the agent's catalog request (the form body `puppet agent` sends, with the
 case node's facts) over keep-alive HTTPS connections for SECONDS seconds. Prints a Markdown
 table: catalogs/s, p50 and p99 latency, server CPU per catalog, server RSS (peak).
+
+Then the same against puppetserver (installed with `apt-get install -y puppetserver` when
+absent), run from a private configuration in the temporary directory and tuned as its
+docs say ("Tuning guide"): one JRuby instance per core (`max-active-instances`), no
+JRuby recycling, code cached for good (`environment_timeout = unlimited`), a heap of 1 GB
+per JRuby (`-Xms`/`-Xmx`); `autosign = true` for the bench's certificate. The same code
+directory, node, certificate request and POST body. Last, the ratios Ordo / puppetserver.
 
 Loopback only; every loop is bounded in time.
 """
@@ -90,6 +98,103 @@ def start(ordo, tmp, code, workers):
     return p, port
 
 
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def ensure_puppetserver():
+    jar = "/usr/share/puppetserver/puppetserver.jar"
+    if not os.path.exists(jar):
+        print("installing puppetserver (apt-get install -y puppetserver)", file=sys.stderr)
+        subprocess.run(["apt-get", "install", "-y", "puppetserver"], check=True,
+                       stdout=subprocess.DEVNULL)
+    return jar
+
+
+def start_puppetserver(tmp, code, cores):
+    """puppetserver in the foreground with its own conf.d, confdir, vardir and ssldir."""
+    jar = ensure_puppetserver()
+    root = os.path.join(tmp, "puppetserver")
+    conf, confdir = os.path.join(root, "conf.d"), os.path.join(root, "puppet")
+    for d in (conf, confdir, os.path.join(root, "var"), os.path.join(root, "run"),
+              os.path.join(root, "log")):
+        os.makedirs(d, exist_ok=True)
+    port = free_port()
+    system = "/etc/puppet/puppetserver/conf.d"
+    for f in ("auth.conf", "ca.conf", "metrics.conf", "web-routes.conf"):
+        with open(os.path.join(system, f)) as src, open(os.path.join(conf, f), "w") as dst:
+            dst.write(src.read())
+    with open(os.path.join(conf, "global.conf"), "w") as f:
+        f.write('global: { logging-config: "%s" }\n' % os.path.join(root, "logback.xml"))
+    with open(os.path.join(root, "logback.xml"), "w") as f:
+        f.write(f"""<configuration>
+  <appender name="F" class="ch.qos.logback.core.FileAppender">
+    <file>{root}/log/puppetserver.log</file>
+    <encoder><pattern>%d %-5p [%c{{2}}] %m%n</pattern></encoder>
+  </appender>
+  <root level="warn"><appender-ref ref="F"/></root>
+</configuration>
+""")
+    with open(os.path.join(conf, "webserver.conf"), "w") as f:
+        f.write(f'webserver: {{ client-auth: want, ssl-host: 127.0.0.1, ssl-port: {port} }}\n')
+    with open(os.path.join(conf, "puppetserver.conf"), "w") as f:
+        f.write(f"""jruby-puppet: {{
+    ruby-load-path: [/usr/lib/puppetserver/ruby/vendor_ruby]
+    gem-home: /var/lib/puppetserver/jruby-gems
+    gem-path: [/var/lib/puppetserver/jruby-gems, /usr/lib/puppetserver/vendored-jruby-gems]
+    server-conf-dir: "{confdir}"
+    server-code-dir: "{code}"
+    server-var-dir: "{root}/var"
+    server-run-dir: "{root}/run"
+    server-log-dir: "{root}/log"
+    max-active-instances: {cores}
+    max-requests-per-instance: 0
+}}
+http-client: {{}}
+profiler: {{ enabled: false }}
+""")
+    with open(os.path.join(confdir, "puppet.conf"), "w") as f:
+        f.write(f"""[main]
+certname = bench-puppetserver
+ssldir = {confdir}/ssl
+cadir = {confdir}/ca
+environmentpath = {code}/environments
+[server]
+autosign = true
+environment_timeout = unlimited
+storeconfigs = false
+reports = none
+""")
+    heap = f"{cores}g"
+    args = ["java", f"-Xms{heap}", f"-Xmx{heap}", "-XX:ReservedCodeCacheSize=512m",
+            "-Djruby.logger.class=com.puppetlabs.jruby_utils.jruby.Slf4jLogger",
+            "-Djruby.lib=/usr/share/jruby/lib", "-jar", jar,
+            "--config", conf, "--bootstrap-config", "/etc/puppet/puppetserver/services.d"]
+    p = subprocess.Popen(args, cwd="/usr/share/puppetserver", stdout=open(os.path.join(root, "out.log"), "w"),
+                         stderr=subprocess.STDOUT)
+    # Its start takes minutes (tens on a loaded machine).
+    deadline = time.monotonic() + 1800
+    ctx = ssl.create_default_context()
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    while time.monotonic() < deadline:
+        if p.poll() is not None:
+            sys.exit("puppetserver stopped:\n" + open(os.path.join(root, "out.log")).read()[-3000:]
+                     + open(os.path.join(root, "log", "puppetserver.log")).read()[-3000:])
+        try:
+            c = http.client.HTTPSConnection("127.0.0.1", port, context=ctx, timeout=5)
+            c.request("GET", "/status/v1/simple")
+            if c.getresponse().status == 200:
+                return p, port
+        except (OSError, http.client.HTTPException):
+            pass
+        time.sleep(2)
+    p.kill()
+    sys.exit("puppetserver did not start in 30 minutes")
+
+
 def enroll(tmp, port, name):
     key, csr = os.path.join(tmp, "client.key"), os.path.join(tmp, "client.csr")
     subprocess.run(["openssl", "req", "-new", "-newkey", "rsa:2048", "-nodes",
@@ -102,10 +207,17 @@ def enroll(tmp, port, name):
     c.request("GET", "/puppet-ca/v1/certificate/ca")
     ca = c.getresponse().read()
     with open(csr, "rb") as f:
-        c.request("PUT", f"/puppet-ca/v1/certificate_request/{name}", f.read(),
+        request = f.read()
+    # A server still starting its CA may refuse at first: a few tries.
+    for attempt in range(10):
+        c.request("PUT", f"/puppet-ca/v1/certificate_request/{name}", request,
                   {"Content-Type": "text/plain"})
-    r = c.getresponse()
-    r.read()
+        r = c.getresponse()
+        text = r.read()
+        if r.status == 200:
+            break
+        print(f"certificate request refused ({r.status}): {text[:300]!r}", file=sys.stderr)
+        time.sleep(10)
     assert r.status == 200, r.status
     c.request("GET", f"/puppet-ca/v1/certificate/{name}")
     r = c.getresponse()
@@ -165,54 +277,100 @@ def pct(xs, p):
     return xs[min(len(xs) - 1, int(len(xs) * p))] if xs else float("nan")
 
 
+def bench(label, proc, port, tmp, node, payload, a):
+    """The table rows for one server: one dict per client count."""
+    os.makedirs(tmp, exist_ok=True)
+    paths = enroll(tmp, port, node)
+    # One catalog first: parses the code (not part of the figures).
+    warm, errs = [], []
+    client(port, paths, node, payload, time.monotonic() + 600, warm, errs, most=1)
+    if errs or not warm:
+        sys.exit(f"{label}: the first catalog failed: {errs}")
+    # Then a few seconds of warm-up (JIT, caches) at the highest client count.
+    out, errors = [], []
+    run_clients(port, paths, node, payload, max(a.clients), a.warmup, out, errors)
+    print(f"\n{label}: {os.path.basename(a.site)} ({node}): {warm[0][1]} resources; "
+          f"first catalog {warm[0][0] * 1000:.0f} ms; body {len(payload)} bytes; "
+          f"warm-up {len(out)} catalogs, {len(errors)} errors; load {os.getloadavg()[0]:.2f}\n")
+    print("| clients | catalogs/s | p50 ms | p99 ms | server CPU ms/catalog | server RSS MiB (peak) | errors |")
+    print("|---:|---:|---:|---:|---:|---:|---:|")
+    rows = {}
+    for c in a.clients:
+        out, errors = [], []
+        cpu0 = proc_cpu(proc.pid)
+        wall = run_clients(port, paths, node, payload, c, a.seconds, out, errors)
+        cpu = proc_cpu(proc.pid) - cpu0
+        lat = [x[0] for x in out]
+        cur, peak = proc_rss(proc.pid)
+        row = {"rate": len(out) / wall, "p50": pct(lat, 0.5) * 1000,
+               "p99": pct(lat, 0.99) * 1000, "cpu": cpu / max(len(out), 1) * 1000,
+               "rss": cur, "peak": peak, "errors": len(errors)}
+        rows[c] = row
+        print(f"| {c} | {row['rate']:.1f} | {row['p50']:.1f} | {row['p99']:.1f} | "
+              f"{row['cpu']:.1f} | {cur:.0f} ({peak:.0f}) | {len(errors)} |", flush=True)
+        if errors:
+            print(f"  first error: {errors[0]}")
+    return rows
+
+
+def run_clients(port, paths, node, payload, count, seconds, out, errors):
+    t0 = time.monotonic()
+    deadline = t0 + seconds
+    threads = [threading.Thread(target=client,
+                                args=(port, paths, node, payload, deadline, out, errors))
+               for _ in range(count)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return time.monotonic() - t0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ordo", default=os.path.join(HERE, "..", "target", "release", "ordo"))
     ap.add_argument("--clients", type=int, nargs="+", default=[1, 2, 4])
     ap.add_argument("--seconds", type=float, default=10)
+    ap.add_argument("--warmup", type=float, default=10,
+                    help="seconds of requests before the figures (the JVM's JIT)")
     ap.add_argument("--site", default=os.path.join(HERE, "serve_site.pp"))
     ap.add_argument("--node", default="deb12.example.com")
     ap.add_argument("--workers", type=int, default=0)
+    ap.add_argument("--servers", nargs="+", default=["ordo", "puppetserver"],
+                    choices=["ordo", "puppetserver"])
     a = ap.parse_args()
+    cores = os.cpu_count() or 1
+    print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {cores} cores; "
+          f"load {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    results = {}
     with tempfile.TemporaryDirectory() as tmp:
         code, node, facts = setup(tmp, a.site, a.node)
-        p, port = start(os.path.abspath(a.ordo), tmp, code, a.workers)
-        try:
-            paths = enroll(tmp, port, node)
-            payload = body(node, facts)
-            # One catalog first: parses the code (not part of the figures).
-            warm, errs = [], []
-            client(port, paths, node, payload, time.monotonic() + 300, warm, errs, most=1)
-            if errs or not warm:
-                sys.exit(f"the first catalog failed: {errs}\n" +
-                         open(os.path.join(tmp, "serve.err")).read()[-2000:])
-            print(f"{os.path.basename(a.site)} ({node}): {warm[0][1]} resources; "
-                  f"first catalog {warm[0][0] * 1000:.0f} ms; body {len(payload)} bytes")
-            print()
-            print("| clients | catalogs/s | p50 ms | p99 ms | server CPU ms/catalog | server RSS MiB (peak) | errors |")
-            print("|---:|---:|---:|---:|---:|---:|---:|")
-            for c in a.clients:
-                out, errors = [], []
-                cpu0 = proc_cpu(p.pid)
-                t0 = time.monotonic()
-                deadline = t0 + a.seconds
-                threads = [threading.Thread(target=client,
-                                            args=(port, paths, node, payload, deadline, out, errors))
-                           for _ in range(c)]
-                for t in threads:
-                    t.start()
-                for t in threads:
-                    t.join()
-                wall = time.monotonic() - t0
-                cpu = proc_cpu(p.pid) - cpu0
-                lat = [x[0] for x in out]
-                cur, peak = proc_rss(p.pid)
-                print(f"| {c} | {len(out) / wall:.1f} | {pct(lat, 0.5) * 1000:.1f} | "
-                      f"{pct(lat, 0.99) * 1000:.1f} | {cpu / max(len(out), 1) * 1000:.1f} | "
-                      f"{cur:.0f} ({peak:.0f}) | {len(errors)} |")
-        finally:
-            p.terminate()
-            p.wait(timeout=30)
+        payload = body(node, facts)
+        for server in a.servers:
+            if server == "ordo":
+                p, port = start(os.path.abspath(a.ordo), tmp, code, a.workers)
+            else:
+                p, port = start_puppetserver(tmp, code, cores)
+            try:
+                results[server] = bench(server, p, port, os.path.join(tmp, server + "-client"),
+                                        node, payload, a)
+            finally:
+                p.terminate()
+                try:
+                    p.wait(timeout=120)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
+    if len(results) == 2:
+        o, ps = results["ordo"], results["puppetserver"]
+        print("\nOrdo / puppetserver:\n")
+        print("| clients | catalogs/s | p50 latency | CPU per catalog | RSS (peak) |")
+        print("|---:|---:|---:|---:|---:|")
+        for c in a.clients:
+            x, y = o[c], ps[c]
+            print(f"| {c} | {x['rate'] / y['rate']:.1f}x | {x['p50'] / y['p50']:.3f} | "
+                  f"{x['cpu'] / y['cpu']:.3f} | 1/{y['peak'] / max(x['peak'], 1):.0f} |")
+    print(f"\nload after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
 if __name__ == "__main__":

@@ -22,6 +22,8 @@ pub struct FsLoader {
     pub parse_cache: Option<std::sync::Arc<eval::parse_cache::ParseCache>>,
     /// The Ruby that runs the modules' Ruby (one for the process; see `crate::ruby`).
     pub ruby: Option<std::sync::Arc<crate::ruby::RubyProcess>>,
+    /// The machine, with the compile's deadline if it has one.
+    pub host: crate::cli::host::SystemHost,
 }
 
 impl FsLoader {
@@ -43,6 +45,7 @@ impl FsLoader {
             exports: None,
             parse_cache: None,
             ruby: None,
+            host: Default::default(),
         }
     }
 
@@ -276,7 +279,7 @@ impl Loader for FsLoader {
     }
 
     fn host(&self) -> &dyn eval::host::Host {
-        &crate::cli::host::SystemHost
+        &self.host
     }
 }
 
@@ -323,6 +326,9 @@ pub struct CompileInputs {
     /// What a compile server knows of the node (set by `ordo serve`).
     #[arg(skip)]
     pub server: Option<eval::ServerContext>,
+    /// When the compile is stopped (set by `ordo serve` from `--timeout`).
+    #[arg(skip)]
+    pub deadline: Option<std::time::Instant>,
 }
 
 /// Where `puppet apply` prints compile-time log lines, and from which level.
@@ -678,6 +684,7 @@ pub fn compile_text(
     }
     loader.parse_cache = cache;
     loader.ruby = Some(crate::ruby::shared());
+    loader.host.deadline = inputs.deadline;
     let name = display_name(manifest);
     Ok(match mode {
         Mode::Provenance => eval::compile_exiting(&name, text, &loader, &opts),

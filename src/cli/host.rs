@@ -5,9 +5,18 @@ use std::io;
 use std::time::Duration;
 
 /// This machine, as `ordo compile` and `ordo apply` show it to the evaluator.
-pub struct SystemHost;
+#[derive(Default)]
+pub struct SystemHost {
+    /// When the compile must stop (`ordo serve`'s per-request time limit).
+    pub deadline: Option<std::time::Instant>,
+}
 
 impl Host for SystemHost {
+    fn stop_requested(&self) -> bool {
+        self.deadline
+            .is_some_and(|d| std::time::Instant::now() >= d)
+    }
+
     fn read_file(&self, path: &str) -> io::Result<String> {
         // Regular files only: a FIFO or `/dev/zero` is refused at once.
         crate::input::read_to_string(std::path::Path::new(path))

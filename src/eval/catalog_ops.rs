@@ -872,6 +872,7 @@ impl Compiler<'_> {
         self.set_caller_module(sid, declaring);
         let label = self.resources[idx].reference();
         let span = self.resources[idx].span;
+        self.check_stop(span)?;
         self.bind_parameters(idx, &def.params, sid, &label, span, false)?;
         if let Some(body) = &def.body {
             match self.eval_for_effect(body, sid) {

@@ -313,6 +313,7 @@ impl Compiler<'_> {
                 span,
             )));
         }
+        self.check_stop(span)?;
         self.call_depth += 1;
         let r = self.call_puppet_function_body(def, values, span);
         self.call_depth -= 1;
@@ -438,6 +439,17 @@ impl Compiler<'_> {
         Ok(())
     }
 
+    /// Ends the compile when its host asks (`Host::stop_requested`: a server's time limit).
+    pub(super) fn check_stop(&self, span: Span) -> R<()> {
+        if self.loader.host().stop_requested() {
+            return Err(Flow::Err(self.runtime(
+                "compilation stopped: it ran past the server's time limit",
+                span,
+            )));
+        }
+        Ok(())
+    }
+
     /// Calls a lambda with arguments; `next` gives the lambda's value.
     pub(super) fn call_lambda(
         &mut self,
@@ -447,6 +459,7 @@ impl Compiler<'_> {
         span: Span,
     ) -> R<Value> {
         self.lambda_calls += 1;
+        self.check_stop(span)?;
         if self.lambda_calls > MAX_LAMBDA_CALLS {
             return Err(Flow::Err(self.runtime(
                 format!(

@@ -48,14 +48,15 @@ impl Compiler<'_> {
                 let name = name.trim_colons();
                 let mut parts = name.split('.');
                 let first = parts.next().unwrap_or_default();
-                let mut v = this.quiet_var(first, scope).unwrap_or(Value::Undef);
+                // Dug by reference: only the value found is copied.
+                let mut v = this.quiet_var_ref(first, scope);
                 for seg in parts {
                     v = match v {
-                        Value::Hash(h) => h.get(&Value::str(seg)).cloned().unwrap_or(Value::Undef),
-                        _ => Value::Undef,
+                        Some(Value::Hash(h)) => h.get(&Value::str(seg)),
+                        _ => None,
                     };
                 }
-                v
+                v.cloned().unwrap_or(Value::Undef)
             };
             let src = Source(this.loader);
             let mut lookup = hiera::Lookup::new(&src, &mut cache, &mut vars, global);

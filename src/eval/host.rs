@@ -56,6 +56,13 @@ pub trait Host {
     fn now(&self) -> Duration {
         Duration::ZERO
     }
+
+    /// Whether whoever started the compile wants it stopped (a compile server's time limit
+    /// passed). The evaluator asks at its loop and call boundaries (lambda and function
+    /// calls, defined type instances) and ends the compile with an error.
+    fn stop_requested(&self) -> bool {
+        false
+    }
 }
 
 /// An empty machine at the epoch.

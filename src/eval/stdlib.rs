@@ -170,13 +170,19 @@ pub(super) fn inspect(v: &Value) -> String {
 impl Compiler<'_> {
     /// A variable's value along the scope chain without warnings (`lookupvar`).
     pub(super) fn quiet_var(&self, name: &str, scope: ScopeId) -> Option<Value> {
+        self.quiet_var_ref(name, scope).cloned()
+    }
+
+    /// [`Self::quiet_var`] without a copy (a Hiera path digs into `$facts` many times a
+    /// compile: copying the whole hash each time cost most of a compile).
+    pub(super) fn quiet_var_ref(&self, name: &str, scope: ScopeId) -> Option<&Value> {
         let name = name.trim_colons();
         if let Some((class, var)) = name.rsplit_once("::") {
             // The class's scope, then the scopes of the classes it inherits from.
             let mut s = self.class_scopes.get(&class.to_lowercase()).copied();
             while let Some(id) = s {
                 if let Some(v) = self.scopes[id].vars.get(var) {
-                    return Some(v.clone());
+                    return Some(v);
                 }
                 s = self.scopes[id]
                     .lookup_next
@@ -187,7 +193,7 @@ impl Compiler<'_> {
         let mut s = Some(scope);
         while let Some(id) = s {
             if let Some(v) = self.scopes[id].vars.get(name) {
-                return Some(v.clone());
+                return Some(v);
             }
             s = self.scopes[id].lookup_next;
         }

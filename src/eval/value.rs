@@ -44,9 +44,29 @@ fn retry_past_limit<T>(
     }
 }
 
+/// Patterns compiled once per process at most this many (the rest are compiled each time).
+const REGEX_CACHE_MAX: usize = 4096;
+
 impl Regex {
-    /// Compiles a Ruby-flavoured pattern; the error text is the regex crate's.
+    /// Compiles a Ruby-flavoured pattern; the error text is the regex crate's. A pattern is
+    /// compiled once per process and shared (a `Pattern[...]` type checks its patterns at
+    /// every match, and compiling one costs more than a compile's whole evaluation).
     pub fn new(source: &str) -> Result<Regex, String> {
+        type Cache = std::sync::Mutex<std::collections::HashMap<Arc<str>, Regex>>;
+        static CACHE: std::sync::OnceLock<Cache> = std::sync::OnceLock::new();
+        let cache = CACHE.get_or_init(Default::default);
+        if let Some(r) = cache.lock().unwrap_or_else(|e| e.into_inner()).get(source) {
+            return Ok(r.clone());
+        }
+        let r = Regex::compile(source)?;
+        let mut map = cache.lock().unwrap_or_else(|e| e.into_inner());
+        if map.len() < REGEX_CACHE_MAX {
+            map.insert(r.source.clone(), r.clone());
+        }
+        Ok(r)
+    }
+
+    fn compile(source: &str) -> Result<Regex, String> {
         let translated = translate_ruby_regex(source);
         let engine = match regex::Regex::new(&translated) {
             Ok(re) => Engine::Plain(re),

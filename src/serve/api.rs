@@ -66,6 +66,7 @@ impl Server {
             ("GET" | "HEAD", "file_metadata" | "file_metadatas" | "file_content") => {
                 self.file_server(req, kind, key)
             }
+            ("GET" | "HEAD", "static_file_content") => self.static_file_content(req, key),
             ("GET", "environments") => {
                 let envs: serde_json::Map<String, Value> = self
                     .envs
@@ -184,6 +185,10 @@ impl Server {
             "external": {},
         });
         let mut inputs = self.inputs.clone();
+        // Past the time limit the compile stops itself (the evaluator asks the host at its
+        // calls), freeing its worker; a request that waited the whole limit in the queue
+        // stops at its first call.
+        inputs.deadline = Some(std::time::Instant::now() + self.timeout);
         inputs.modulepath = vec![env.module_dirs.join(":")];
         inputs.hiera_config = env.hiera_config.clone();
         inputs.server = Some(crate::eval::ServerContext {
@@ -191,12 +196,31 @@ impl Server {
             trusted,
             server_facts: Value::Object(server_facts),
         });
+        // A static catalog (puppetserver's, when the agent asks): module files' metadata
+        // inlined, with the checksum type both sides know.
+        let static_checksum = match field("static_catalog") {
+            Some("true") => {
+                let agent = field("checksum_type").unwrap_or("md5");
+                match super::static_catalog::common_checksum_type(agent) {
+                    Some(t) => Some(t),
+                    None => {
+                        return Response::error(
+                            400,
+                            &format!(
+                                "Unable to find a common checksum type between agent '{agent}' and server"
+                            ),
+                        )
+                    }
+                }
+            }
+            _ => None,
+        };
         let (tx, rx) = std::sync::mpsc::sync_channel(1);
         let env2 = env.clone();
         let me = self.clone();
         let job = move || {
             let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                me.compile(&env2, &certname, facts, &inputs)
+                me.compile(&env2, &certname, facts, &inputs, static_checksum)
             }))
             .unwrap_or_else(|_| Response::error(500, "Server Error: the compiler panicked"));
             let _ = tx.send(out);
@@ -226,6 +250,7 @@ impl Server {
         node: &str,
         facts: Value,
         inputs: &CompileInputs,
+        static_checksum: Option<&str>,
     ) -> Response {
         let result = match compile_text(
             &env.manifest,
@@ -268,9 +293,14 @@ impl Server {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
         catalog.version = json!(now);
-        catalog.code_id = Some(Value::Null);
+        catalog.code_id = Some(json!(env.code_id));
         catalog.catalog_uuid = Some(uuid());
-        Response::json(200, catalog_text(&catalog, false))
+        let text = catalog_text(&catalog, false);
+        let text = match static_checksum {
+            Some(t) => super::static_catalog::inline(&catalog, env, t).add_to(text),
+            None => text,
+        };
+        Response::json(200, text)
     }
 
     fn report(&self, req: &Request, name: &str) -> Response {
@@ -329,6 +359,25 @@ impl Server {
                 Some(c) => Response::new(200, "application/octet-stream", c),
                 None => Response::error(404, &format!("Could not find file_content {key}")),
             },
+        }
+    }
+}
+
+impl Server {
+    /// `static_file_content/DIR/MODULE/files/...`: a module file by the `content_uri` of a
+    /// static catalog. puppetserver asks its `code-content-command` for the file as of the
+    /// request's `code_id`; Ordo keeps no history and serves the current file.
+    fn static_file_content(&self, req: &Request, path: &str) -> Response {
+        let env = match self.envs.get(self.env_name(req, &[])) {
+            Ok(e) => e,
+            Err(e) => return Response::error(404, &e),
+        };
+        if req.param("code_id").is_none_or(str::is_empty) {
+            return Response::error(400, "Invalid request: a code_id is required");
+        }
+        match super::static_catalog::static_file(&env, path).and_then(|p| std::fs::read(p).ok()) {
+            Some(c) => Response::new(200, "application/octet-stream", c),
+            None => Response::error(404, &format!("Could not find static_file_content {path}")),
         }
     }
 }

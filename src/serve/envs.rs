@@ -24,6 +24,9 @@ pub struct Env {
     pub module_dirs: Vec<String>,
     pub hiera_config: Option<PathBuf>,
     pub cache: Arc<ParseCache>,
+    /// Names this version of the code (the catalog's `code_id`; asked back by
+    /// `static_file_content`): a digest of the environment's name and files' stamp.
+    pub code_id: String,
     stamp: Stamp,
 }
 
@@ -189,9 +192,19 @@ impl Envs {
             text,
             hiera_config: global.is_file().then_some(global),
             cache: Arc::new(ParseCache::new()),
+            code_id: code_id(name, &stamp),
             stamp,
         })
     }
+}
+
+fn code_id(name: &str, s: &Stamp) -> String {
+    let latest = s
+        .latest
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos());
+    let text = format!("{name} {} {} {latest}", s.files, s.bytes);
+    crate::digest::hex(&crate::digest::sha256(text.as_bytes()))[..16].to_string()
 }
 
 fn pp_files(dir: &Path, out: &mut Vec<PathBuf>) {

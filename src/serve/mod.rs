@@ -16,6 +16,7 @@ pub mod envs;
 pub mod files;
 pub mod http;
 pub mod pool;
+pub mod static_catalog;
 
 use api::{Peer, Server};
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, UnixTime};

@@ -184,6 +184,11 @@ fn real_agent_enrolls_applies_and_is_authorized() {
     ensure => file,
     source => 'puppet:///modules/hello/data.txt',
   }}
+  file {{ '{out}/tree':
+    ensure  => directory,
+    recurse => true,
+    source  => 'puppet:///modules/hello/tree',
+  }}
 }}
 "#,
             out = out.display()
@@ -192,6 +197,14 @@ fn real_agent_enrolls_applies_and_is_authorized() {
     write(
         &code.join("production/modules/hello/files/data.txt"),
         "a module's file\n",
+    );
+    write(
+        &code.join("production/modules/hello/files/tree/a.txt"),
+        "a\n",
+    );
+    write(
+        &code.join("production/modules/hello/files/tree/sub/b.txt"),
+        "b\n",
     );
     write(
         &code.join("production/modules/hello/lib/facter/hello_fact.rb"),
@@ -225,6 +238,31 @@ fn real_agent_enrolls_applies_and_is_authorized() {
         std::fs::read_to_string(out.join("copy.txt")).unwrap(),
         "a module's file\n"
     );
+    assert_eq!(
+        std::fs::read_to_string(out.join("tree/sub/b.txt")).unwrap(),
+        "b\n"
+    );
+    // A static catalog (the agent's default): the module files' metadata is in the
+    // catalog, their content fetched by its content_uri; no metadata asked for them.
+    let access = std::fs::read_to_string(dir.join("access.log")).unwrap();
+    for asked in [
+        "/puppet/v3/file_metadata/modules/hello",
+        "/puppet/v3/file_metadatas/modules/hello",
+        "/puppet/v3/file_content/modules/hello",
+    ] {
+        assert!(!access.contains(asked), "{asked} asked:\n{access}");
+    }
+    for fetched in [
+        "/puppet/v3/static_file_content/modules/hello/files/data.txt?",
+        "/puppet/v3/static_file_content/modules/hello/files/tree/sub/b.txt?",
+    ] {
+        assert!(
+            access
+                .lines()
+                .any(|l| l.contains(fetched) && l.contains("\" 200 ")),
+            "{fetched} not fetched:\n{access}"
+        );
+    }
     let synced = dir.join("agent/node1.test/var/lib/facter/hello_fact.rb");
     assert!(synced.is_file(), "plugin sync\n{log1}");
 
@@ -452,4 +490,66 @@ fn imported_puppetserver_ca_signs_and_revokes() {
     assert!(all.contains("Serial Number: 0A"), "{all}");
     let (_, listed) = ordo_ca(&["list", "--all"], &cadir);
     assert!(listed.contains("- \"agent1.test\""), "{listed}");
+}
+
+/// A compile past `--timeout` is answered 503 and stops: its worker (the only one) serves
+/// the next request at once.
+#[test]
+fn timed_out_compile_stops_and_frees_its_worker() {
+    if !tool("puppet") || !tool("ruby") {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let code = dir.join("code/environments");
+    write(
+        &code.join("production/manifests/site.pp"),
+        "notify { 'fast': }\n",
+    );
+    // Minutes of work in any build: sorting 20,000 numbers 100,000 times.
+    write(
+        &code.join("slow/manifests/site.pp"),
+        "$big = 20000.map |$x| { 20000 - $x }\n\
+         100000.each |$i| {\n  unless sort($big).empty { }\n}\n",
+    );
+    let server = start(
+        dir,
+        &["--autosign", "all", "--timeout", "1", "--workers", "1"],
+    );
+    let port = server.port;
+    let (enrolled, log) = agent(dir, port, "node1.test", &[]);
+    assert_eq!(enrolled, 2, "{log}");
+    let ssl = dir.join("agent/node1.test/ssl");
+    let (cert, key) = (
+        ssl.join("certs/node1.test.pem"),
+        ssl.join("private_keys/node1.test.pem"),
+    );
+    let own = Some((cert.as_path(), key.as_path()));
+    let catalog = |env: &str| {
+        let t = Instant::now();
+        let status = get(
+            dir,
+            port,
+            &format!("/puppet/v3/catalog/node1.test?environment={env}"),
+            own,
+        );
+        (status, t.elapsed())
+    };
+    let (status, took) = catalog("slow");
+    assert_eq!(status, "503");
+    assert!(took < Duration::from_secs(10), "503 after {took:?}");
+    // The slow compile stopped: the one worker is free for the next catalog.
+    let (status, took) = catalog("production");
+    assert_eq!(status, "200", "the worker is still busy");
+    assert!(took < Duration::from_secs(10), "200 after {took:?}");
+    let t = Instant::now();
+    let log = loop {
+        let log = std::fs::read_to_string(dir.join("serve.err")).unwrap();
+        if log.contains("ran past the server's time limit") || t.elapsed() > Duration::from_secs(5)
+        {
+            break log;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(log.contains("ran past the server's time limit"), "{log}");
 }
