@@ -43,7 +43,12 @@ impl Compiler<'_> {
             ExprKind::Relationship { .. } => Some("Relationship Statement"),
             _ => None,
         };
-        let r = self.eval_inner(e, scope, want);
+        let mut r = self.eval_inner(e, scope, want);
+        // A match that gave up (see `take_regex_failure`) fails here, before its answer is
+        // used: the expression that matched is where the error points.
+        if let Some(msg) = super::value::take_regex_failure() {
+            r = Err(Flow::Err(self.runtime(msg, e.span)));
+        }
         match (r, label) {
             (Err(Flow::Err(err)), Some(label)) if !err.formatted => {
                 let err = EvalError {
@@ -1511,25 +1516,23 @@ impl Compiler<'_> {
         r: Value,
         operands: (Span, Span),
     ) -> R<Value> {
+        // An array grows in place (the operand is ours): `reduce` building an array by
+        // `$memo + [$x]` copies it once per step, not twice.
+        let l = match (op, l) {
+            (BinaryOp::Add, Value::Array(mut out)) => {
+                match r {
+                    Value::Array(b) => out.extend(b),
+                    Value::Hash(h) => out.extend(
+                        h.iter()
+                            .map(|(k, v)| Value::Array(vec![k.clone(), v.clone()])),
+                    ),
+                    other => out.push(other),
+                }
+                return Ok(Value::Array(out));
+            }
+            (_, l) => l,
+        };
         match (op, &l, &r) {
-            (BinaryOp::Add, Value::Array(a), Value::Array(b)) => {
-                let mut out = a.clone();
-                out.extend(b.iter().cloned());
-                return Ok(Value::Array(out));
-            }
-            (BinaryOp::Add, Value::Array(a), Value::Hash(h)) => {
-                let mut out = a.clone();
-                out.extend(
-                    h.iter()
-                        .map(|(k, v)| Value::Array(vec![k.clone(), v.clone()])),
-                );
-                return Ok(Value::Array(out));
-            }
-            (BinaryOp::Add, Value::Array(a), other) => {
-                let mut out = a.clone();
-                out.push(other.clone());
-                return Ok(Value::Array(out));
-            }
             (BinaryOp::Add, Value::Hash(a), Value::Hash(b)) => {
                 let mut out = a.clone();
                 for (k, v) in b {
