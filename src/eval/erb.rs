@@ -689,7 +689,15 @@ impl Interp<'_, '_> {
                     _ => a / b,
                 })
             }
-            ("+", Str(a), Str(b)) => Str(format!("{a}{b}")),
+            ("+", Str(a), Str(b)) => {
+                if a.len() + b.len() > super::functions::MAX_STRING_BYTES {
+                    return err(format!(
+                        "{LIMIT_MARK} a string longer than the {} bytes one value may have",
+                        super::functions::MAX_STRING_BYTES
+                    ));
+                }
+                Str(format!("{a}{b}"))
+            }
             ("+", Str(_), _) => {
                 return err(format!(
                     "no implicit conversion of {} into String",
@@ -741,7 +749,14 @@ impl Interp<'_, '_> {
                 v
             }
             ("<<", Str(a), _) => {
-                let v = Str(format!("{a}{}", ruby_to_s(&r)));
+                let tail = ruby_to_s(&r);
+                if a.len() + tail.len() > super::functions::MAX_STRING_BYTES {
+                    return err(format!(
+                        "{LIMIT_MARK} a string longer than the {} bytes one value may have",
+                        super::functions::MAX_STRING_BYTES
+                    ));
+                }
+                let v = Str(format!("{a}{tail}"));
                 self.write_back(lhs, &v);
                 v
             }

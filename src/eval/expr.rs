@@ -49,6 +49,11 @@ impl Compiler<'_> {
         if let Some(msg) = super::value::take_regex_failure() {
             r = Err(Flow::Err(self.runtime(msg, e.span)));
         }
+        if let Ok(Value::Str(s)) = &r {
+            if let Err(too_long) = self.check_string_len(s.len(), e.span) {
+                r = Err(too_long);
+            }
+        }
         match (r, label) {
             (Err(Flow::Err(err)), Some(label)) if !err.formatted => {
                 let err = EvalError {
@@ -59,6 +64,18 @@ impl Compiler<'_> {
             }
             (r, _) => r,
         }
+    }
+
+    /// A string of `len` bytes may be made (see `functions::MAX_STRING_BYTES`).
+    fn check_string_len(&self, len: usize, span: Span) -> R<()> {
+        if len <= super::functions::MAX_STRING_BYTES {
+            return Ok(());
+        }
+        let msg = format!(
+            "evaluation stopped: a string of {len} bytes, longer than the {} one value may have",
+            super::functions::MAX_STRING_BYTES
+        );
+        Err(Flow::Err(self.runtime(msg, span)))
     }
 
     fn eval_inner(&mut self, e: &Expr, scope: ScopeId, want: bool) -> R<Value> {
@@ -92,6 +109,9 @@ impl Compiler<'_> {
                         ExprKind::Text(inner) => {
                             if let ExprKind::Variable(name) = &inner.kind {
                                 if let Some(v) = self.local_var(name, scope) {
+                                    if let Value::Str(s) = v {
+                                        self.check_string_len(out.len() + s.len(), e.span)?;
+                                    }
                                     v.push_display(&mut out);
                                     continue;
                                 }
@@ -99,7 +119,11 @@ impl Compiler<'_> {
                         }
                         _ => {}
                     }
-                    match self.eval(p, scope)? {
+                    let v = self.eval(p, scope)?;
+                    if let Value::Str(s) = &v {
+                        self.check_string_len(out.len() + s.len(), e.span)?;
+                    }
+                    match v {
                         // The first part's string becomes the result (not copied).
                         Value::Str(s) if out.is_empty() => out = s,
                         v => v.push_display(&mut out),
@@ -539,6 +563,9 @@ impl Compiler<'_> {
                 _ => 16,
             };
             values[i] = Some(v);
+        }
+        if len > super::functions::MAX_STRING_BYTES {
+            return None; // refused part by part
         }
         let mut out = String::with_capacity(len);
         for (p, v) in parts.iter().zip(values) {

@@ -53,6 +53,9 @@ const MAX_CALL_DEPTH: usize = 200;
 /// and the elements one `range()` or integer iteration may produce.
 pub(super) const MAX_LAMBDA_CALLS: u64 = 1_000_000;
 pub(super) const MAX_ITEMS: i128 = 1_000_000;
+/// The longest string an expression may give (doubling a string by interpolation 40 times
+/// would ask for terabytes).
+pub(super) const MAX_STRING_BYTES: usize = 256 << 20;
 
 /// The registry: name -> implementation. Add new functions here.
 pub fn builtin(name: &str) -> Option<Builtin> {

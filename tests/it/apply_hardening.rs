@@ -5,33 +5,14 @@
 //! gaps, and commands run as another user. Puppet 7.23's behaviour, where it is the
 //! reference, is quoted in each test.
 
+use crate::common::write_catalog;
 use serde_json::{json, Value};
 use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const ORDO: &str = env!("CARGO_BIN_EXE_ordo");
-
-/// Writes a catalog of the given resources (all in Class[main]) and returns its path.
-fn write_catalog(dir: &Path, name: &str, resources: Value) -> PathBuf {
-    let mut rs = vec![
-        json!({"type": "Stage", "title": "main", "kind": "compilable_type", "parameters": {"name": "main"}}),
-        json!({"type": "Class", "title": "main", "kind": "unknown"}),
-    ];
-    let mut edges = vec![json!({"source": "Stage[main]", "target": "Class[main]"})];
-    for (i, r) in resources.as_array().unwrap().iter().enumerate() {
-        let mut r = r.clone();
-        r["kind"] = json!("compilable_type");
-        r["file"] = json!("site.pp");
-        r["line"] = json!(i + 1);
-        edges.push(json!({"source": "Class[main]", "target": format!("{}[{}]", r["type"].as_str().unwrap(), r["title"].as_str().unwrap())}));
-        rs.push(r);
-    }
-    let p = dir.join(name);
-    std::fs::write(&p, json!({"resources": rs, "edges": edges}).to_string()).unwrap();
-    p
-}
 
 fn apply_cmd(catalog: &Path, state: &Path, extra: &[&str]) -> Command {
     let mut c = Command::new(ORDO);
@@ -1024,4 +1005,21 @@ fn a_large_source_is_copied_and_compared_in_bounded_memory() {
             "step {step}: peak RSS {peak} KiB for a 24 MiB source (without: {baseline} KiB)"
         );
     }
+}
+
+#[test]
+fn a_string_doubled_past_the_bound_is_refused_not_aborted() {
+    // Forty doublings would ask for 16 TiB: the compile stops at the bound with the place.
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = String::from("$a0 = 'xxxxxxxxxxxxxxxx'\n");
+    for i in 1..40 {
+        text.push_str(&format!("$a{i} = \"${{a{}}}${{a{}}}\"\n", i - 1, i - 1));
+    }
+    let (code, _, err) = compile(dir.path(), &text, &[]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("longer than the 268435456 one value may have"),
+        "{err}"
+    );
+    assert!(err.contains("line: 26"), "{err}");
 }
