@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Differential test of `ordo facts` against Facter on this machine.
 
-    scripts/facts_diff.py [--ordo target/debug/ordo] [--timing N] [--strict]
+    scripts/facts_diff.py [--ordo target/debug/ordo] [--timing N] [--strict] [--modulepath DIRS]
 
 Runs `facter --json --show-legacy` and `ordo facts --json --show-legacy` (external facts
 off in both, so only the gathered facts are compared), then lists:
@@ -9,6 +9,9 @@ off in both, so only the gathered facts are compared), then lists:
 - the values that differ, each classed as volatile (uptime, free memory, load, mount usage:
   they change between two runs) or not,
 - the paths Ordo gives that Facter does not (extra: facts Facter failed to gather here).
+With --modulepath (colon-separated module folders), the modules' custom facts are compared
+too: Facter gets `--custom-dir MODULE/lib/facter` for each, Ordo the modulepath, and the
+custom facts are listed with their values.
 Installs Debian's `facter` with apt-get when it is absent. With --timing N, also times both
 commands N times each and prints the medians. Exit status 1 with --strict when a path is
 missing or a non-volatile value differs.
@@ -55,12 +58,39 @@ def volatile(path):
     return any(re.search(p, path) for p in VOLATILE)
 
 
-def facter_cmd():
+def custom_dirs(modulepath):
+    """The folders of custom facts of the modules, as Puppet gives them to Facter."""
+    dirs = []
+    for d in filter(None, modulepath.split(":")):
+        for m in sorted(os.listdir(d)) if os.path.isdir(d) else []:
+            for sub in ("lib/facter", "plugins/facter"):
+                f = os.path.join(d, m, sub)
+                if os.path.isdir(f):
+                    dirs.append(f)
+    return dirs
+
+
+def facter_cmd(modulepath):
     if shutil.which("facter") is None:
         print("facter is absent: installing Debian's facter", file=sys.stderr)
         subprocess.run(["apt-get", "install", "-y", "facter"], check=True,
                        stdout=subprocess.DEVNULL)
-    return ["facter", "--json", "--show-legacy", "--no-external-facts"]
+    cmd = ["facter", "--json", "--show-legacy", "--no-external-facts"]
+    for d in custom_dirs(modulepath or ""):
+        cmd += ["--custom-dir", d]
+    return cmd
+
+
+def custom_names(modulepath):
+    """Names the modules' custom facts add (`Facter.add(:name`), as written."""
+    names = set()
+    for d in custom_dirs(modulepath or ""):
+        for f in sorted(os.listdir(d)):
+            if f.endswith(".rb"):
+                with open(os.path.join(d, f), errors="replace") as fh:
+                    for m in re.finditer(r"Facter\.add\(\s*[:'\"]([A-Za-z0-9_]+)", fh.read()):
+                        names.add(m.group(1).lower())
+    return sorted(names)
 
 
 def run_json(cmd):
@@ -87,12 +117,17 @@ def main():
     ap.add_argument("--ordo", default=os.path.join(here, "..", "target", "debug", "ordo"))
     ap.add_argument("--timing", type=int, default=0, metavar="N")
     ap.add_argument("--strict", action="store_true")
+    ap.add_argument("--modulepath", metavar="DIRS")
     args = ap.parse_args()
 
-    fcmd = facter_cmd()
+    fcmd = facter_cmd(args.modulepath)
     ocmd = [args.ordo, "facts", "--json", "--show-legacy", "--no-external-facts"]
-    facter = flatten(run_json(fcmd))
-    ordo = flatten(run_json(ocmd))
+    if args.modulepath:
+        ocmd += ["--modulepath", args.modulepath]
+    ftree = run_json(fcmd)
+    otree = run_json(ocmd)
+    facter = flatten(ftree)
+    ordo = flatten(otree)
 
     missing = sorted(p for p in facter if p not in ordo)
     extra = sorted(p for p in ordo if p not in facter)
@@ -111,6 +146,14 @@ def main():
     print(f"only in Ordo: {len(extra)}")
     for p in extra:
         print(f"  {p} = {json.dumps(ordo[p])}")
+    if args.modulepath:
+        names = custom_names(args.modulepath)
+        same = [n for n in names if ftree.get(n) == otree.get(n)]
+        print(f"custom facts of the modules: {len(names)}, the same in both: {len(same)}")
+        for n in names:
+            mark = "=" if n in same else "DIFFERS"
+            print(f"  {n} {mark} facter {json.dumps(ftree.get(n))}"
+                  + ("" if n in same else f"  ordo {json.dumps(otree.get(n))}"))
 
     if args.timing:
         f = median_time(fcmd, args.timing)
@@ -118,7 +161,7 @@ def main():
         print(f"median of {args.timing}: facter {f * 1000:.1f} ms, ordo facts {o * 1000:.1f} ms "
               f"({f / o:.1f}x)")
 
-    if args.strict and (missing or real):
+    if args.strict and (missing or real or (args.modulepath and len(same) != len(names))):
         sys.exit(1)
 
 

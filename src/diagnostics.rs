@@ -30,6 +30,11 @@ pub const CODES: &[(&str, &str, &str)] = &[
         "the source does not parse: where, and what the grammar expected",
     ),
     (
+        "not-puppet",
+        "Parsing",
+        "a file given to `ordo parse` is not Puppet (an ERB template)",
+    ),
+    (
         "lexer",
         "Parsing",
         "a lexer warning Puppet also gives (an unknown escape in a string, ...)",
@@ -53,6 +58,11 @@ pub const CODES: &[(&str, &str, &str)] = &[
         "evaluation",
         "Compile",
         "a compile error: evaluation failed, with Puppet's message",
+    ),
+    (
+        "missing-target",
+        "Compile",
+        "a relationship names a resource the manifest does not declare (`check` shows every one)",
     ),
     (
         "puppet-warning",
@@ -125,6 +135,16 @@ pub const CODES: &[(&str, &str, &str)] = &[
         "a resource of a type Ordo cannot apply",
     ),
     (
+        "cannot-apply",
+        "check",
+        "a note: resources of types Ordo has no provider for (`apply` refuses them), by type",
+    ),
+    (
+        "ordo-extension",
+        "check",
+        "a note: Ordo extension metaparameters are used, which Puppet would reject",
+    ),
+    (
         "puppet-incompatible",
         "check",
         "an Ordo extension Puppet would reject (`check --puppet-compatible`)",
@@ -181,6 +201,13 @@ impl Diagnostic {
         }
     }
 
+    pub fn note(code: &'static str, message: impl Into<String>) -> Diagnostic {
+        Diagnostic {
+            severity: Severity::Note,
+            ..Diagnostic::error(code, message)
+        }
+    }
+
     pub fn with_span(mut self, span: Span) -> Diagnostic {
         self.span = Some(span);
         self
@@ -231,23 +258,26 @@ pub struct RenderOptions {
 
 /// Renders one diagnostic as text (ariadne when it has a location in a known file).
 pub fn render(diag: &Diagnostic, sources: &SourceMap, opts: RenderOptions) -> String {
-    use ariadne::{Config, Label as ALabel, Report, ReportKind};
+    use ariadne::{Color, Config, Label as ALabel, Report, ReportKind};
 
-    let kind = match diag.severity {
-        Severity::Error => ReportKind::Error,
-        Severity::Warning => ReportKind::Warning,
-        Severity::Note => ReportKind::Advice,
+    // One headline for every command: `error[code]: message`, the place in the frame below.
+    let (word, color) = match diag.severity {
+        Severity::Error => ("error", Color::Red),
+        Severity::Warning => ("warning", Color::Yellow),
+        Severity::Note => ("note", Color::Cyan),
     };
+    let headline = format!("{word}[{}]", diag.code);
+    let kind = ReportKind::Custom(&headline, color);
+    let message = printable(&diag.message);
     let Some((span, file)) = diag.span.and_then(|s| sources.get(s.file).map(|f| (s, f))) else {
-        let mut out = format!(
-            "{}: {}\n",
-            match diag.severity {
-                Severity::Error => "error",
-                Severity::Warning => "warning",
-                Severity::Note => "note",
-            },
-            diag.message
-        );
+        let mut out = if opts.color {
+            format!(
+                "\x1b[{}m{headline}:\x1b[0m {message}\n",
+                ansi(diag.severity)
+            )
+        } else {
+            format!("{headline}: {message}\n")
+        };
         for n in &diag.notes {
             out.push_str(&format!("  = note: {n}\n"));
         }
@@ -263,7 +293,6 @@ pub fn render(diag: &Diagnostic, sources: &SourceMap, opts: RenderOptions) -> St
         let b = (byte as usize).min(text.len());
         text.get(..b).map_or(b, |s| s.chars().count())
     };
-    let (line, col) = file.line_col(span.start as usize);
     let mut report = Report::build(
         kind,
         (
@@ -272,8 +301,7 @@ pub fn render(diag: &Diagnostic, sources: &SourceMap, opts: RenderOptions) -> St
         ),
     )
     .with_config(Config::default().with_color(opts.color))
-    .with_code(diag.code)
-    .with_message(format!("{} ({}:{}:{})", diag.message, name, line, col));
+    .with_message(message);
     // Labels may point into other files (a cycle through modules): each known file is given
     // to ariadne under its name.
     let mut labels: Vec<&Label> = diag
@@ -289,26 +317,21 @@ pub fn render(diag: &Diagnostic, sources: &SourceMap, opts: RenderOptions) -> St
         };
         labels.push(&main_label);
     }
-    let mut files: Vec<(String, String)> = vec![(name.clone(), file.text.clone())];
+    let mut files: Vec<(String, String)> = vec![(name.clone(), shown_text(&file.text))];
     for (order, l) in labels.into_iter().enumerate() {
         let Some(f) = sources.get(l.span.file) else {
             continue;
         };
         if !files.iter().any(|(n, _)| *n == f.name) {
-            files.push((f.name.clone(), f.text.clone()));
+            files.push((f.name.clone(), shown_text(&f.text)));
         }
-        // ariadne draws nothing for a label over several lines that has no message (a whole
-        // resource): such a label is cut to its first line.
-        let mut end = l.span.end;
-        if l.message.is_empty() {
-            if let Some(i) = f
-                .text
-                .get(l.span.start as usize..l.span.end as usize)
-                .and_then(|t| t.find('\n'))
-            {
-                end = l.span.start + i as u32;
-            }
-        }
+        // A label over several lines (a whole resource) is cut to its first line: ariadne
+        // draws nothing for one without a message, and a box around the resource otherwise.
+        let end = f
+            .text
+            .get(l.span.start as usize..l.span.end as usize)
+            .and_then(|t| t.find('\n'))
+            .map_or(l.span.end, |i| l.span.start + i as u32);
         let end = end.max(l.span.start + 1);
         let range = to_char(l.span, l.span.start)..to_char(l.span, end);
         let mut al = ALabel::new((f.name.clone(), range)).with_order(order as i32);
@@ -325,7 +348,71 @@ pub fn render(diag: &Diagnostic, sources: &SourceMap, opts: RenderOptions) -> St
     }
     let mut buf = Vec::new();
     let _ = report.finish().write(ariadne::sources(files), &mut buf);
-    String::from_utf8_lossy(&buf).into_owned()
+    let out = String::from_utf8_lossy(&buf).into_owned();
+    if opts.color {
+        out
+    } else {
+        // ariadne colours a custom kind's word whatever its config says; the text it draws
+        // holds no other escape (control characters are replaced above).
+        without_ansi(&out)
+    }
+}
+
+/// `text` without its ANSI colour sequences (`ESC [ ... m`).
+fn without_ansi(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find('\x1b') {
+        out.push_str(&rest[..i]);
+        rest = &rest[i..];
+        match rest.find('m') {
+            Some(end) => rest = &rest[end + 1..],
+            None => rest = "",
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The ANSI colour of a severity's word.
+fn ansi(severity: Severity) -> &'static str {
+    match severity {
+        Severity::Error => "31",
+        Severity::Warning => "33",
+        Severity::Note => "36",
+    }
+}
+
+/// A message with its control characters escaped (`\u{7f}`): a binary file given as a
+/// manifest must not send raw control bytes to the terminal.
+pub fn printable(text: &str) -> String {
+    if !text.chars().any(is_raw_control) {
+        return text.to_string();
+    }
+    text.chars()
+        .map(|c| {
+            if is_raw_control(c) {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+/// Source text as a frame shows it: each control character (but line ends and tabs) is
+/// replaced by U+FFFD, one character for one, so that the labels' places stay right.
+fn shown_text(text: &str) -> String {
+    if !text.chars().any(is_raw_control) {
+        return text.to_string();
+    }
+    text.chars()
+        .map(|c| if is_raw_control(c) { '\u{fffd}' } else { c })
+        .collect()
+}
+
+fn is_raw_control(c: char) -> bool {
+    c.is_control() && !matches!(c, '\n' | '\t' | '\r')
 }
 
 /// A diagnostic as JSON for tools: severity, code, message, and the place of the diagnostic
@@ -389,4 +476,95 @@ pub fn json_byte_offset(text: &str, line: usize, column: usize) -> usize {
         at -= 1;
     }
     at
+}
+
+/// The candidate nearest to `name` for a "did you mean" hint, or `None` when none is near:
+/// the optimal-string-alignment distance (Damerau-Levenshtein without repeated edits of one
+/// substring), case-insensitive, at most 2 and at most a third of the name's length (one
+/// edit for names of three to five characters, none for shorter ones, but a difference of
+/// case). Ties go to the first candidate in sorted order, so the hint does
+/// not depend on the order candidates come in. `name` itself is never suggested.
+pub fn nearest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let lower: Vec<char> = name.to_lowercase().chars().collect();
+    let limit = match lower.len() {
+        0..=2 => 0,
+        n => (n / 3).clamp(1, 2),
+    };
+    let mut best: Option<(usize, &str)> = None;
+    for c in candidates {
+        if c == name || c.is_empty() {
+            continue;
+        }
+        let other: Vec<char> = c.to_lowercase().chars().collect();
+        if other.len().abs_diff(lower.len()) > limit {
+            continue;
+        }
+        let d = edit_distance(&lower, &other);
+        if d > limit {
+            continue;
+        }
+        if best.is_none_or(|(bd, bc)| (d, c) < (bd, bc)) {
+            best = Some((d, c));
+        }
+    }
+    best.map(|(_, c)| c)
+}
+
+/// Optimal string alignment distance: insertions, deletions, substitutions and
+/// transpositions of neighbours, each costing one.
+fn edit_distance(a: &[char], b: &[char]) -> usize {
+    let w = b.len() + 1;
+    let mut d = vec![0usize; (a.len() + 1) * w];
+    for (i, row) in d.chunks_mut(w).enumerate() {
+        row[0] = i;
+    }
+    for (j, cell) in d.iter_mut().take(w).enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut v = (d[(i - 1) * w + j] + 1)
+                .min(d[i * w + j - 1] + 1)
+                .min(d[(i - 1) * w + j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                v = v.min(d[(i - 2) * w + j - 2] + 1);
+            }
+            d[i * w + j] = v;
+        }
+    }
+    d[a.len() * w + b.len()]
+}
+
+#[cfg(test)]
+mod suggestion_tests {
+    use super::nearest;
+
+    #[test]
+    fn near_misses_find_their_names() {
+        let types = ["file", "package", "service", "notify", "exec", "filebucket"];
+        assert_eq!(nearest("fille", types), Some("file"));
+        assert_eq!(nearest("Pakage", types), Some("package"));
+        assert_eq!(nearest("sevrice", types), Some("service"));
+        assert_eq!(
+            nearest("contnet", ["content", "ensure", "mode"]),
+            Some("content")
+        );
+        assert_eq!(nearest("ngnix", ["nginx", "apache2"]), Some("nginx"));
+    }
+
+    #[test]
+    fn far_names_and_the_name_itself_are_not_suggested() {
+        assert_eq!(nearest("x", ["y", "file"]), None);
+        assert_eq!(nearest("ab", ["AB"]), Some("AB"));
+        assert_eq!(nearest("zzzz", ["file", "exec"]), None);
+        assert_eq!(nearest("file", ["file"]), None);
+        assert_eq!(nearest("abcdef", ["abcxyz"]), None);
+    }
+
+    #[test]
+    fn ties_are_broken_by_name() {
+        assert_eq!(nearest("fie", ["fix", "fib"]), Some("fib"));
+        assert_eq!(nearest("fie", ["fib", "fix"]), Some("fib"));
+    }
 }

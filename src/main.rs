@@ -29,6 +29,7 @@ enum Command {
         /// Print the AST (`pn` as `puppet parser dump --format pn`, or `json`).
         #[arg(long, value_enum)]
         dump: Option<DumpFormat>,
+        /// The files to parse: manifests (.pp) and EPP templates (.epp).
         #[arg(required = true)]
         files: Vec<String>,
     },

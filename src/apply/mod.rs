@@ -30,7 +30,7 @@ pub mod state;
 mod transaction;
 
 use crate::catalog::Catalog;
-use crate::graph::cycles::{explain, find_cycles, puppet_message};
+use crate::graph::cycles::{explain, find_cycles, path_names, puppet_message};
 use crate::graph::{Graph, Ordering};
 use log::{Level, LogLine};
 use std::path::PathBuf;
@@ -68,6 +68,9 @@ pub struct ApplyOptions {
     pub skip_tags: Vec<String>,
     /// Counts the resources evaluated, for a progress line.
     pub progress: progress::Progress,
+    /// Puppet's words where Ordo has its own (`--log-format puppet`): a dependency cycle is
+    /// Puppet's two errors, not one error per cycle with its edges.
+    pub puppet_messages: bool,
 }
 
 impl Default for ApplyOptions {
@@ -86,6 +89,7 @@ impl Default for ApplyOptions {
             tags: Vec::new(),
             skip_tags: Vec::new(),
             progress: progress::Progress::new(),
+            puppet_messages: false,
         }
     }
 }
@@ -122,9 +126,10 @@ impl RunResult {
 }
 
 /// Checks a catalog without applying it: graph errors, unsupported types or attributes,
-/// cycles. Returns the error lines Puppet would print (empty when the catalog can be applied)
-/// and the extra explanation lines of cycles.
-pub fn validate(catalog: &Catalog, graph: &Graph) -> Vec<LogLine> {
+/// cycles. Returns the error lines (empty when the catalog can be applied): a cycle is one
+/// error with its edges, or with `puppet_messages` Puppet's two lines and an info line
+/// explaining each cycle.
+pub fn validate(catalog: &Catalog, graph: &Graph, puppet_messages: bool) -> Vec<LogLine> {
     let mut out: Vec<LogLine> = sanity::check(catalog)
         .into_iter()
         .map(|m| LogLine::new(Level::Error, None, m))
@@ -170,7 +175,20 @@ pub fn validate(catalog: &Catalog, graph: &Graph) -> Vec<LogLine> {
         }
     }
     let cycles = find_cycles(graph);
-    if !cycles.is_empty() {
+    if !puppet_messages {
+        // One error per cycle: its path, then each edge with where it comes from.
+        for c in &cycles {
+            let mut text = format!(
+                "dependency cycle: {}",
+                path_names(graph, &c.path).join(" => ")
+            );
+            for line in explain(graph, c) {
+                text.push_str("\n    ");
+                text.push_str(&line);
+            }
+            out.push(LogLine::new(Level::Error, None, text));
+        }
+    } else if !cycles.is_empty() {
         out.push(LogLine::new(
             Level::Error,
             None,
@@ -205,7 +223,7 @@ pub fn apply(catalog: &Catalog, opts: &ApplyOptions, sink: &mut dyn FnMut(&LogLi
     // Requisite `_in` forms, globs and `use` rewrite the catalog before the graph.
     let (prepared, graph) = crate::graph::requisites::build(catalog, opts.ordering);
     let catalog = &prepared;
-    let problems = validate(catalog, &graph);
+    let problems = validate(catalog, &graph, opts.puppet_messages);
     if problems.iter().any(|l| l.level == Level::Error) {
         for l in &problems {
             sink(l);

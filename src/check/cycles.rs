@@ -1,4 +1,4 @@
-//! Dependency cycles as diagnostics: Puppet's line (`Found 1 dependency cycle: (A => B => A)`)
+//! Dependency cycles as diagnostics: the path (`dependency cycle: A => B => A`)
 //! and, for each edge of the cycle, where it comes from (metaparameter, chaining arrow,
 //! `require` or `contain` call, automatic relationship, containment), as a note with
 //! `file:line` and a label at its source. Containment plumbing (anchors) is folded away.
@@ -17,9 +17,9 @@ pub fn diagnostics(g: &Graph, loc: &Locator, sources: &SourceMap) -> Vec<Diagnos
     for (k, c) in cycles.iter().enumerate() {
         let path = path_names(g, &c.path).join(" => ");
         let message = if n == 1 {
-            format!("Found 1 dependency cycle: ({path})")
+            format!("dependency cycle: {path}")
         } else {
-            format!("Found {n} dependency cycles; cycle {}: ({path})", k + 1)
+            format!("dependency cycle {} of {n}: {path}", k + 1)
         };
         let mut d = Diagnostic::error("cycle", message);
         for step in crate::graph::cycles::steps(g, c) {

@@ -33,7 +33,10 @@ impl Report {
     }
 
     pub fn warnings(&self) -> usize {
-        self.diagnostics.len() - self.errors()
+        self.diagnostics
+            .iter()
+            .filter(|d| d.severity == Severity::Warning)
+            .count()
     }
 }
 
@@ -44,7 +47,7 @@ pub fn check_manifest(
     loader: &dyn Loader,
     opts: &CompileOptions,
 ) -> Report {
-    let result = crate::eval::compile(name, text, loader, opts);
+    let result = crate::eval::compile_checking(name, text, loader, opts, false);
     check_compiled(result)
 }
 
@@ -95,6 +98,20 @@ pub fn check_compiled_keeping(result: CompileResult) -> (Report, Option<Catalog>
     )
 }
 
+/// A compile error drawn outside `ordo check` (`ordo compile` and `ordo apply` on a
+/// terminal): as [`check_compiled`] shows it, without the evaluator's provenance.
+pub fn shown_compile_error(d: Diagnostic, sources: &SourceMap) -> Diagnostic {
+    let d = if d.code == "validation-logged" {
+        Diagnostic {
+            code: "validation",
+            ..d
+        }
+    } else {
+        d
+    };
+    compile_diagnostic(d, &Locator::none(), sources)
+}
+
 /// A compile diagnostic made ready to draw: a code that says what it is, a label at its span,
 /// and without Puppet's `(file: x.pp, line: 3)` suffix when the drawing shows the place.
 fn compile_diagnostic(mut d: Diagnostic, loc: &Locator, sources: &SourceMap) -> Diagnostic {
@@ -104,7 +121,7 @@ fn compile_diagnostic(mut d: Diagnostic, loc: &Locator, sources: &SourceMap) -> 
     let Some(span) = d.span.filter(|s| sources.get(s.file).is_some()) else {
         return d;
     };
-    d.message = strip_location(&d.message).to_string();
+    d.message = without_locations(&d.message);
     if d.code == "syntax" || d.message.starts_with("Could not parse") {
         return d.with_label(span, "");
     }
@@ -120,7 +137,40 @@ fn compile_diagnostic(mut d: Diagnostic, loc: &Locator, sources: &SourceMap) -> 
         }
         return d;
     }
-    d.with_label(span, "")
+    let label = [
+        ("Unknown resource type", "unknown resource type"),
+        ("Resource type not found", "unknown resource type"),
+        ("no parameter named", "unknown attribute"),
+        ("has no parameter named", "unknown parameter"),
+        ("Could not find class", "unknown class"),
+        ("Could not find declared class", "unknown class"),
+    ]
+    .iter()
+    .find(|(words, _)| d.message.contains(words))
+    .map_or("", |(_, label)| label);
+    d.with_label(span, label)
+}
+
+/// A message without the places Puppet writes into it (`(file: x.pp, line: 3)`, anywhere but
+/// after `at`): the frame shows the place.
+fn without_locations(msg: &str) -> String {
+    let mut out = String::with_capacity(msg.len());
+    let mut rest = msg;
+    while let Some(i) = [rest.find(" (file: "), rest.find(" (line: ")]
+        .into_iter()
+        .flatten()
+        .min()
+    {
+        let Some(close) = rest[i..].find(')') else {
+            break;
+        };
+        // `already declared at (file: x.pp, line: 1)`: there the place is the sentence's.
+        let keep = rest[..i].ends_with(" at");
+        out.push_str(&rest[..if keep { i + close + 1 } else { i }]);
+        rest = &rest[i + close + 1..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// `msg (file: x.pp, line: 3, column: 5)` -> `msg`.
@@ -180,8 +230,16 @@ pub fn check_catalog(catalog: &Catalog, loc: &Locator, sources: &SourceMap) -> V
     // the runner cannot manage (reported here as errors). Built once: the warnings below ask
     // for every notifying relationship.
     let mut refreshable: Vec<Option<bool>> = vec![None; graph.nodes.len()];
+    // Resources of types Ordo cannot apply: whether the catalog is right is another
+    // question, answered above; they are counted by type in one note.
+    let mut cannot_apply: std::collections::BTreeMap<String, usize> = Default::default();
     for (n, node) in graph.nodes.iter().enumerate() {
         if let (false, Some(i)) = (node.container, node.index) {
+            let type_name = &catalog.resources[i].type_name;
+            if !providers::can_apply(type_name) {
+                *cannot_apply.entry(type_name.to_lowercase()).or_default() += 1;
+                continue;
+            }
             let msg = match &m.providers[i] {
                 Some(Ok(refreshes)) => {
                     refreshable[n] = Some(*refreshes);
@@ -203,6 +261,24 @@ pub fn check_catalog(catalog: &Catalog, loc: &Locator, sources: &SourceMap) -> V
                 out.push(d);
             }
         }
+    }
+    if !cannot_apply.is_empty() {
+        let total: usize = cannot_apply.values().sum();
+        let by_type: Vec<String> = cannot_apply
+            .iter()
+            .map(|(t, n)| format!("{t} ({n})"))
+            .collect();
+        out.push(
+            Diagnostic::note(
+                "cannot-apply",
+                format!(
+                    "{total} resource{} of types Ordo cannot apply: {}",
+                    if total == 1 { "" } else { "s" },
+                    by_type.join(", ")
+                ),
+            )
+            .with_help("the catalog is checked all the same; `ordo apply` refuses it"),
+        );
     }
     out.extend(cycles::diagnostics(&graph, loc, sources));
     out.extend(warnings::refresh_ignored(&graph, &refreshable, loc));

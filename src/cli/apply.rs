@@ -215,6 +215,7 @@ pub fn run(args: &ApplyArgs) -> i32 {
         debug: args.debug,
         color_out: args.color.on(std::io::stdout().is_terminal()),
         color_err: args.color.on(std::io::stderr().is_terminal()),
+        puppet: args.log_format == LogFormat::Puppet,
     })
     // A Salt return printed on stdout keeps stdout for itself.
     .filter(|_| !(args.report_format == ReportFormat::Salt && args.report.is_none()));
@@ -492,6 +493,7 @@ pub fn run_catalog(catalog: &Catalog, args: &ApplyArgs) -> i32 {
     };
     let mut opts = args.options();
     opts.progress = progress;
+    opts.puppet_messages = format == LogFormat::Puppet;
     match stop_flag() {
         Ok(flag) => opts.stop = flag,
         Err(e) => eprintln!("Warning: {e}; SIGINT and SIGTERM will end the run at once"),

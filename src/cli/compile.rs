@@ -335,6 +335,8 @@ pub struct Console {
     /// Puppet's console colours on stdout, on stderr.
     pub color_out: bool,
     pub color_err: bool,
+    /// `--log-format puppet`: errors as Puppet's lines, also on a terminal.
+    pub puppet: bool,
 }
 
 /// A console line in Puppet's colour for its level (`colorize` in util/colors.rb).
@@ -569,9 +571,15 @@ fn checked_result(
             Ok(result)
         }
         _ => {
-            for d in errors {
-                let _ = writeln!(err, "{}", error_line(d, &node));
-            }
+            // As `ordo check` draws them: always for `ordo apply` in Ordo's log format, on a
+            // terminal for `ordo compile`; otherwise Puppet's lines, which tools compare.
+            use std::io::IsTerminal;
+            let framed = match console {
+                Some(c) => !c.puppet,
+                None => std::io::stderr().is_terminal(),
+            };
+            let text = error_text(&errors, &result.sources, &node, framed);
+            let _ = write!(err, "{text}");
             Err(1)
         }
     }
@@ -586,12 +594,22 @@ pub fn compile_result(
     compile_result_with(manifest, inputs, Mode::Provenance)
 }
 
+/// [`compile_result`] for `ordo check`: every missing relationship target is reported.
+pub fn check_result(
+    manifest: &Path,
+    inputs: &CompileInputs,
+) -> Result<(eval::CompileResult, String), i32> {
+    compile_result_with(manifest, inputs, Mode::Check)
+}
+
 /// What a compile gives besides log lines and diagnostics.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
     /// The catalog and where things came from (for `ordo check` and `ordo explain`, which
     /// exit once done with them).
     Provenance,
+    /// As `Provenance`, with every missing relationship target reported (`ordo check`).
+    Check,
     /// The catalog; the provenance stays empty.
     Catalog,
     /// A catalog source to write (see [`eval::compile_to_write`]).
@@ -617,7 +635,10 @@ fn compile_result_with(
             eprint!("{}", refusal.render(crate::cli::stderr_render_options()));
             1
         })?,
-        None => crate::facts::local_facts(&node),
+        None => {
+            let dirs: Vec<PathBuf> = inputs.module_dirs().iter().map(PathBuf::from).collect();
+            crate::facts::local_facts(&node, &dirs)
+        }
     };
     let result = compile_text(manifest, &text, &node, facts, inputs, None, mode).map_err(|e| {
         eprintln!("Error: {e}");
@@ -660,6 +681,7 @@ pub fn compile_text(
     let name = display_name(manifest);
     Ok(match mode {
         Mode::Provenance => eval::compile_exiting(&name, text, &loader, &opts),
+        Mode::Check => eval::compile_checking(&name, text, &loader, &opts, true),
         Mode::Catalog => eval::compile_catalog(&name, text, &loader, &opts),
         Mode::Write => eval::compile_to_write(&name, text, &loader, &opts),
     })
@@ -687,12 +709,35 @@ fn display_name(p: &Path) -> String {
     p.to_string_lossy().into_owned()
 }
 
+/// Compile errors drawn as `ordo check` draws them (`framed`), or as Puppet's lines.
+pub fn error_text(
+    errors: &[&crate::diagnostics::Diagnostic],
+    sources: &crate::span::SourceMap,
+    node: &str,
+    framed: bool,
+) -> String {
+    let mut text = String::new();
+    for d in errors {
+        if framed {
+            let d = crate::check::shown_compile_error((*d).clone(), sources);
+            let opts = crate::cli::stderr_render_options();
+            text.push_str(&crate::diagnostics::render(&d, sources, opts));
+        } else {
+            text.push_str(&error_line(d, node));
+            text.push('\n');
+        }
+    }
+    text
+}
+
 /// A compile error as Puppet prints it: `Error: MESSAGE on node NODE`; the validation errors
 /// logged before Puppet gives up name no node.
 pub fn error_line(d: &crate::diagnostics::Diagnostic, node: &str) -> String {
+    // Control characters escaped: a binary file's bytes stay off the terminal.
+    let message = crate::diagnostics::printable(&d.message);
     if d.code == "validation-logged" {
-        format!("Error: {}", d.message)
+        format!("Error: {message}")
     } else {
-        format!("Error: {} on node {node}", d.message)
+        format!("Error: {message} on node {node}")
     }
 }

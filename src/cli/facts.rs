@@ -24,6 +24,16 @@ pub struct FactsArgs {
     /// Leave out external facts.
     #[arg(long)]
     pub no_external_facts: bool,
+    /// Module directories, separated with ':' (repeatable): their modules' custom facts
+    /// (`lib/facter/*.rb`) and external facts (`facts.d`) are gathered too, as for a compile.
+    #[arg(long)]
+    pub modulepath: Vec<String>,
+    /// A folder of custom facts (`*.rb`; repeatable), as facter's `--custom-dir`.
+    #[arg(long, value_name = "DIR")]
+    pub custom_dir: Vec<PathBuf>,
+    /// Leave out custom facts.
+    #[arg(long)]
+    pub no_custom_facts: bool,
 }
 
 /// The value at a dotted path: a fact named so, else its parts into mappings and lists.
@@ -76,6 +86,15 @@ pub fn run(args: &FactsArgs) -> i32 {
     let opts = Options {
         external_dirs: (!args.external_dir.is_empty()).then(|| args.external_dir.clone()),
         no_external: args.no_external_facts,
+        module_dirs: args
+            .modulepath
+            .iter()
+            .flat_map(|p| p.split(':'))
+            .filter(|d| !d.is_empty())
+            .map(PathBuf::from)
+            .collect(),
+        custom_dirs: args.custom_dir.clone(),
+        no_custom: args.no_custom_facts,
     };
     let gathered = gather(&opts);
     for w in &gathered.warnings {

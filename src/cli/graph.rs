@@ -4,7 +4,7 @@ use super::compile::CompileInputs;
 use super::load_input;
 use crate::catalog::Catalog;
 use crate::check::{Locator, Report};
-use crate::diagnostics::{render, to_json, Diagnostic};
+use crate::diagnostics::{render, to_json, Diagnostic, Severity};
 use crate::graph::cycles::{find_cycles, path_names};
 use crate::graph::dot::{to_dot, Kind};
 use crate::graph::{Ordering, Vertex};
@@ -39,6 +39,8 @@ pub struct GraphArgs {
     /// Write the DOT text here instead of stdout.
     #[arg(short = 'o', long)]
     pub output: Option<PathBuf>,
+    /// Order of unrelated resources: manifest, title-hash, random[:SEED] or alphanumeric
+    /// (Rudder's technique-by-technique order, with `priority`).
     #[arg(long, default_value = "manifest")]
     pub ordering: Ordering,
     #[command(flatten)]
@@ -53,6 +55,8 @@ pub struct ExplainArgs {
     pub first: String,
     /// Second resource.
     pub second: String,
+    /// Order of unrelated resources: manifest, title-hash, random[:SEED] or alphanumeric
+    /// (Rudder's technique-by-technique order, with `priority`).
     #[arg(long, default_value = "manifest")]
     pub ordering: Ordering,
     #[command(flatten)]
@@ -84,7 +88,7 @@ fn check_report(args: &CheckArgs) -> Result<(Report, Option<Catalog>), i32> {
             Some(catalog),
         ));
     }
-    let (result, _node) = super::compile::compile_result(&args.file, &args.inputs)?;
+    let (result, _node) = super::compile::check_result(&args.file, &args.inputs)?;
     Ok(crate::check::check_compiled_keeping(result))
 }
 
@@ -93,8 +97,10 @@ pub fn check(args: &CheckArgs) -> i32 {
         Ok(r) => r,
         Err(code) => return code,
     };
-    if let (true, Some(catalog)) = (args.puppet_compatible, &catalog) {
-        report.diagnostics.extend(puppet_compatibility(catalog));
+    match (args.puppet_compatible, &catalog) {
+        (true, Some(catalog)) => report.diagnostics.extend(puppet_compatibility(catalog)),
+        (false, Some(catalog)) => report.diagnostics.extend(extensions_note(catalog)),
+        _ => {}
     }
     match args.format.as_str() {
         "json" => {
@@ -128,12 +134,37 @@ pub fn check(args: &CheckArgs) -> i32 {
     let failing = report
         .diagnostics
         .iter()
-        .any(|d| d.is_error() || args.deny_warnings);
+        .any(|d| d.is_error() || (args.deny_warnings && d.severity == Severity::Warning));
     // The process ends here: freeing a large catalog and its sources piece by piece would
     // only delay the exit (a tenth of checking 100,000 resources).
     std::mem::forget(catalog);
     std::mem::forget(report);
     i32::from(failing)
+}
+
+/// One note when the catalog uses Ordo's extension metaparameters (`require_in`,
+/// `priority`, ...), which Puppet would reject: which ones, and how many resources.
+pub fn extensions_note(catalog: &Catalog) -> Option<Diagnostic> {
+    let mut names = std::collections::BTreeSet::new();
+    let mut resources = 0;
+    for r in &catalog.resources {
+        let used = crate::graph::requisites::puppet_incompatible(r);
+        resources += usize::from(!used.is_empty());
+        names.extend(used.into_iter().map(str::to_string));
+    }
+    (resources > 0).then(|| {
+        let names: Vec<String> = names.into_iter().map(|n| format!("'{n}'")).collect();
+        Diagnostic::note(
+            "ordo-extension",
+            format!(
+                "{resources} resource{} use{} Ordo's extension metaparameters {}: Puppet would reject them",
+                if resources == 1 { "" } else { "s" },
+                if resources == 1 { "s" } else { "" },
+                names.join(", ")
+            ),
+        )
+        .with_help("`ordo check --puppet-compatible` shows each one")
+    })
 }
 
 /// Errors for every Ordo extension metaparameter: Puppet rejects unknown metaparameters.
@@ -250,9 +281,10 @@ pub fn explain_cmd(args: &ExplainArgs) -> i32 {
         }
         let errors: Vec<_> = result.diagnostics.iter().filter(|d| d.is_error()).collect();
         let Some(catalog) = result.catalog.as_ref().filter(|_| errors.is_empty()) else {
-            for d in errors {
-                eprintln!("{}", super::compile::error_line(d, &node));
-            }
+            eprint!(
+                "{}",
+                super::compile::error_text(&errors, &result.sources, &node, true)
+            );
             return 1;
         };
         let loc = Locator::from_provenance(result.provenance.clone());

@@ -22,6 +22,17 @@ pub fn run(files: &[String], dump: Option<Dump>) -> bool {
     let mut ok = true;
     let last = files.len().saturating_sub(1);
     for (i, path) in files.iter().enumerate() {
+        if path.ends_with(".erb") {
+            // Ruby's template language: what a manifest renders with `template()`, not Puppet.
+            let d = crate::diagnostics::Diagnostic::error(
+                "not-puppet",
+                format!("{path} is an ERB template, not a Puppet manifest"),
+            )
+            .with_help("ERB is checked when a manifest renders it with template(); `ordo parse` reads .pp manifests and .epp templates");
+            let _ = write!(err, "{}", render(&d, &sources, opts));
+            ok = false;
+            continue;
+        }
         let text = match crate::input::read(std::path::Path::new(path)) {
             // Valid UTF-8 (the usual case) is taken as is, without a lossy copy.
             Ok(bytes) => String::from_utf8(bytes)

@@ -11,11 +11,9 @@
 
 use crate::eval::type_schema::{parse_schemas, TypeSchema};
 use std::collections::HashMap;
-use std::io::{Read, Write};
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const SCRIPT: &str = include_str!("../ruby/types.rb");
 
@@ -50,47 +48,10 @@ pub fn schemas(dirs: &[PathBuf]) -> Schemas {
 
 /// Runs the script over the modulepath; its JSON output.
 fn run(dirs: &[PathBuf]) -> Result<String, String> {
-    let mut child = Command::new("ruby")
-        .arg("-")
-        .args(dirs)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("could not run ruby: {e}"))?;
-    let mut stdin = child.stdin.take().ok_or("ruby has no stdin")?;
-    let mut stdout = child.stdout.take().ok_or("ruby has no stdout")?;
-    let mut stderr = child.stderr.take().ok_or("ruby has no stderr")?;
-    let writer = std::thread::spawn(move || stdin.write_all(SCRIPT.as_bytes()));
-    let reader = std::thread::spawn(move || {
-        let mut out = String::new();
-        let _ = stdout.read_to_string(&mut out);
-        out
-    });
-    let errors = std::thread::spawn(move || {
-        let mut out = String::new();
-        let _ = stderr.read_to_string(&mut out);
-        out
-    });
-    let start = Instant::now();
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) if start.elapsed() > TIMEOUT => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(format!("ruby did not read them in {} s", TIMEOUT.as_secs()));
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(2)),
-            Err(e) => return Err(format!("ruby: {e}")),
-        }
-    };
-    let _ = writer.join();
-    let out = reader.join().unwrap_or_default();
-    let err = errors.join().unwrap_or_default();
-    if !status.success() {
-        let first = err.lines().next().unwrap_or("").trim();
-        return Err(format!("ruby failed ({status}): {first}"));
-    }
-    Ok(out)
+    let mut args = vec![std::ffi::OsStr::new("-")];
+    args.extend(dirs.iter().map(|d| d.as_os_str()));
+    crate::ruby::run_once(&args, SCRIPT.as_bytes(), TIMEOUT).map_err(|e| match e {
+        crate::ruby::RunFailure::NotInstalled => "could not run ruby: it is not installed".into(),
+        crate::ruby::RunFailure::Failed(why) => why,
+    })
 }

@@ -384,6 +384,10 @@ impl Compiler<'_> {
                 .map(|k| &**k)
                 .filter(|k| !allowed(k))
                 .collect();
+            if let (Some(k), TypeKind::Define(d)) = (unknown.first(), kind) {
+                let names = d.params.iter().map(|p| p.name.as_str());
+                self.hint_attribute(k, names.chain(["name"]), r.span);
+            }
             let msg = match unknown.as_slice() {
                 [] => return Ok(()),
                 [k] => format!("{}: has no parameter named '{k}'", r.reference()),
@@ -401,7 +405,18 @@ impl Compiler<'_> {
             if !allowed(k) {
                 let loc = self.line_location(r.file, r.line);
                 let msg = format!("no parameter named '{k}' {loc} on {} {loc}", r.reference());
-                return Err(Flow::Err(self.plain(msg, Some(r.span))));
+                // At the attribute when its place is kept (`ordo check`).
+                let span = self.recorder.param_span(idx, k).unwrap_or(r.span);
+                let names: Vec<String> = match kind {
+                    TypeKind::Builtin(b) => b.attributes.iter().map(|a| a.to_string()).collect(),
+                    _ => self
+                        .loader
+                        .type_schema(&r.type_name.to_lowercase())
+                        .map(|s| s.attributes.clone())
+                        .unwrap_or_default(),
+                };
+                self.hint_attribute(k, names.iter().map(String::as_str), span);
+                return Err(Flow::Err(self.plain(msg, Some(span))));
             }
         }
         Ok(())
@@ -451,6 +466,7 @@ impl Compiler<'_> {
             return Ok(i);
         }
         let Some(def) = self.find_class(&lname) else {
+            self.hint_class(&lname, span);
             return Err(Flow::Err(self.runtime(
                 format!("Could not find class ::{lname} for {}", self.opts.node),
                 span,
@@ -469,6 +485,7 @@ impl Compiler<'_> {
     ) -> R<usize> {
         let lname = name.trim_colons().to_lowercase();
         let Some(def) = self.find_class(&lname) else {
+            self.hint_class(&lname, span);
             return Err(Flow::Err(
                 self.runtime(format!("Could not find declared class {lname}"), span),
             ));
@@ -1016,9 +1033,9 @@ impl Compiler<'_> {
                                 "No title provided and {shown:?} is not a valid resource reference"
                             );
                             let span = self.recorder.param_span(idx, p).unwrap_or(r.span);
-                            return Err(
-                                self.plain(join_loc(msg, &self.line_location(f, l)), Some(span))
-                            );
+                            let e =
+                                self.plain(join_loc(msg, &self.line_location(f, l)), Some(span));
+                            self.fail_or_collect(e)?;
                         }
                         continue;
                     };
@@ -1034,9 +1051,11 @@ impl Compiler<'_> {
                             format!("Could not find resource '{shown}' in parameter '{p}'")
                         };
                         let span = self.recorder.param_span(idx, p).unwrap_or(r.span);
-                        return Err(
-                            self.plain(join_loc(msg, &self.line_location(f, l)), Some(span))
-                        );
+                        if !title.is_empty() {
+                            self.hint_reference(&t, &title, span);
+                        }
+                        let e = self.plain(join_loc(msg, &self.line_location(f, l)), Some(span));
+                        self.fail_or_collect(e)?;
                     }
                 }
             }
@@ -1087,12 +1106,15 @@ impl Compiler<'_> {
                         None => {
                             let Some(i) = self.related_resource(&s.ty, &s.title) else {
                                 let (sshown, tshown) = (s.shown(), t.shown());
-                                return Err(self.plain(
+                                self.hint_reference(&s.ty, &s.title, rel.source_span);
+                                let e = self.plain(
                                     format!(
                                         "Could not find resource '{sshown}' for relationship on '{tshown}'"
                                     ),
                                     Some(rel.source_span),
-                                ));
+                                );
+                                self.fail_or_collect(e)?;
+                                break;
                             };
                             found_source = Some(i);
                             i
@@ -1100,10 +1122,13 @@ impl Compiler<'_> {
                     };
                     let Some(tidx) = self.related_resource(&t.ty, &t.title) else {
                         let (sshown, tshown) = (s.shown(), t.shown());
-                        return Err(self.plain(
+                        self.hint_reference(&t.ty, &t.title, rel.target_span);
+                        let e = self.plain(
                             format!("Could not find resource '{tshown}' for relationship from '{sshown}'"),
                             Some(rel.target_span),
-                        ));
+                        );
+                        self.fail_or_collect(e)?;
+                        continue;
                     };
                     let span = rel.source_span.to(rel.target_span);
                     self.recorder.arrow(sidx, tidx, rel.notify, span);

@@ -289,6 +289,13 @@ pub struct Compiler<'a> {
     defer_catalog: bool,
     /// Whether the process exits once done with the result (see [`Compiler::exiting`]).
     exiting: bool,
+    /// Whether every missing relationship target is reported, not only the first (see
+    /// [`Compiler::reporting_all`]).
+    pub(super) report_all: bool,
+    /// With `report_all`: the errors found after the one that stops the compile.
+    pub(super) more_errors: std::cell::RefCell<Vec<EvalError>>,
+    /// "Did you mean" hints by the span of their error (`suggest.rs`).
+    pub(super) hints: std::cell::RefCell<Vec<(Span, String)>>,
     /// Set while `create_resources` declares a resource whose title is not a string (an
     /// Integer from `ensure_resource('t', $port)`): Puppet's 3.x path keeps the title as it
     /// is, and only a String title becomes a tag.
@@ -394,6 +401,9 @@ impl<'a> Compiler<'a> {
             keep_provenance: true,
             defer_catalog: false,
             exiting: false,
+            report_all: false,
+            more_errors: Default::default(),
+            hints: Default::default(),
             untagged_title: false,
             type_tags: HashMap::default(),
             attr_names: Default::default(),
@@ -428,6 +438,34 @@ impl<'a> Compiler<'a> {
     pub fn exiting(mut self) -> Self {
         self.exiting = true;
         self
+    }
+
+    /// Reports every relationship that names a missing resource, not only the first as
+    /// Puppet does (for `ordo check`, which shows all that is wrong with a manifest).
+    pub fn reporting_all(mut self) -> Self {
+        self.report_all = true;
+        self
+    }
+
+    /// With [`Compiler::reporting_all`], sets `e` aside and carries on; otherwise `e`.
+    pub(super) fn fail_or_collect(&self, e: EvalError) -> Result<(), EvalError> {
+        if self.report_all {
+            self.more_errors.borrow_mut().push(e);
+            Ok(())
+        } else {
+            Err(e)
+        }
+    }
+
+    /// The first error set aside by [`Compiler::fail_or_collect`], if any: the compile stops
+    /// there, the others follow it in the result.
+    pub(super) fn collected_error(&self) -> Result<(), EvalError> {
+        let mut more = self.more_errors.borrow_mut();
+        if more.is_empty() {
+            Ok(())
+        } else {
+            Err(more.remove(0))
+        }
     }
 
     /// The provenance when it is kept; the compiler is done with its resources (see
@@ -538,9 +576,12 @@ impl<'a> Compiler<'a> {
                 result
             }
             Err(e) => {
-                let mut d = Diagnostic::error("evaluation", e.msg);
-                d.span = e.span;
-                diagnostics.push(d);
+                for e in std::iter::once(e).chain(self.more_errors.take()) {
+                    let mut d = Diagnostic::error("evaluation", e.msg);
+                    d.span = e.span;
+                    d.help = self.hint_at(e.span);
+                    diagnostics.push(d);
+                }
                 CompileResult {
                     exported: vec![],
                     catalog: None,
@@ -612,6 +653,7 @@ impl<'a> Compiler<'a> {
     fn complete(&mut self) -> Result<Compiled, EvalError> {
         self.validate_relationship_params()?;
         self.finish()?;
+        self.collected_error()?;
         self.fail_on_unevaluated()?;
         if self.opts.resolve_deferred {
             self.resolve_deferred()?;

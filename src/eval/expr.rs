@@ -1084,6 +1084,25 @@ impl Compiler<'_> {
                     )),
                 }
             }
+            // Its bytes as a string's characters (Puppet's access_Binary).
+            Value::Binary(b) => {
+                let n = b.len() as i64;
+                match keys {
+                    [Value::Int(i)] => {
+                        let i = if *i < 0 { n + i } else { *i };
+                        let at = usize::try_from(i).ok().filter(|i| *i < b.len());
+                        Ok(Value::Binary(at.map_or(Vec::new(), |i| vec![b[i]]).into()))
+                    }
+                    [Value::Int(start), Value::Int(count)] => {
+                        let (st, end) = slice_bounds(*start, *count, n);
+                        Ok(Value::Binary(b[st..end].into()))
+                    }
+                    _ if keys.len() > 2 => Err(self.slice_arity("String", keys.len(), span)),
+                    _ => Err(Flow::Err(
+                        self.issue("String access expects Integer index", span),
+                    )),
+                }
+            }
             Value::Type(t) => {
                 // A reference to one resource: `Notify['a']['message']` reads its parameters.
                 match &*t {
@@ -1500,6 +1519,14 @@ impl Compiler<'_> {
                 Value::Regex(re) => self.regex_match(re, &hay.clone(), scope),
                 _ => false,
             },
+            // Puppet's include_Binary: a byte sequence, a string's bytes or a byte value.
+            Value::Binary(hay) => match l {
+                Value::Binary(needle) => contains_bytes(hay, needle),
+                Value::Str(needle) => contains_bytes(hay, needle.as_bytes()),
+                Value::Int(i) => hay.iter().any(|b| i64::from(*b) == *i),
+                Value::Float(f) => hay.iter().any(|b| f64::from(*b) == *f),
+                _ => false,
+            },
             // A hash: its keys (Puppet's include_Hash).
             Value::Array(items) => self.in_list(l, items, scope),
             Value::Hash(h) => {
@@ -1598,6 +1625,15 @@ impl Compiler<'_> {
                     }
                 }
                 return Ok(Value::Hash(out));
+            }
+            (BinaryOp::Add, Value::Binary(a), Value::Binary(b)) => {
+                return Ok(Value::Binary([&a[..], &b[..]].concat().into()));
+            }
+            (BinaryOp::Add, Value::Binary(_), _) => {
+                return Err(Flow::Err(self.issue(
+                    "Error while evaluating a '+' expression, Can only append Binary to a Binary",
+                    self.operator_span(operands.0, operands.1, op.as_str()),
+                )));
             }
             // Puppet's concatenate raises for anything else appended to a hash.
             (BinaryOp::Add, Value::Hash(_), _) => {
@@ -2148,6 +2184,7 @@ impl Compiler<'_> {
             return Ok(Value::Array(out));
         }
         let Some(kind) = self.resolve_resource_type(&type_name) else {
+            self.hint_type(&type_name, span);
             return Err(Flow::Err(
                 self.runtime(format!("Unknown resource type: '{type_name}'"), span),
             ));
@@ -2481,4 +2518,9 @@ fn ruby_inspect_names(v: &Value) -> String {
         ),
         other => other.to_display(),
     }
+}
+
+/// Whether `needle` occurs in `hay` (an empty needle always does).
+fn contains_bytes(hay: &[u8], needle: &[u8]) -> bool {
+    needle.is_empty() || hay.windows(needle.len()).any(|w| w == needle)
 }

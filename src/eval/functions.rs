@@ -101,6 +101,7 @@ pub fn builtin(name: &str) -> Option<Builtin> {
         "camelcase" => f_camelcase,
         "call" => f_call,
         "file" => f_file,
+        "binary_file" => f_binary_file,
         "find_file" => f_find_file,
         "upcase" | "downcase" | "capitalize" | "strip" | "lstrip" | "rstrip" | "chomp" | "chop" => {
             f_string_op
@@ -170,6 +171,12 @@ impl Compiler<'_> {
                     ExprKind::QualifiedName(n) | ExprKind::QualifiedReference(n) => n.clone(),
                     _ => return Err(Flow::Err(self.runtime("Illegal method name", right.span))),
                 };
+                // An `Error`'s attributes (`$e.msg`, `$e.issue_code`).
+                if let (Value::Error(e), [], None) = (&recv, call.args.as_slice(), lambda) {
+                    if let Some(v) = e.attribute(&name) {
+                        return Ok(v);
+                    }
+                }
                 // `Type.new(...)`
                 if let (Value::Type(_), "new") = (&recv, name.as_str()) {
                     (name, vec![recv])
@@ -1622,6 +1629,118 @@ fn new_deferred(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     ))
 }
 
+/// Puppet's `Binary.new`: from a string in one of the base64 formats (`%B` strict, the
+/// default; `%b` relaxed, `%u` URL-safe) or as its UTF-8 bytes (`%s`, `%r`); from an array
+/// of bytes; from a hash of `value` and `format`. Errors are `new_Binary`'s.
+fn new_binary(args: &[Value]) -> Result<Value, String> {
+    const FORMAT: &str = "Base64Format = Enum['%B', '%b', '%r', '%s', '%u']";
+    let from_string = |s: &str, format: &str| -> Result<Vec<u8>, String> {
+        Ok(match format {
+            "%b" => strings::ruby_decode64(&format!("{s}{}", "=".repeat(s.len() % 3))),
+            "%u" => strings::ruby_urlsafe_decode64(s)?,
+            "%s" | "%r" => s.as_bytes().to_vec(),
+            _ => strings::ruby_strict_decode64(s)?,
+        })
+    };
+    let is_format = |f: &str| matches!(f, "%B" | "%b" | "%r" | "%s" | "%u");
+    let byte = |v: &Value| match v {
+        Value::Int(i) => u8::try_from(*i).ok(),
+        _ => None,
+    };
+    let bytes = |items: &[Value]| items.iter().map(byte).collect::<Option<Vec<u8>>>();
+    let done = |b: Vec<u8>| Ok(Value::Binary(b.into()));
+    match args {
+        [Value::Str(s)] => return done(from_string(s, "%B")?),
+        [Value::Str(s), Value::Str(f)] if is_format(f) => return done(from_string(s, f)?),
+        [Value::Array(items)] => {
+            if let Some(b) = bytes(items) {
+                return done(b);
+            }
+        }
+        [Value::Hash(h)] => {
+            let format = h.get(&Value::str("format"));
+            let keys_ok = |allowed: &[&str]| {
+                h.keys()
+                    .all(|k| matches!(k.as_str(), Some(k) if allowed.contains(&k)))
+            };
+            match (h.get(&Value::str("value")), format) {
+                (Some(Value::Str(s)), None | Some(Value::Undef))
+                    if keys_ok(&["value", "format"]) =>
+                {
+                    return done(from_string(s, "%B")?)
+                }
+                (Some(Value::Str(s)), Some(Value::Str(f)))
+                    if is_format(f) && keys_ok(&["value", "format"]) =>
+                {
+                    return done(from_string(s, f)?)
+                }
+                (Some(Value::Array(items)), None) if keys_ok(&["value"]) => {
+                    if let Some(b) = bytes(items) {
+                        return done(b);
+                    }
+                }
+                _ => {}
+            }
+        }
+        _ => {}
+    }
+    if args.is_empty() || args.len() > 2 {
+        let got = if args.is_empty() {
+            "none".to_string()
+        } else {
+            args.len().to_string()
+        };
+        return Err(format!(
+            "'new_Binary' expects between 1 and 2 arguments, got {got}"
+        ));
+    }
+    let got = |v: &Value| v.type_name();
+    let str_rejected = match args {
+        [Value::Str(_), f] => match f {
+            Value::Str(f) => format!("parameter 'format' expects a match for {FORMAT}, got '{f}'"),
+            other => format!(
+                "parameter 'format' expects a match for {FORMAT}, got {}",
+                got(other)
+            ),
+        },
+        [other, ..] => format!("parameter 'str' expects a String value, got {}", got(other)),
+        [] => String::new(),
+    };
+    let array_rejected = match args {
+        [Value::Array(items)] => {
+            let (i, bad) = items
+                .iter()
+                .enumerate()
+                .find(|(_, v)| byte(v).is_none())
+                .unwrap_or((0, &Value::Undef));
+            let shown = match bad {
+                Value::Int(_) => types::infer(bad).to_string(),
+                other => got(other),
+            };
+            format!("parameter 'byte_array' index {i} expects a ByteInteger = Integer[0, 255] value, got {shown}")
+        }
+        [other] => format!(
+            "parameter 'byte_array' expects an Array value, got {}",
+            got(other)
+        ),
+        _ => format!("expects 1 argument, got {}", args.len()),
+    };
+    let hash_type = format!("BinaryArgsHash = Variant[StringHash = Struct[{{'value' => String, 'format' => Optional[{FORMAT}]}}], ArrayHash = Struct[{{'value' => Array[ByteInteger = Integer[0, 255]]}}]]");
+    let hash_rejected = match args {
+        [other] => format!(
+            "parameter 'hash_args' expects a {hash_type} value, got {}",
+            got(other)
+        ),
+        _ => format!("expects 1 argument, got {}", args.len()),
+    };
+    Err(format!(
+        "The function 'new_Binary' was called with arguments it does not accept. It expects one of:\n  \
+         (String str, {FORMAT} format?)\n    rejected: {str_rejected}\n  \
+         (Array[ByteInteger] byte_array)\n    rejected: {array_rejected}\n  \
+         ({hash_type} hash_args)\n    rejected: {hash_rejected}"
+    ))
+}
+
 /// `strftime(timestamp, format[, timezone])`, and the legacy `strftime(format)` of now.
 /// Only UTC is known: another time zone fails.
 fn f_strftime(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
@@ -1631,24 +1750,39 @@ fn f_strftime(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         [Value::Timespan(t), Value::Str(f)] => {
             return t.format(f).map(Value::Str).map_err(|e| arg_err(c, a, e));
         }
-        [Value::Str(f), rest @ ..] => (
-            super::value::Timestamp::at(c.loader.host().now()),
-            f.clone(),
-            rest.first().cloned(),
-        ),
+        [Value::Str(f), rest @ ..] => {
+            // Puppet warns once per compile that this signature is deprecated.
+            if c.warned_deprecations.insert("legacy_strftime".to_string()) {
+                let file = c.sources.get(a.span.file);
+                let line = file.map(|f| f.line_col(a.span.start as usize).0 as u32);
+                let at = c.line_location(Some(a.span.file), line);
+                c.log(
+                    LogLevel::Warning,
+                    format!("The argument signature (String format, [String timezone]) is deprecated for #strftime. See #strftime documentation and Timespan type for more info\n   {at}"),
+                );
+            }
+            (
+                super::value::Timestamp::at(c.loader.host().now()),
+                f.clone(),
+                rest.first().cloned(),
+            )
+        }
         _ => return Err(arg_err(c, a, "expects a Timestamp and a format")),
     };
-    if let Some(tz) = tz.filter(|t| !t.is_undef()) {
-        let tz = tz.to_display();
-        if !matches!(tz.as_str(), "UTC" | "utc" | "Z" | "GMT") {
-            return Err(arg_err(
-                c,
-                a,
-                format!("time zone '{tz}' is not supported by Ordo (UTC only)"),
-            ));
-        }
-    }
-    ts.strftime(&fmt)
+    // Puppet's `Timestamp#format`: no zone or an empty one is UTC.
+    let offset = match tz {
+        Some(Value::Str(tz)) if !tz.is_empty() => match super::timezone::utc_offset(&tz) {
+            // `convert_timezone`: whole minutes (Ruby's division rounds down).
+            Some(off) => Some(off.div_euclid(60) * 60),
+            None => {
+                return Err(Flow::Err(
+                    c.runtime(format!("Illegal timezone '{tz}'"), a.span),
+                ))
+            }
+        },
+        _ => None,
+    };
+    ts.strftime_in(&fmt, offset)
         .map(Value::Str)
         .map_err(|e| arg_err(c, a, e))
 }
@@ -1815,6 +1949,10 @@ fn new_instance(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
             },
             _ => None,
         },
+        PType::Error(..) => {
+            Some(new_error(&args).map_err(|m| Flow::Err(c.runtime(m, a.span)))?)
+        }
+        PType::Binary => Some(new_binary(&args).map_err(|m| Flow::Err(c.runtime(m, a.span)))?),
         PType::Timespan | PType::TimespanRange(..) => new_timespan(&args)
             .map_err(|m| Flow::Err(c.runtime(m, a.span)))?,
         PType::Integer(..) => match &v {
@@ -1936,6 +2074,10 @@ fn new_instance(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         PType::Array(..) | PType::Tuple(..) => Some(match &v {
             Value::Array(x) => Value::Array(x.clone()),
             Value::Iterator(it) => Value::Array(it.items.clone()),
+            // A Binary's bytes, unless wrapped.
+            Value::Binary(b) if args.get(1) != Some(&Value::Bool(true)) => {
+                Value::Array(b.iter().map(|x| Value::Int(i64::from(*x))).collect())
+            }
             // `wrap`: anything but an array becomes its only element.
             other if args.get(1) == Some(&Value::Bool(true)) => Value::Array(vec![other.clone()]),
             Value::Hash(h) => Value::Array(
@@ -2502,6 +2644,7 @@ fn f_size(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         Value::Array(x) => x.len() as i64,
         Value::Hash(h) => h.len() as i64,
         Value::Str(s) => s.chars().count() as i64,
+        Value::Binary(b) => b.len() as i64,
         Value::Sensitive(_) => return Err(arg_err(c, a, "expects a Collection or String")),
         other => {
             return Err(arg_err(
@@ -2944,6 +3087,7 @@ fn f_empty(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         Value::Array(x) => x.is_empty(),
         Value::Hash(h) => h.is_empty(),
         Value::Str(s) => s.is_empty(),
+        Value::Binary(b) => b.is_empty(),
         Value::Sensitive(inner) if matches!(*inner, Value::Str(_)) => {
             matches!(*inner, Value::Str(ref s) if s.is_empty())
         }
@@ -2974,11 +3118,26 @@ fn f_empty(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 /// an array with a non-integer key (Puppet's SLICE_ERROR messages, with the path walked).
 fn f_dig(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let keys = &a.values[1.min(a.values.len())..];
-    dig_values(first_arg(a), keys).map_err(|(_, msg)| Flow::Err(c.runtime(msg, a.span)))
+    dig_values(first_arg(a), keys).map_err(|e| Flow::Err(c.runtime(e.msg, a.span)))
 }
 
-/// Puppet's `dig` of `keys` into `data`; an error is its issue code and message.
-fn dig_values(data: Value, keys: &[Value]) -> Result<Value, (&'static str, String)> {
+/// Puppet's `dig` of `keys` into `data`; an error is Puppet's `SLICE_ERROR` with its issue
+/// code, message and details.
+fn dig_values(data: Value, keys: &[Value]) -> Result<Value, super::value::ErrorValue> {
+    let slice_error = |code: &str, msg: String, walked: &[Value], (key, t): (&str, PType)| {
+        let details: IndexMap<Value, Value> = [
+            (Value::str("walked_path"), Value::Array(walked.to_vec())),
+            (Value::str(key), Value::Type(Box::new(t))),
+        ]
+        .into_iter()
+        .collect();
+        super::value::ErrorValue {
+            msg,
+            kind: Some("SLICE_ERROR".to_string()),
+            details: Some(Value::Hash(details.into())),
+            issue_code: Some(code.to_string()),
+        }
+    };
     let mut cur = data;
     let mut walked: Vec<Value> = vec![];
     let path = |walked: &[Value]| super::ruby_inspect(&Value::Array(walked.to_vec()));
@@ -2992,7 +3151,8 @@ fn dig_values(data: Value, keys: &[Value]) -> Result<Value, (&'static str, Strin
                 path(&walked),
                 types::infer(&cur)
             );
-            return Err(("EXPECTED_COLLECTION", msg));
+            let t = ("value_type", types::infer(&cur));
+            return Err(slice_error("EXPECTED_COLLECTION", msg, &walked, t));
         }
         walked.push(k.clone());
         cur = match (&cur, k) {
@@ -3010,7 +3170,8 @@ fn dig_values(data: Value, keys: &[Value]) -> Result<Value, (&'static str, Strin
                     path(&walked),
                     types::infer(k).generalize()
                 );
-                return Err(("EXPECTED_INTEGER_INDEX", msg));
+                let t = ("index_type", types::infer(k).generalize());
+                return Err(slice_error("EXPECTED_INTEGER_INDEX", msg, &walked, t));
             }
         };
     }
@@ -3021,34 +3182,131 @@ fn f_get(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let path = a.values.get(1).map(|v| v.to_display()).unwrap_or_default();
     let value = first_arg(a);
     let default = a.values.get(2).cloned().unwrap_or(Value::Undef);
+    get_path(c, a, value, &path, default)
+}
+
+/// `get`'s navigation of a dotted `path` into `value` (`getvar`'s too): the default for
+/// undef; a navigation error goes to the block as an `Error` when there is one.
+fn get_path(c: &mut Compiler<'_>, a: &Args, value: Value, path: &str, default: Value) -> R<Value> {
     if value.is_undef() {
         return Ok(default);
     }
     if path.is_empty() {
         return Ok(value);
     }
-    let Some(segments) = dotted_segments(&path) else {
-        return Err(arg_err(c, a, "Syntax error in dotted-navigation string"));
+    let Some(segments) = dotted_segments(path) else {
+        return Err(Flow::Err(
+            c.runtime("Syntax error in dotted-navigation string", a.span),
+        ));
     };
     match dig_values(value, &segments) {
         Ok(v) if v.is_undef() => Ok(default),
         Ok(v) => Ok(v),
-        // The block gets the error's data (Puppet gives it an Error object).
-        Err((code, msg)) => match a.lambda {
-            Some(l) => {
-                let data: IndexMap<Value, Value> = [
-                    ("msg", Value::str(msg)),
-                    ("kind", Value::str("SLICE_ERROR")),
-                    ("issue_code", Value::str(code)),
-                ]
-                .into_iter()
-                .map(|(k, v)| (Value::str(k), v))
-                .collect();
-                c.call_lambda(l, vec![Value::Hash(data.into())], a.scope, a.span)
-            }
-            None => Err(Flow::Err(c.runtime(msg, a.span))),
+        Err(e) => match a.lambda {
+            Some(l) => c.call_lambda(l, vec![Value::Error(Box::new(e))], a.scope, a.span),
+            None => Err(Flow::Err(c.runtime(e.msg, a.span))),
         },
     }
+}
+
+/// Puppet's `getvar('name.path', default)`: a variable (qualified or not) read with `get`'s
+/// navigation after the first dot; an unknown variable gives the default.
+pub(super) fn f_getvar(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    const NAME: &str = r"\A(?:::)?(?:[a-z]\w*::)*[a-z_]\w*(?:\.|\Z)";
+    let text = match a.values.first() {
+        Some(Value::Str(s)) => s.clone(),
+        other => {
+            let got = other.map(Value::type_name).unwrap_or_default();
+            return Err(Flow::Err(c.runtime(
+                format!("'getvar' parameter 'get_string' expects a match for Pattern[/{NAME}/], got {got}"),
+                a.span,
+            )));
+        }
+    };
+    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let bytes = text.as_bytes();
+    // `(::)?([a-z]\w*::)*[a-z_]\w*` then a dot or the end.
+    let mut i = if text.starts_with("::") { 2 } else { 0 };
+    let end = loop {
+        let start = i;
+        if !bytes
+            .get(i)
+            .is_some_and(|b| b.is_ascii_lowercase() || *b == b'_')
+        {
+            break None;
+        }
+        while bytes.get(i).copied().is_some_and(word) {
+            i += 1;
+        }
+        if text[i..].starts_with("::") && bytes[start] != b'_' {
+            i += 2;
+            continue;
+        }
+        break matches!(bytes.get(i), None | Some(b'.')).then_some(i);
+    };
+    let Some(end) = end else {
+        return Err(Flow::Err(c.runtime(
+            "'getvar' The given string does not start with a valid variable name",
+            a.span,
+        )));
+    };
+    let default = a.values.get(1).cloned().unwrap_or(Value::Undef);
+    let value = c.quiet_var(&text[..end], a.scope).unwrap_or(Value::Undef);
+    let path = text.get(end + 1..).unwrap_or("");
+    get_path(c, a, value, path, default)
+}
+
+/// Puppet's `Error.new`: a message and optional kind, details and issue code, given in
+/// that order or as a hash of `msg`, `kind`, `details`, `issue_code`.
+fn new_error(args: &[Value]) -> Result<Value, String> {
+    let named = match args {
+        [Value::Hash(h)] => h.clone(),
+        _ => ["msg", "kind", "details", "issue_code"]
+            .iter()
+            .zip(args)
+            .map(|(k, v)| (Value::str(*k), v.clone()))
+            .collect::<IndexMap<_, _>>()
+            .into(),
+    };
+    if args.is_empty() || args.len() > 4 {
+        return Err(format!(
+            "'new_Error' expects between 1 and 4 arguments, got {}",
+            if args.is_empty() {
+                "none".to_string()
+            } else {
+                args.len().to_string()
+            }
+        ));
+    }
+    let text = |k: &str| {
+        match named.get(&Value::str(k)) {
+        None | Some(Value::Undef) => Ok(None),
+        Some(Value::Str(s)) => Ok(Some(s.clone())),
+        Some(other) => Err(format!(
+            "Error initializer has wrong type, entry '{k}' expects a value of type Undef or String, got {}",
+            other.type_name()
+        )),
+    }
+    };
+    let msg = text("msg")?.ok_or_else(|| {
+        "Error initializer has wrong type, expects a value for key 'msg'".to_string()
+    })?;
+    let details = match named.get(&Value::str("details")) {
+        None | Some(Value::Undef) => None,
+        Some(h @ Value::Hash(_)) => Some(h.clone()),
+        Some(other) => {
+            return Err(format!(
+                "Error initializer has wrong type, entry 'details' expects a value of type Undef or Hash, got {}",
+                other.type_name()
+            ))
+        }
+    };
+    Ok(Value::Error(Box::new(super::value::ErrorValue {
+        msg,
+        kind: text("kind")?,
+        details,
+        issue_code: text("issue_code")?,
+    })))
 }
 
 /// Puppet's `split_key` of a dotted path: segments between dots, quoted ones (`"a.b"`,
@@ -3516,6 +3774,7 @@ fn f_create_resources(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         return Ok(Value::Undef);
     }
     let Some(kind) = c.resolve_resource_type(&type_name) else {
+        c.hint_type(&type_name, a.span);
         return Err(Flow::Err(
             c.runtime(format!("Unknown resource type: '{type_name}'"), a.span),
         ));
@@ -3591,6 +3850,19 @@ fn f_file(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         Some((_, text)) => Ok(Value::Str(text)),
         None => Err(Flow::Err(c.runtime(
             format!("Could not find any files from {}", specs.join(", ")),
+            a.span,
+        ))),
+    }
+}
+
+/// `binary_file(path)`: an absolute file's or a module's file's (`module/file`) bytes as a
+/// Binary. The loader reads text, so a file that is not UTF-8 is not found.
+fn f_binary_file(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let spec = first_arg(a).to_display();
+    match find_module_file(c, &spec) {
+        Some((_, text)) => Ok(Value::Binary(text.into_bytes().into())),
+        None => Err(Flow::Err(c.runtime(
+            format!("binary_file(): The given file '{spec}' does not exist"),
             a.span,
         ))),
     }

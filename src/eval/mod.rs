@@ -42,8 +42,10 @@ mod stdlib_extra;
 mod stdlib_more;
 mod stdlib_validate;
 mod strings;
+mod suggest;
 mod tags;
 pub mod timespan;
+mod timezone;
 mod type_refs;
 pub mod type_schema;
 pub mod types;
@@ -308,6 +310,23 @@ pub fn compile_exiting(
     opts: &CompileOptions,
 ) -> CompileResult {
     Compiler::new(loader, opts).exiting().run(name, text)
+}
+
+/// [`compile`] reporting every missing relationship target, not only the first (`ordo
+/// check`); `exiting` as [`compile_exiting`].
+pub fn compile_checking(
+    name: &str,
+    text: &str,
+    loader: &dyn Loader,
+    opts: &CompileOptions,
+    exiting: bool,
+) -> CompileResult {
+    let compiler = Compiler::new(loader, opts).reporting_all();
+    if exiting {
+        compiler.exiting().run(name, text)
+    } else {
+        compiler.run(name, text)
+    }
 }
 
 /// [`compile`] for a caller that only wants the catalog: `provenance` stays empty.

@@ -613,6 +613,12 @@ impl Warner<'_> {
                     "contains a Puppet::Pops::Time::Timestamp value. It will be converted to the String '{t}'"
                 ));
             }
+            Value::Binary(_) => {
+                let text = v.to_display();
+                self.warn(format_args!(
+                    "contains a Puppet::Pops::Types::PBinaryType::Binary value. It will be converted to the String '{text}'"
+                ));
+            }
             _ => {}
         }
     }
@@ -726,6 +732,7 @@ fn has_rich_data(v: &Value) -> bool {
         Value::Type(_)
         | Value::Deferred(_)
         | Value::Timestamp(_)
+        | Value::Binary(_)
         | Value::Default
         | Value::Regex(_) => true,
         _ => false,

@@ -582,7 +582,7 @@ fn legacy_arg(v: &Value) -> Value {
     match v {
         Value::Undef => Value::Str(String::new()),
         Value::Regex(r) => Value::Str(format!("/{}/", r.source)),
-        Value::Timestamp(_) | Value::Timespan(_) => Value::Str(v.to_display()),
+        Value::Timestamp(_) | Value::Timespan(_) | Value::Binary(_) => Value::Str(v.to_display()),
         _ => v.clone(),
     }
 }
@@ -610,6 +610,7 @@ fn encode(v: &Value, call: &mut Call<'_>) -> Json {
         Value::Sensitive(x) => json!({"t": "sensitive", "v": encode(x, call)}),
         Value::Timestamp(t) => json!({"t": "timestamp", "v": t.to_string()}),
         Value::Timespan(t) => json!({"t": "timespan", "v": t.to_string()}),
+        Value::Binary(_) | Value::Error(_) => Json::String(v.to_display()),
         Value::Iterator(it) => Json::Array(it.items.iter().map(|x| encode(x, call)).collect()),
         Value::Deferred(_) => {
             call.opaque.push(v.clone());

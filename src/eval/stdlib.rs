@@ -60,7 +60,7 @@ pub fn builtin(name: &str) -> Option<Builtin> {
         "fqdn_rotate" => f_fqdn_rotate,
         "fqdn_rand" => f_fqdn_rand,
         "assert_private" => f_assert_private,
-        "getvar" => f_getvar,
+        "getvar" => super::functions::f_getvar,
         "fact" => f_fact,
         "delete_undef_values" => f_delete_undef_values,
         "delete_values" => f_delete_values,
@@ -150,6 +150,8 @@ pub(super) fn ruby_class(v: &Value) -> &'static str {
         Value::Timestamp(_) => "Puppet::Pops::Time::Timestamp",
         Value::Iterator(_) => "Puppet::Pops::Types::Iterator",
         Value::Timespan(_) => "Puppet::Pops::Time::Timespan",
+        Value::Binary(_) => "Puppet::Pops::Types::PBinaryType::Binary",
+        Value::Error(_) => "Puppet::DataTypes::Error",
     }
 }
 
@@ -451,16 +453,6 @@ fn f_assert_private(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         }
     };
     Err(fail_plain(c, a, msg))
-}
-
-fn f_getvar(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
-    let name = arg(a, 0).to_display();
-    let mut parts = name.split('.');
-    let var = parts.next().unwrap_or_default();
-    let rest: Vec<&str> = parts.collect();
-    let v = c.quiet_var(var, a.scope).unwrap_or(Value::Undef);
-    let v = dig_dotted(v, &rest);
-    Ok(if v.is_undef() { arg(a, 1) } else { v })
 }
 
 fn f_fact(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {

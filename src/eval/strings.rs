@@ -12,6 +12,7 @@ pub fn to_string_conversion(v: &Value) -> String {
         Value::Undef => String::new(),
         Value::Float(f) => format!("{f:.6}"),
         Value::Regex(r) => r.source.to_string(),
+        Value::Binary(_) => v.to_display(),
         other => other.to_string_repr(),
     }
 }
@@ -182,6 +183,28 @@ pub fn format_value(v: &Value, fmt: &str) -> Result<String, String> {
             sprintf(&f.with_conv('s'), &[Value::Str(format!("/{}/", r.source))])
         }
         (Value::Regex(r), 's') => sprintf(fmt, &[Value::Str(r.source.to_string())]),
+        (Value::Binary(b), c) => {
+            let text = match c {
+                's' if f.alt() => return Ok(f.pad(&ruby_inspect_bytes(b))),
+                's' => binary_utf8(b)?,
+                'p' => return Ok(format!("Binary(\"{}\")", f.pad(&base64_encode(b)))),
+                'b' => ruby_encode64(b),
+                'B' => base64_encode(b),
+                'u' => ruby_urlsafe_encode64(b),
+                't' => "Binary".to_string(),
+                'T' => "BINARY".to_string(),
+                _ => {
+                    return Err(format!(
+                        "Illegal format '{c}' specified for value of Binary type - expected one of the characters 'bButTsp'"
+                    ))
+                }
+            };
+            Ok(f.pad(&if f.alt() {
+                ruby_inspect_bytes(text.as_bytes())
+            } else {
+                text
+            }))
+        }
         // Containers in Puppet's own notation (`[1, 'a']`, `{'a' => 1}`), between the
         // delimiters a flag asks for (`%(a` gives `(1, 'a')`); `#` lays them out on lines.
         (Value::Array(_), 'a' | 's' | 'p') | (Value::Hash(_), 'h' | 's' | 'p') => {
@@ -851,6 +874,141 @@ pub fn base64_decode(s: &str) -> Option<Vec<u8>> {
     Some(out)
 }
 
+/// A Binary's bytes read as UTF-8, failing as Ruby's conversion from ASCII-8BIT does.
+pub fn binary_utf8(b: &[u8]) -> Result<String, String> {
+    String::from_utf8(b.to_vec()).map_err(|_| {
+        let bad = b.iter().find(|c| **c >= 0x80).copied().unwrap_or(0);
+        format!("\"\\x{bad:02X}\" from ASCII-8BIT to UTF-8")
+    })
+}
+
+/// Ruby's `inspect` of a binary (ASCII-8BIT) string.
+pub fn ruby_inspect_bytes(b: &[u8]) -> String {
+    let mut out = String::from("\"");
+    for (i, c) in b.iter().enumerate() {
+        match c {
+            b'"' => out.push_str("\\\""),
+            b'\\' => out.push_str("\\\\"),
+            b'#' if matches!(b.get(i + 1), Some(b'{' | b'$' | b'@')) => out.push_str("\\#"),
+            b'\n' => out.push_str("\\n"),
+            b'\t' => out.push_str("\\t"),
+            b'\r' => out.push_str("\\r"),
+            0x0c => out.push_str("\\f"),
+            0x0b => out.push_str("\\v"),
+            0x08 => out.push_str("\\b"),
+            0x07 => out.push_str("\\a"),
+            0x1b => out.push_str("\\e"),
+            0x20..=0x7e => out.push(*c as char),
+            _ => out.push_str(&format!("\\x{c:02X}")),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// The value of a base64 character, if it is one.
+fn b64_value(c: u8) -> Option<u32> {
+    B64.iter().position(|x| *x == c).map(|v| v as u32)
+}
+
+/// Ruby's `Base64.decode64` (`unpack('m')`): characters outside the alphabet are skipped, a
+/// `=` in the third or fourth place of a group ends the data, a last group of two or
+/// three characters gives its bytes.
+pub fn ruby_decode64(s: &str) -> Vec<u8> {
+    let mut out = vec![];
+    let mut group = [0u32; 4];
+    let mut n = 0;
+    for c in s.bytes() {
+        match b64_value(c) {
+            Some(v) => {
+                group[n] = v;
+                n += 1;
+                if n == 4 {
+                    let w = group[0] << 18 | group[1] << 12 | group[2] << 6 | group[3];
+                    out.extend_from_slice(&[(w >> 16) as u8, (w >> 8) as u8, w as u8]);
+                    n = 0;
+                }
+            }
+            None if c == b'=' && n >= 2 => break,
+            None => {}
+        }
+    }
+    if n >= 2 {
+        out.push((group[0] << 2 | group[1] >> 4) as u8);
+        if n == 3 {
+            out.push((group[1] << 4 | group[2] >> 2) as u8);
+        }
+    }
+    out
+}
+
+/// Ruby's `Base64.strict_decode64` (`unpack('m0')`): whole groups of four, padding only at
+/// the end, no stray bits; else "invalid base64".
+pub fn ruby_strict_decode64(s: &str) -> Result<Vec<u8>, String> {
+    let bad = || "invalid base64".to_string();
+    let b = s.as_bytes();
+    if !b.len().is_multiple_of(4) {
+        return Err(bad());
+    }
+    let mut out = vec![];
+    for (i, g) in b.chunks(4).enumerate() {
+        let last = (i + 1) * 4 == b.len();
+        let v = |c: u8| b64_value(c).ok_or_else(bad);
+        let (a, bb) = (v(g[0])?, v(g[1])?);
+        match (g[2], g[3]) {
+            (b'=', b'=') if last => {
+                if bb & 0xf != 0 {
+                    return Err(bad());
+                }
+                out.push((a << 2 | bb >> 4) as u8);
+            }
+            (c, b'=') if last && c != b'=' => {
+                let c = v(c)?;
+                if c & 3 != 0 {
+                    return Err(bad());
+                }
+                out.push((a << 2 | bb >> 4) as u8);
+                out.push((bb << 4 | c >> 2) as u8);
+            }
+            (c, d) => {
+                let w = a << 18 | bb << 12 | v(c)? << 6 | v(d)?;
+                out.extend_from_slice(&[(w >> 16) as u8, (w >> 8) as u8, w as u8]);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Ruby's `Base64.urlsafe_decode64`: `-_` for `+/`, missing padding supplied, then strict.
+pub fn ruby_urlsafe_decode64(s: &str) -> Result<Vec<u8>, String> {
+    let mut t: String = s
+        .chars()
+        .map(|c| match c {
+            '-' => '+',
+            '_' => '/',
+            c => c,
+        })
+        .collect();
+    if !s.ends_with('=') {
+        while !t.len().is_multiple_of(4) {
+            t.push('=');
+        }
+    }
+    ruby_strict_decode64(&t)
+}
+
+/// Ruby's `Base64.encode64`: lines of 60 characters, each ended by a newline.
+pub fn ruby_encode64(data: &[u8]) -> String {
+    data.chunks(45)
+        .map(|line| base64_encode(line) + "\n")
+        .collect()
+}
+
+/// Ruby's `Base64.urlsafe_encode64` (padded).
+pub fn ruby_urlsafe_encode64(data: &[u8]) -> String {
+    base64_encode(data).replace('+', "-").replace('/', "_")
+}
+
 /// Ruby's `String#capitalize`: the first character upcased, the rest downcased.
 pub(super) fn ruby_capitalize(s: &str) -> String {
     let mut ch = s.chars();
@@ -874,6 +1032,24 @@ mod tests {
         );
         assert_eq!(base64_encode(b"hello"), "aGVsbG8=");
         assert_eq!(base64_decode("aGVsbG8=").unwrap(), b"hello");
+    }
+
+    #[test]
+    fn base64_decoders_follow_ruby() {
+        // Expectations from Ruby 3.1's Base64 module.
+        assert_eq!(ruby_decode64("Y Q==YWJj"), b"a");
+        assert_eq!(ruby_decode64("b25"), b"on");
+        assert_eq!(ruby_decode64("=Y=Q"), b"a");
+        assert!(ruby_strict_decode64("YR==").is_err());
+        assert!(ruby_strict_decode64("YQ=").is_err());
+        assert_eq!(ruby_strict_decode64("").unwrap(), b"");
+        assert_eq!(ruby_strict_decode64("b25lYQ==").unwrap(), b"onea");
+        assert_eq!(ruby_urlsafe_decode64("_-8").unwrap(), b"\xff\xef");
+        assert_eq!(
+            ruby_encode64(&[b'x'; 50]),
+            "eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4\neHh4eHg=\n"
+        );
+        assert_eq!(ruby_inspect_bytes(b"\xff\n\"#{"), "\"\\xFF\\n\\\"\\#{\"");
     }
 
     #[test]

@@ -23,6 +23,7 @@ impl Compiler<'_> {
         if self.type_alias_depth > 0 || self.is_resource_type(&key) {
             return Ok(PType::Resource(Some(key), None));
         }
+        self.hint_type(written, span);
         Err(Flow::Err(self.issue(
             format!("Resource type not found: {}", written.trim_colons()),
             span,

@@ -58,6 +58,10 @@ pub enum PType {
     /// type has both ends at its value (`Timespan['0-00:01:00.0']`).
     TimespanRange(i64, i64),
     Timestamp,
+    /// Puppet's `Error[kind, issue_code]` (either may be absent).
+    Error(Option<String>, Option<String>),
+    /// A byte sequence's type (Puppet's `Binary`, no parameters).
+    Binary,
     Init,
     Object,
     /// `Unit`: assignable to and from every type (the element type of an empty array).
@@ -105,11 +109,13 @@ pub fn builtin(name: &str) -> Option<PType> {
         "SemVer" => PType::SemVer,
         "Timespan" => PType::Timespan,
         "Timestamp" => PType::Timestamp,
+        "Binary" => PType::Binary,
         "Init" => PType::Init,
         "Object" => PType::Object,
         // Pcore object types Ordo knows by name only: no value of the language is one.
         "Deferred" => deferred_type(),
-        "Error" | "Binary" | "URI" | "SemVerRange" | "TypeSet" | "TypeAlias" => {
+        "Error" => PType::Error(None, None),
+        "URI" | "SemVerRange" | "TypeSet" | "TypeAlias" => {
             PType::Alias(name.to_string(), Box::new(PType::Object))
         }
         _ => return None,
@@ -652,6 +658,18 @@ impl PType {
             Callable(None) => Callable(Some(
                 args.iter().map(callable_arg).collect::<Vec<_>>().join(", "),
             )),
+            Binary => return Err("Operator '[]' is not applicable to a Binary-Type.".to_string()),
+            Error(None, None) if args.len() <= 2 => {
+                let text = |v: Option<&Value>| match v {
+                    Some(Value::Str(s)) => Ok(Some(s.clone())),
+                    None | Some(Value::Undef) => Ok(None),
+                    Some(other) => Err(format!(
+                        "Error-Type[] arguments must be strings, got {}",
+                        other.type_name()
+                    )),
+                };
+                Error(text(args.first())?, text(args.get(1))?)
+            }
             other => return Err(format!("{} is not a parameterized type", other)),
         })
     }
@@ -834,6 +852,10 @@ impl PType {
             Object => matches!(v, Value::Deferred(_)),
             Unit => true,
             Timestamp => matches!(v, Value::Timestamp(_)),
+            Binary => matches!(v, Value::Binary(_)),
+            Error(kind, code) => matches!(v, Value::Error(e)
+                if kind.as_ref().is_none_or(|k| e.kind.as_ref() == Some(k))
+                    && code.as_ref().is_none_or(|c| e.issue_code.as_ref() == Some(c))),
             Timespan => matches!(v, Value::Timespan(_)),
             TimespanRange(a, b) => matches!(v, Value::Timespan(t) if t.0 >= *a && t.0 <= *b),
             Runtime | SemVer | Init => false,
@@ -877,6 +899,7 @@ impl PType {
                 | Undef | ScalarData | Scalar,
             ) => true,
             (Data | RichData, Array(_, 0, 0) | Hash(_, _, 0, 0)) => true,
+            (RichData, Binary) => true,
             (Data | RichData, Array(e, ..)) => self.is_assignable(e),
             (Data | RichData, Hash(k, v, ..)) => {
                 String(0, MAX, None).is_assignable(k) && self.is_assignable(v)
@@ -950,6 +973,7 @@ impl PType {
             Enum(..) => String(0, MAX, None),
             IteratorOf(t) => IteratorOf(Box::new(t.puppet_generalize())),
             TimespanRange(..) => Timespan,
+            Error(..) => Error(None, None),
             other => other.clone(),
         }
     }
@@ -1107,14 +1131,20 @@ fn assignable(to: &PType, from: &PType) -> bool {
 fn rich_data(t: &PType) -> bool {
     use PType::*;
     match t {
-        Default | Type(_) | Regexp(_) | Sensitive(_) | Timespan | Timestamp | SemVer | Undef
-        | Unit => true,
+        Default | Type(_) | Regexp(_) | Sensitive(_) | Timespan | Timestamp | SemVer | Binary
+        | Undef | Unit => true,
         Array(e, ..) => rich_data(e),
         Hash(k, v, ..) => rich_data(k) && rich_data(v),
         Tuple(ts, ..) => ts.iter().all(rich_data),
         Struct(es) => es.iter().all(|(_, _, t)| rich_data(t)),
         other => PType::Data.is_assignable(other) || PType::Scalar.is_assignable(other),
     }
+}
+
+/// A type parameter in quotes, or `undef`.
+fn quote_opt(s: &Option<String>) -> String {
+    s.as_deref()
+        .map_or_else(|| "undef".to_string(), quote_string)
 }
 
 /// Puppet's `common_type`: the narrowest type both types are assignable to, by its rules.
@@ -1263,6 +1293,8 @@ pub fn infer(v: &Value) -> PType {
         Value::Timestamp(_) => PType::Timestamp,
         Value::Iterator(it) => PType::IteratorOf(Box::new(it.elem.clone())),
         Value::Timespan(t) => PType::TimespanRange(t.0, t.0),
+        Value::Binary(_) => PType::Binary,
+        Value::Error(e) => PType::Error(e.kind.clone(), e.issue_code.clone()),
     }
 }
 
@@ -1798,6 +1830,10 @@ impl PType {
                 }
             }
             Timestamp => write!(f, "Timestamp"),
+            Binary => write!(f, "Binary"),
+            Error(None, None) => write!(f, "Error"),
+            Error(kind, None) => write!(f, "Error[{}]", quote_opt(kind)),
+            Error(kind, code) => write!(f, "Error[{}, {}]", quote_opt(kind), quote_opt(code)),
             Init => write!(f, "Init"),
             Object => write!(f, "Object"),
             Unit => write!(f, "Unit"),

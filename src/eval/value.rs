@@ -369,6 +369,10 @@ pub enum Value {
     Timespan(super::timespan::Timespan),
     /// What `step` and `reverse_each` give without a block (Puppet's `Iterator`).
     Iterator(Arc<IterValue>),
+    /// Puppet's `Error` object (what `get` and `getvar` hand their block).
+    Error(Box<ErrorValue>),
+    /// A byte sequence (`Binary('b25l')`, `Binary('one', '%s')`, `Binary([1, 2])`).
+    Binary(Arc<[u8]>),
 }
 
 /// Puppet's `Iterator`: its element type (`Iterator[Integer]`) and the elements it goes
@@ -453,7 +457,17 @@ impl Timestamp {
     /// Puppet's `strftime` of a timestamp, in UTC: Ruby's directives, `%L` milliseconds,
     /// `%N` nanoseconds (`%3N` three digits), `%Z` `UTC`.
     pub fn strftime(self, fmt: &str) -> Result<String, String> {
-        let z = self.to_jiff().ok_or("timestamp out of range")?;
+        self.strftime_in(fmt, None)
+    }
+
+    /// [`Timestamp::strftime`] at a fixed offset from UTC in seconds (Ruby's
+    /// `Time#localtime(offset)`, whose `%Z` is empty).
+    pub fn strftime_in(self, fmt: &str, offset: Option<i32>) -> Result<String, String> {
+        let mut z = self.to_jiff().ok_or("timestamp out of range")?;
+        if let Some(off) = offset {
+            let off = jiff::tz::Offset::from_seconds(off).map_err(|e| e.to_string())?;
+            z = z.with_time_zone(jiff::tz::TimeZone::fixed(off));
+        }
         // jiff writes fractions with `%f`; its `%Z` of UTC is `UTC` too.
         let mut spec = String::with_capacity(fmt.len());
         let mut chars = fmt.chars().peekable();
@@ -476,6 +490,12 @@ impl Timestamp {
                     "%{}f",
                     if width.is_empty() { "9" } else { &width }
                 )),
+                Some('Z') if offset.is_some() => {}
+                // Ruby's composite directives where jiff's differ (its locale forms).
+                Some('c') if width.is_empty() => spec.push_str("%a %b %e %H:%M:%S %Y"),
+                Some('x') if width.is_empty() => spec.push_str("%m/%d/%y"),
+                Some('X') if width.is_empty() => spec.push_str("%H:%M:%S"),
+                Some('r') if width.is_empty() => spec.push_str("%I:%M:%S %p"),
                 Some(other) => {
                     spec.push('%');
                     spec.push_str(&width);
@@ -519,6 +539,45 @@ impl Deferred {
     /// `Deferred({'name' => 'f', 'arguments' => [..]})`, Puppet's string form.
     pub fn shown(&self) -> String {
         format!("Deferred({})", self.attributes().to_string_repr())
+    }
+}
+
+/// Puppet's `Error` object: a message, and an optional kind, details and issue code.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ErrorValue {
+    pub msg: String,
+    pub kind: Option<String>,
+    pub details: Option<Value>,
+    pub issue_code: Option<String>,
+}
+
+impl ErrorValue {
+    /// The attribute `name` (`msg`, `kind`, `details`, `issue_code`), if it is one.
+    pub fn attribute(&self, name: &str) -> Option<Value> {
+        let opt = |s: &Option<String>| s.clone().map_or(Value::Undef, Value::Str);
+        Some(match name {
+            "msg" => Value::str(self.msg.clone()),
+            "kind" => opt(&self.kind),
+            "details" => self.details.clone().unwrap_or(Value::Undef),
+            "issue_code" => opt(&self.issue_code),
+            _ => return None,
+        })
+    }
+
+    /// `Error({'msg' => .., 'kind' => .., ..})`, Puppet's string form (attributes set only).
+    pub fn shown(&self) -> String {
+        let mut h: IndexMap<Value, Value> = IndexMap::new();
+        h.insert(Value::str("msg"), Value::str(self.msg.clone()));
+        for (k, v) in [
+            ("kind", self.kind.clone().map(Value::Str)),
+            ("details", self.details.clone()),
+            ("issue_code", self.issue_code.clone().map(Value::Str)),
+        ] {
+            if let Some(v) = v {
+                h.insert(Value::str(k), v);
+            }
+        }
+        format!("Error({})", Value::Hash(h.into()).to_string_repr())
     }
 }
 
@@ -602,6 +661,8 @@ impl PartialEq for Value {
             (Deferred(a), Deferred(b)) => a == b,
             (Timestamp(a), Timestamp(b)) => a == b,
             (Timespan(a), Timespan(b)) => a == b,
+            (Binary(a), Binary(b)) => a == b,
+            (Error(a), Error(b)) => a == b,
             // An iterator equals itself only (Puppet compares the objects).
             (Iterator(a), Iterator(b)) => Arc::ptr_eq(a, b),
             _ => false,
@@ -633,6 +694,8 @@ impl Hash for Value {
             Value::Timestamp(t) => t.hash(state),
             Value::Timespan(t) => t.hash(state),
             Value::Iterator(it) => it.items.hash(state),
+            Value::Binary(b) => b.hash(state),
+            Value::Error(e) => e.hash(state),
             Value::Undef | Value::Default => {}
         }
     }
@@ -761,6 +824,7 @@ impl Value {
             Value::Type(t) => out.push_str(&t.to_string()),
             Value::Sensitive(_) => out.push_str("Sensitive [value redacted]"),
             Value::Deferred(d) => out.push_str(&d.shown()),
+            Value::Error(e) => out.push_str(&e.shown()),
             Value::Timestamp(t) => out.push_str(&t.to_string()),
             Value::Timespan(t) => out.push_str(&t.to_string()),
             // `String(iterator)` lists its elements; elsewhere it prints as Puppet's `to_s`.
@@ -768,6 +832,13 @@ impl Value {
                 Value::Array(it.items.clone()).write_display(out, quote)
             }
             Value::Iterator(it) => out.push_str(&it.shown()),
+            // Strict base64; `Binary("...")` inside a container's `String()`.
+            Value::Binary(b) if quote => {
+                out.push_str("Binary(\"");
+                out.push_str(&super::strings::base64_encode(b));
+                out.push_str("\")");
+            }
+            Value::Binary(b) => out.push_str(&super::strings::base64_encode(b)),
         }
     }
 
@@ -807,9 +878,11 @@ impl Value {
             Value::Type(t) => Json::String(t.catalog_string()),
             // Without rich data Puppet puts the string form in the catalog (and warns).
             Value::Deferred(d) => Json::String(d.shown()),
+            Value::Error(e) => Json::String(e.shown()),
             Value::Timestamp(t) => Json::String(t.to_string()),
             Value::Iterator(it) => Json::String(it.shown()),
             Value::Timespan(t) => Json::String(t.to_string()),
+            Value::Binary(b) => Json::String(super::strings::base64_encode(b)),
             Value::Sensitive(v) => {
                 let mut m = serde_json::Map::new();
                 m.insert("__ptype".into(), Json::String("Sensitive".into()));

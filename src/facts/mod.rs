@@ -1,6 +1,8 @@
 //! Facts: read from a file (JSON or YAML, `file`), or gathered from this machine as Facter 4
 //! gathers them on Linux: the same names, structure, types and values (`ordo facts`
-//! against `facter --json --show-legacy`: scripts/facts_diff.py).
+//! against `facter --json --show-legacy`: scripts/facts_diff.py), with external facts
+//! (`facts.d`, `FACTER_*`) and the modules' custom facts (`lib/facter/*.rb`, run by `ruby`:
+//! `custom`).
 //!
 //! This is IO and lives outside the evaluator, which only receives facts as data. One file
 //! per group of facts; a fact that cannot be gathered (a missing tool, a permission) is a
@@ -8,6 +10,7 @@
 
 #![allow(clippy::disallowed_methods)]
 
+mod custom;
 mod external;
 mod file;
 mod hardware;
@@ -16,6 +19,7 @@ mod os;
 mod system;
 mod util;
 
+pub use custom::{custom_fact_dirs, module_external_dirs};
 pub use external::{default_external_dirs, env_facts, external_facts};
 pub use file::{parse_facts, read_facts, FactsError, FactsRefusal};
 
@@ -89,20 +93,29 @@ pub struct Options {
     pub external_dirs: Option<Vec<PathBuf>>,
     /// Leave out the facts of `facts.d` folders.
     pub no_external: bool,
+    /// The modulepath: its modules' custom facts (`lib/facter/*.rb`) and external facts
+    /// (`facts.d`) are gathered too, as Puppet's agent does.
+    pub module_dirs: Vec<PathBuf>,
+    /// More folders of custom facts (Facter's `--custom-dir`).
+    pub custom_dirs: Vec<PathBuf>,
+    /// Leave out custom facts.
+    pub no_custom: bool,
 }
 
 /// Gathered facts: the core facts, the legacy ones, the external ones (`facts.d` files and
-/// `FACTER_*` variables), and warnings.
+/// `FACTER_*` variables), the custom ones (`null`: a custom fact without a value, which
+/// hides the core fact of its name), and warnings.
 pub struct Gathered {
     pub core: Map<String, Json>,
     pub legacy: Map<String, Json>,
     pub external: Map<String, Json>,
+    pub custom: Map<String, Json>,
     pub warnings: Vec<String>,
 }
 
 impl Gathered {
-    /// All facts as one mapping, sorted by name (external facts override core ones, as in
-    /// Facter); legacy facts included when asked.
+    /// All facts as one mapping, sorted by name (external facts override core ones, custom
+    /// facts both, as in Facter); legacy facts included when asked.
     pub fn all(&self, with_legacy: bool) -> Map<String, Json> {
         let mut all = self.core.clone();
         if with_legacy {
@@ -112,6 +125,13 @@ impl Gathered {
         }
         for (k, v) in &self.external {
             all.insert(k.clone(), v.clone());
+        }
+        for (k, v) in &self.custom {
+            if v.is_null() {
+                all.remove(k);
+            } else {
+                all.insert(k.clone(), v.clone());
+            }
         }
         sorted(all)
     }
@@ -156,26 +176,41 @@ pub fn gather(opts: &Options) -> Gathered {
     g.core("facterversion", json!(FACTER_VERSION));
     let mut external = Map::new();
     if !opts.no_external {
-        let dirs = opts
+        let mut dirs = opts
             .external_dirs
             .clone()
             .unwrap_or_else(default_external_dirs);
+        dirs.extend(module_external_dirs(&opts.module_dirs));
         external = external_facts(&dirs, &mut g.warnings);
     }
-    external.extend(env_facts());
+    let env = env_facts();
+    let mut custom = Map::new();
+    if !opts.no_custom {
+        let mut dirs = custom_fact_dirs(&opts.module_dirs);
+        dirs.extend(opts.custom_dirs.iter().cloned());
+        let mut known = g.legacy.clone();
+        known.extend(g.core.iter().map(|(k, v)| (k.clone(), v.clone())));
+        custom = custom::custom_facts(&dirs, &known, &external, &env, &mut g.warnings);
+    }
+    external.extend(env);
     Gathered {
         core: g.core,
         legacy: g.legacy,
         external,
+        custom,
         warnings: g.warnings,
     }
 }
 
 /// The facts a compile of this machine sees, as Puppet's agent gives them: Facter's core
 /// and legacy facts, external facts, and what Puppet adds itself
-/// (`Puppet::Node::Facts#add_local_facts`). Warnings are printed on standard error.
-pub fn local_facts(node: &str) -> Json {
-    let gathered = gather(&Options::default());
+/// (`Puppet::Node::Facts#add_local_facts`), with the custom and external facts of the
+/// modules in `module_dirs`. Warnings are printed on standard error.
+pub fn local_facts(node: &str, module_dirs: &[PathBuf]) -> Json {
+    let gathered = gather(&Options {
+        module_dirs: module_dirs.to_vec(),
+        ..Options::default()
+    });
     for w in &gathered.warnings {
         eprintln!("Warning: {w}");
     }

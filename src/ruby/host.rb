@@ -1,5 +1,3 @@
-# frozen_string_literal: false
-#
 # Ordo's Ruby host: runs the Ruby that modules ship (functions of both of Puppet's APIs, ERB
 # templates) for an Ordo process. Ordo starts it once, as a child, and speaks with it over
 # its standard input and output, one JSON message a line (docs/ruby.md):
@@ -972,30 +970,6 @@ module Facter
   def self.[](name)
     Struct.new(:value).new(value(name))
   end
-end
-
-# `require 'puppet...'` is satisfied by the stand-ins above, never by a Puppet installed on
-# the machine; a module's own files (`puppet_x/...`, `puppet/functions/...` of a module)
-# come from the modules' lib directories.
-module Kernel
-  alias ordo_original_require require
-
-  def require(name)
-    name = name.to_s
-    if name =~ %r{\A(puppet|hiera|facter)(/|\z)}
-      found = $LOAD_PATH.grep(%r{/lib\z}).map { |d| File.join(d, "#{name}.rb") }.find { |f| File.file?(f) }
-      return found ? ordo_original_require(found) : false
-    end
-    begin
-      ordo_original_require(name)
-    rescue LoadError
-      # Ordo starts Ruby without RubyGems (a quarter of a second less); a gem loads it.
-      raise if defined?(::Gem::Specification) || !ordo_original_require('rubygems')
-
-      ordo_original_require(name)
-    end
-  end
-  private :require
 end
 
 OrdoHost.main if $PROGRAM_NAME == __FILE__ || ENV['ORDO_RUBY_HOST'] == '1'

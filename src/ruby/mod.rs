@@ -22,8 +22,8 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-/// Ordo's Ruby side.
-const HOST_RB: &str = include_str!("host.rb");
+/// Ordo's Ruby side (after its `require`, which `src/facts/custom.rb` shares).
+const HOST_RB: &str = concat!(include_str!("require.rb"), include_str!("host.rb"));
 
 /// The longest Ordo waits for one message of Ruby (a function's answer or callback).
 pub const CALL_TIMEOUT: Duration = Duration::from_secs(20);
@@ -254,4 +254,98 @@ impl Drop for RubyProcess {
             let _ = r.child.wait();
         }
     }
+}
+
+/// Why a one-shot run of `ruby` ([`run_once`]) gave nothing.
+#[derive(Debug)]
+pub enum RunFailure {
+    /// No `ruby` on this machine.
+    NotInstalled,
+    /// It could not start, ran too long, or failed: why.
+    Failed(String),
+}
+
+impl std::fmt::Display for RunFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RunFailure::NotInstalled => write!(
+                f,
+                "`ruby` is not installed (install the package `{}`)",
+                crate::eval::RUBY_PACKAGE
+            ),
+            RunFailure::Failed(why) => f.write_str(why),
+        }
+    }
+}
+
+/// Runs `ruby ARGS` once (outside any namespace: what it runs sees this machine), writes
+/// `input` on its standard input and returns its standard output; past `timeout` it is
+/// killed. A non-zero exit is a failure naming the first line Ruby printed on stderr.
+pub fn run_once<A: AsRef<std::ffi::OsStr>>(
+    args: &[A],
+    input: &[u8],
+    timeout: Duration,
+) -> Result<String, RunFailure> {
+    use std::io::Read;
+    let mut child = Command::new("ruby")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => RunFailure::NotInstalled,
+            _ => RunFailure::Failed(format!("could not run ruby: {e}")),
+        })?;
+    let failed = |s: &str| RunFailure::Failed(s.to_string());
+    let mut stdin = child
+        .stdin
+        .take()
+        .ok_or_else(|| failed("ruby has no stdin"))?;
+    let mut stdout = child
+        .stdout
+        .take()
+        .ok_or_else(|| failed("ruby has no stdout"))?;
+    let mut stderr = child
+        .stderr
+        .take()
+        .ok_or_else(|| failed("ruby has no stderr"))?;
+    let input = input.to_vec();
+    let writer = std::thread::spawn(move || stdin.write_all(&input));
+    let reader = std::thread::spawn(move || {
+        let mut out = String::new();
+        let _ = stdout.read_to_string(&mut out);
+        out
+    });
+    let errors = std::thread::spawn(move || {
+        let mut out = String::new();
+        let _ = stderr.read_to_string(&mut out);
+        out
+    });
+    let start = std::time::Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if start.elapsed() > timeout => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(RunFailure::Failed(format!(
+                    "ruby did not finish within {} s and was stopped",
+                    timeout.as_secs()
+                )));
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(2)),
+            Err(e) => return Err(RunFailure::Failed(format!("ruby: {e}"))),
+        }
+    };
+    let _ = writer.join();
+    let out = reader.join().unwrap_or_default();
+    let err = errors.join().unwrap_or_default();
+    if !status.success() {
+        let first = err.lines().next().unwrap_or("").trim();
+        return Err(RunFailure::Failed(format!(
+            "ruby failed ({status}): {first}"
+        )));
+    }
+    Ok(out)
 }

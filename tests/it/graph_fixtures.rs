@@ -34,6 +34,7 @@ fn refused_catalogs() {
         let mut lines = Vec::new();
         let opts = ApplyOptions {
             bucket_dir: std::env::temp_dir().join("ordo-test-bucket"),
+            puppet_messages: true,
             ..ApplyOptions::default()
         };
         let result = apply(&catalog, &opts, &mut |l: &LogLine| lines.push(l.puppet()));

@@ -383,7 +383,7 @@ proptest! {
         match ordo::cli::catalog_file::parse_catalog_bytes("m.json", &bytes) {
             Ok(c) => {
                 let g = Graph::build(&c, Ordering::Manifest);
-                let _ = ordo::apply::validate(&c, &g);
+                let _ = ordo::apply::validate(&c, &g, false);
                 let _ = order::apply_order(&g);
             }
             Err(r) => {

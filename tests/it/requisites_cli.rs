@@ -317,7 +317,9 @@ fn prereq_against_require_is_a_cycle() {
     let (r, lines) = run(&c, &opts(dir.path()));
     assert!(r.refused);
     assert!(
-        lines.iter().any(|l| l.contains("Found 1 dependency cycle")),
+        lines
+            .iter()
+            .any(|l| l.contains("Error: dependency cycle: Notify[")),
         "{lines:#?}"
     );
 }

@@ -75,7 +75,8 @@ const ARROWS: &[(&str, &[&str])] = &[
         ],
     ),
     // Facts: SSH fingerprints (digest), YAML external facts (eval's YAML reader), inputs
-    // read as regular files only (input).
+    // read as regular files only (input), modules' custom facts run by the machine's Ruby
+    // (ruby).
     (
         "facts",
         &[
@@ -84,6 +85,7 @@ const ARROWS: &[(&str, &[&str])] = &[
             "digest",
             "eval",
             "input",
+            "ruby",
             "PUPPET_VERSION",
         ],
     ),

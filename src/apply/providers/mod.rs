@@ -94,6 +94,16 @@ pub trait Provider: Send {
 use crate::catalog::metaparams::METAPARAMS;
 
 /// Builds the provider of a managed resource, validating its attributes first.
+/// Whether Ordo has a provider for resources of type `t` (any case); the others (the modules'
+/// Ruby types, `cron`, ...) compile but cannot be applied.
+pub fn can_apply(t: &str) -> bool {
+    [
+        "notify", "file", "exec", "package", "service", "user", "group", "anchor", "schedule",
+    ]
+    .iter()
+    .any(|k| k.eq_ignore_ascii_case(t))
+}
+
 pub fn build(r: &Resource) -> Result<Box<dyn Provider>, String> {
     let t = r.type_name.to_ascii_lowercase();
     let known: &[&str] = match t.as_str() {
