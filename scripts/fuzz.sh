@@ -4,6 +4,7 @@
 #   scripts/fuzz.sh TARGET [SECONDS]      one target (default 60 s)
 #   scripts/fuzz.sh SECONDS [TARGET...]   each target in turn (default: every target)
 #
+# Debug assertions and overflow checks are on (`-a`, also cargo-fuzz's default without `-O`).
 # Targets: `lexer`, `parser`, `evaluator`, `catalog` (fuzz/fuzz_targets/). Needs cargo-fuzz (`cargo install cargo-fuzz`)
 # and a C++ compiler. libFuzzer's flags are nightly-only; with a stable toolchain
 # RUSTC_BOOTSTRAP=1 lets stable rustc accept them, and the sanitizer is left out (`-s none`:
@@ -44,7 +45,7 @@ for t in "${targets[@]}"; do
     seed "$t"
     mkdir -p "fuzz/corpus/$t"
     echo "== $t: ${secs}s"
-    (cd fuzz && cargo fuzz run -s none "$t" "corpus/$t" "seeds/$t" -- \
+    (cd fuzz && cargo fuzz run -a -s none "$t" "corpus/$t" "seeds/$t" -- \
         -max_total_time="$secs" -print_final_stats=1 -max_len=65536 -timeout=10 \
         2>&1 \
         | tee "$t.log" \

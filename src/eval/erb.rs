@@ -106,6 +106,10 @@ enum Ctl {
 
 type E<T> = Result<T, Ctl>;
 
+/// How the errors of the compile's bounds begin: such a template is not given to Ruby to
+/// render instead.
+const LIMIT_MARK: &str = "evaluation stopped:";
+
 fn err<T>(m: impl Into<String>) -> E<T> {
     Err(Ctl::Err(m.into()))
 }
@@ -478,7 +482,16 @@ impl Interp<'_, '_> {
                 let (Value::Int(x), Value::Int(y)) = (self.eval(a)?, self.eval(b)?) else {
                     return err("ranges of non-integers");
                 };
-                let y = if *excl { y - 1 } else { y };
+                let y = if *excl { y.saturating_sub(1) } else { y };
+                // Made as an array: one longer than an iteration may run is refused
+                // before any of it is made.
+                let len = (y as i128 - x as i128 + 1).max(0);
+                if len > super::functions::MAX_ITEMS {
+                    return err(format!(
+                        "{LIMIT_MARK} the range {x}..{y} has {len} elements, more than the {} one iteration may have",
+                        super::functions::MAX_ITEMS
+                    ));
+                }
                 Value::Array((x..=y).map(Value::Int).collect())
             }
             Node::If(c, t, e) => {
@@ -637,11 +650,36 @@ impl Interp<'_, '_> {
                 Ordering::Equal => 0,
                 Ordering::Greater => 1,
             }),
-            ("+", Int(a), Int(b)) => Int(a + b),
-            ("-", Int(a), Int(b)) => Int(a - b),
-            ("*", Int(a), Int(b)) => Int(a * b),
-            ("/", Int(a), Int(b)) if *b != 0 => Int(a.div_euclid(*b)),
-            ("%", Int(a), Int(b)) if *b != 0 => Int(a.rem_euclid(*b)),
+            // Ruby's integers have no bounds; ours refuse what does not fit in 64 bits.
+            // Division and modulo round toward negative infinity, as Ruby's.
+            ("+" | "-" | "*" | "/" | "%", Int(a), Int(b))
+                if *b != 0 || matches!(op, "+" | "-" | "*") =>
+            {
+                let (a, b) = (*a, *b);
+                let v = match op {
+                    "+" => a.checked_add(b),
+                    "-" => a.checked_sub(b),
+                    "*" => a.checked_mul(b),
+                    "/" => a.checked_div(b).map(|q| {
+                        if (a % b != 0) && ((a < 0) != (b < 0)) {
+                            q - 1
+                        } else {
+                            q
+                        }
+                    }),
+                    _ => a.checked_rem(b).map(|m| {
+                        if m != 0 && ((m < 0) != (b < 0)) {
+                            m + b
+                        } else {
+                            m
+                        }
+                    }),
+                };
+                match v {
+                    Some(v) => Int(v),
+                    None => return err(format!("integer overflow in {a} {op} {b}")),
+                }
+            }
             ("+" | "-" | "*" | "/", Int(_) | Float(_), Int(_) | Float(_)) => {
                 let (a, b) = (num(&l), num(&r));
                 Float(match op {
@@ -651,7 +689,15 @@ impl Interp<'_, '_> {
                     _ => a / b,
                 })
             }
-            ("+", Str(a), Str(b)) => Str(format!("{a}{b}")),
+            ("+", Str(a), Str(b)) => {
+                if a.len() + b.len() > super::functions::MAX_STRING_BYTES {
+                    return err(format!(
+                        "{LIMIT_MARK} a string longer than the {} bytes one value may have",
+                        super::functions::MAX_STRING_BYTES
+                    ));
+                }
+                Str(format!("{a}{b}"))
+            }
             ("+", Str(_), _) => {
                 return err(format!(
                     "no implicit conversion of {} into String",
@@ -703,7 +749,14 @@ impl Interp<'_, '_> {
                 v
             }
             ("<<", Str(a), _) => {
-                let v = Str(format!("{a}{}", ruby_to_s(&r)));
+                let tail = ruby_to_s(&r);
+                if a.len() + tail.len() > super::functions::MAX_STRING_BYTES {
+                    return err(format!(
+                        "{LIMIT_MARK} a string longer than the {} bytes one value may have",
+                        super::functions::MAX_STRING_BYTES
+                    ));
+                }
+                let v = Str(format!("{a}{tail}"));
                 self.write_back(lhs, &v);
                 v
             }
@@ -748,7 +801,21 @@ impl Interp<'_, '_> {
         }
     }
 
+    /// Counts a block call against the compile's bound on lambda calls (a template's loops
+    /// are iterations like the manifest's).
+    fn count_block_call(&mut self) -> E<()> {
+        self.c.lambda_calls += 1;
+        if self.c.lambda_calls > super::functions::MAX_LAMBDA_CALLS {
+            return err(format!(
+                "{LIMIT_MARK} more than {} lambda and block calls in one compile",
+                super::functions::MAX_LAMBDA_CALLS
+            ));
+        }
+        Ok(())
+    }
+
     fn call_block(&mut self, b: &Block, args: Vec<Value>) -> E<Value> {
+        self.count_block_call()?;
         if let Some(m) = &b.sym {
             let mut it = args.into_iter();
             let recv = it.next().unwrap_or(Value::Undef);
@@ -1125,7 +1192,10 @@ impl Interp<'_, '_> {
             (Int(i), "zero?") => Ok(Bool(*i == 0)),
             (Int(i), "even?") => Ok(Bool(i % 2 == 0)),
             (Int(i), "odd?") => Ok(Bool(i % 2 != 0)),
-            (Int(i), "abs") => Ok(Int(i.abs())),
+            (Int(i), "abs") => i
+                .checked_abs()
+                .map(Int)
+                .ok_or_else(|| Ctl::Err("integer overflow".into())),
             (Int(i), "times") => {
                 let bl = b("times")?;
                 for k in 0..*i {
@@ -1584,6 +1654,7 @@ impl Interp<'_, '_> {
 
     fn call_block_pair(&mut self, bl: &Block, a: Value, b: Value) -> E<Value> {
         if bl.params.len() >= 2 {
+            self.count_block_call()?;
             let mut frame = HashMap::new();
             frame.insert(bl.params[0].clone(), a);
             frame.insert(bl.params[1].clone(), b);
@@ -1739,6 +1810,10 @@ impl Compiler<'_> {
         let Err(Flow::Err(mut e)) = native else {
             return native;
         };
+        // A bound of the compile (iterations, sizes) holds for Ruby's rendering too.
+        if e.msg.contains(LIMIT_MARK) {
+            return Err(Flow::Err(e));
+        }
         let ruby = match self.loader.ruby() {
             Some(rt) => rt.available(),
             None => Err(format!(

@@ -43,7 +43,17 @@ impl Compiler<'_> {
             ExprKind::Relationship { .. } => Some("Relationship Statement"),
             _ => None,
         };
-        let r = self.eval_inner(e, scope, want);
+        let mut r = self.eval_inner(e, scope, want);
+        // A match that gave up (see `take_regex_failure`) fails here, before its answer is
+        // used: the expression that matched is where the error points.
+        if let Some(msg) = super::value::take_regex_failure() {
+            r = Err(Flow::Err(self.runtime(msg, e.span)));
+        }
+        if let Ok(Value::Str(s)) = &r {
+            if let Err(too_long) = self.check_string_len(s.len(), e.span) {
+                r = Err(too_long);
+            }
+        }
         match (r, label) {
             (Err(Flow::Err(err)), Some(label)) if !err.formatted => {
                 let err = EvalError {
@@ -54,6 +64,18 @@ impl Compiler<'_> {
             }
             (r, _) => r,
         }
+    }
+
+    /// A string of `len` bytes may be made (see `functions::MAX_STRING_BYTES`).
+    fn check_string_len(&self, len: usize, span: Span) -> R<()> {
+        if len <= super::functions::MAX_STRING_BYTES {
+            return Ok(());
+        }
+        let msg = format!(
+            "evaluation stopped: a string of {len} bytes, longer than the {} one value may have",
+            super::functions::MAX_STRING_BYTES
+        );
+        Err(Flow::Err(self.runtime(msg, span)))
     }
 
     fn eval_inner(&mut self, e: &Expr, scope: ScopeId, want: bool) -> R<Value> {
@@ -87,6 +109,9 @@ impl Compiler<'_> {
                         ExprKind::Text(inner) => {
                             if let ExprKind::Variable(name) = &inner.kind {
                                 if let Some(v) = self.local_var(name, scope) {
+                                    if let Value::Str(s) = v {
+                                        self.check_string_len(out.len() + s.len(), e.span)?;
+                                    }
                                     v.push_display(&mut out);
                                     continue;
                                 }
@@ -94,7 +119,11 @@ impl Compiler<'_> {
                         }
                         _ => {}
                     }
-                    match self.eval(p, scope)? {
+                    let v = self.eval(p, scope)?;
+                    if let Value::Str(s) = &v {
+                        self.check_string_len(out.len() + s.len(), e.span)?;
+                    }
+                    match v {
                         // The first part's string becomes the result (not copied).
                         Value::Str(s) if out.is_empty() => out = s,
                         v => v.push_display(&mut out),
@@ -534,6 +563,9 @@ impl Compiler<'_> {
                 _ => 16,
             };
             values[i] = Some(v);
+        }
+        if len > super::functions::MAX_STRING_BYTES {
+            return None; // refused part by part
         }
         let mut out = String::with_capacity(len);
         for (p, v) in parts.iter().zip(values) {
@@ -1538,25 +1570,23 @@ impl Compiler<'_> {
         r: Value,
         operands: (Span, Span),
     ) -> R<Value> {
+        // An array grows in place (the operand is ours): `reduce` building an array by
+        // `$memo + [$x]` copies it once per step, not twice.
+        let l = match (op, l) {
+            (BinaryOp::Add, Value::Array(mut out)) => {
+                match r {
+                    Value::Array(b) => out.extend(b),
+                    Value::Hash(h) => out.extend(
+                        h.iter()
+                            .map(|(k, v)| Value::Array(vec![k.clone(), v.clone()])),
+                    ),
+                    other => out.push(other),
+                }
+                return Ok(Value::Array(out));
+            }
+            (_, l) => l,
+        };
         match (op, &l, &r) {
-            (BinaryOp::Add, Value::Array(a), Value::Array(b)) => {
-                let mut out = a.clone();
-                out.extend(b.iter().cloned());
-                return Ok(Value::Array(out));
-            }
-            (BinaryOp::Add, Value::Array(a), Value::Hash(h)) => {
-                let mut out = a.clone();
-                out.extend(
-                    h.iter()
-                        .map(|(k, v)| Value::Array(vec![k.clone(), v.clone()])),
-                );
-                return Ok(Value::Array(out));
-            }
-            (BinaryOp::Add, Value::Array(a), other) => {
-                let mut out = a.clone();
-                out.push(other.clone());
-                return Ok(Value::Array(out));
-            }
             (BinaryOp::Add, Value::Hash(a), Value::Hash(b)) => {
                 let mut out = a.clone();
                 for (k, v) in b {

@@ -53,6 +53,9 @@ const MAX_CALL_DEPTH: usize = 200;
 /// and the elements one `range()` or integer iteration may produce.
 pub(super) const MAX_LAMBDA_CALLS: u64 = 1_000_000;
 pub(super) const MAX_ITEMS: i128 = 1_000_000;
+/// The longest string an expression may give (doubling a string by interpolation 40 times
+/// would ask for terabytes).
+pub(super) const MAX_STRING_BYTES: usize = 256 << 20;
 
 /// The registry: name -> implementation. Add new functions here.
 pub fn builtin(name: &str) -> Option<Builtin> {
@@ -338,7 +341,20 @@ impl Compiler<'_> {
         let mut s = Scope::new(ScopeKind::Local, Some(self.top), Some(self.top));
         s.is_function = true;
         s.resource = self.scopes[self.top].resource;
+        let mark = self.call_scope_mark();
         let sid = self.new_scope(s);
+        let r = self.run_puppet_function(def, values, sid, span);
+        self.release_call_scope(sid, mark);
+        r
+    }
+
+    fn run_puppet_function(
+        &mut self,
+        def: &crate::ast::FunctionDef,
+        values: Vec<Value>,
+        sid: ScopeId,
+        span: Span,
+    ) -> R<Value> {
         self.bind_call_params(&def.params, values, sid, &format!("'{}'", def.name), span)?;
         let v = match &def.body {
             Some(b) => match self.eval(b, sid) {
@@ -471,7 +487,14 @@ impl Compiler<'_> {
         let source = self.scopes[scope].source.clone();
         let mut s = Scope::with_source(ScopeKind::Local, Some(scope), Some(scope), source);
         s.vars.reserve(l.params.len());
+        let mark = self.call_scope_mark();
         let sid = self.new_scope(s);
+        let r = self.run_lambda(l, values, sid, span);
+        self.release_call_scope(sid, mark);
+        r
+    }
+
+    fn run_lambda(&mut self, l: &Lambda, values: Vec<Value>, sid: ScopeId, span: Span) -> R<Value> {
         // Puppet names a lambda's parameters `block parameter 'x'`.
         self.bind_call_params(&l.params, values, sid, "block", span)?;
         let v = match &l.body {
@@ -4028,7 +4051,20 @@ impl Compiler<'_> {
         let source = self.scopes[scope].source.clone();
         let mut s = Scope::with_source(ScopeKind::Local, Some(scope), Some(scope), source);
         s.resource = self.scopes[scope].resource;
+        let mark = self.call_scope_mark();
         let sid = self.new_scope(s);
+        let r = self.run_epp(&program, params, sid, span);
+        self.release_call_scope(sid, mark);
+        r
+    }
+
+    fn run_epp(
+        &mut self,
+        program: &crate::ast::Program,
+        params: Option<Value>,
+        sid: ScopeId,
+        span: Span,
+    ) -> R<Value> {
         let given = match params {
             Some(Value::Hash(h)) => h,
             _ => Default::default(),

@@ -23,25 +23,65 @@ enum Engine {
 /// Backtracking steps allowed when the default limit (a million) was not enough: Ruby has
 /// no such limit and answers correctly, so the match is tried again with this one before
 /// giving up.
-const LARGE_BACKTRACK_LIMIT: usize = 200_000_000;
+const LARGE_BACKTRACK_LIMIT: usize = 50_000_000;
 
 /// Runs `f` with the pattern; past fancy-regex's backtracking limit, again with
-/// [`LARGE_BACKTRACK_LIMIT`].
+/// [`LARGE_BACKTRACK_LIMIT`]. When that fails too, the failure is recorded (see
+/// [`take_regex_failure`]) and `Err` returned.
 fn retry_past_limit<T>(
+    source: &str,
     re: &fancy_regex::Regex,
     f: impl Fn(&fancy_regex::Regex) -> fancy_regex::Result<T>,
 ) -> fancy_regex::Result<T> {
-    match f(re) {
+    let r = match f(re) {
         Err(fancy_regex::Error::RuntimeError(
             fancy_regex::RuntimeError::BacktrackLimitExceeded,
-        )) => {
-            let larger = fancy_regex::RegexBuilder::new(re.as_str())
-                .backtrack_limit(LARGE_BACKTRACK_LIMIT)
-                .build()?;
-            f(&larger)
-        }
+        )) => fancy_regex::RegexBuilder::new(re.as_str())
+            .backtrack_limit(LARGE_BACKTRACK_LIMIT)
+            .build()
+            .and_then(|larger| f(&larger)),
         r => r,
+    };
+    if let Err(e) = &r {
+        record_failure(source, e);
     }
+    r
+}
+
+thread_local! {
+    /// The first match on this thread that gave up since the last [`take_regex_failure`].
+    static GAVE_UP: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+    static ANY_GAVE_UP: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+fn record_failure(source: &str, e: &fancy_regex::Error) {
+    let why = match e {
+        fancy_regex::Error::RuntimeError(fancy_regex::RuntimeError::BacktrackLimitExceeded) => {
+            format!("gave up after {LARGE_BACKTRACK_LIMIT} backtracking steps")
+        }
+        other => format!("failed: {other}"),
+    };
+    let mut shown: String = source.chars().take(200).collect();
+    if shown.len() < source.len() {
+        shown.push_str("...");
+    }
+    GAVE_UP.with(|g| {
+        g.borrow_mut()
+            .get_or_insert_with(|| format!("Matching the regular expression /{shown}/ {why}"));
+    });
+    ANY_GAVE_UP.with(|a| a.set(true));
+}
+
+/// The message of a match that could not be answered (past the backtracking limit), taken
+/// once. The matching methods cannot fail (a `Pattern` type check is a plain yes or no), so
+/// they answer "no match" and record the failure here; the evaluator turns it into an error
+/// at the expression that matched, before its answer is used, so no wrong answer goes on.
+pub fn take_regex_failure() -> Option<String> {
+    if !ANY_GAVE_UP.with(std::cell::Cell::get) {
+        return None;
+    }
+    ANY_GAVE_UP.with(|a| a.set(false));
+    GAVE_UP.with(|g| g.borrow_mut().take())
 }
 
 /// Patterns compiled once per process at most this many (the rest are compiled each time).
@@ -84,7 +124,9 @@ impl Regex {
     pub fn is_match(&self, s: &str) -> bool {
         match &*self.engine {
             Engine::Plain(re) => re.is_match(s),
-            Engine::Fancy(re) => retry_past_limit(re, |r| r.is_match(s)).unwrap_or(false),
+            Engine::Fancy(re) => {
+                retry_past_limit(&self.source, re, |r| r.is_match(s)).unwrap_or(false)
+            }
         }
     }
 
@@ -95,7 +137,7 @@ impl Regex {
             Engine::Plain(re) => re
                 .captures(s)
                 .map(|c| c.iter().map(|g| group(g.map(|m| m.as_str()))).collect()),
-            Engine::Fancy(re) => retry_past_limit(re, |r| {
+            Engine::Fancy(re) => retry_past_limit(&self.source, re, |r| {
                 r.captures(s).map(|c| {
                     c.map(|c| {
                         c.iter()
@@ -116,7 +158,7 @@ impl Regex {
             Engine::Plain(re) => re
                 .captures_at(s, from)
                 .map(|c| c.iter().map(|g| g.map(|m| (m.start(), m.end()))).collect()),
-            Engine::Fancy(re) => retry_past_limit(re, |r| {
+            Engine::Fancy(re) => retry_past_limit(&self.source, re, |r| {
                 r.captures_from_pos(s, from).map(|c| {
                     c.map(|c| {
                         c.iter()
@@ -213,10 +255,11 @@ impl Regex {
         match &*self.engine {
             Engine::Plain(re) if all => re.replace_all(s, repl).into_owned(),
             Engine::Plain(re) => re.replace(s, repl).into_owned(),
-            Engine::Fancy(re) => re
-                .try_replacen(s, if all { 0 } else { 1 }, repl)
-                .map(|c| c.into_owned())
-                .unwrap_or_else(|_| s.to_string()),
+            Engine::Fancy(re) => retry_past_limit(&self.source, re, |r| {
+                r.try_replacen(s, if all { 0 } else { 1 }, repl)
+                    .map(|c| c.into_owned())
+            })
+            .unwrap_or_else(|_| s.to_string()),
         }
     }
 }

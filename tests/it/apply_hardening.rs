@@ -5,33 +5,14 @@
 //! gaps, and commands run as another user. Puppet 7.23's behaviour, where it is the
 //! reference, is quoted in each test.
 
+use crate::common::write_catalog;
 use serde_json::{json, Value};
 use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const ORDO: &str = env!("CARGO_BIN_EXE_ordo");
-
-/// Writes a catalog of the given resources (all in Class[main]) and returns its path.
-fn write_catalog(dir: &Path, name: &str, resources: Value) -> PathBuf {
-    let mut rs = vec![
-        json!({"type": "Stage", "title": "main", "kind": "compilable_type", "parameters": {"name": "main"}}),
-        json!({"type": "Class", "title": "main", "kind": "unknown"}),
-    ];
-    let mut edges = vec![json!({"source": "Stage[main]", "target": "Class[main]"})];
-    for (i, r) in resources.as_array().unwrap().iter().enumerate() {
-        let mut r = r.clone();
-        r["kind"] = json!("compilable_type");
-        r["file"] = json!("site.pp");
-        r["line"] = json!(i + 1);
-        edges.push(json!({"source": "Class[main]", "target": format!("{}[{}]", r["type"].as_str().unwrap(), r["title"].as_str().unwrap())}));
-        rs.push(r);
-    }
-    let p = dir.join(name);
-    std::fs::write(&p, json!({"resources": rs, "edges": edges}).to_string()).unwrap();
-    p
-}
 
 fn apply_cmd(catalog: &Path, state: &Path, extra: &[&str]) -> Command {
     let mut c = Command::new(ORDO);
@@ -874,4 +855,171 @@ fn a_match_past_the_backtracking_limit_is_still_answered() {
     let (code, _, err) = compile(dir.path(), &text, &[]);
     assert_eq!(code, 0, "{err}");
     assert!(err.contains("Notice: Scope(Class[main]): true"), "{err}");
+}
+
+#[test]
+fn a_match_that_gives_up_fails_with_the_pattern_and_where() {
+    // Exponential backtracking with a backreference (fancy-regex): past the larger limit the
+    // answer is unknown, so the compile fails there instead of taking "no match".
+    let dir = tempfile::tempdir().unwrap();
+    let text = format!(
+        "$x = 1\nif \"{}y\" =~ /^(a|a)+\\1x/ {{ notice(yes) }} else {{ notice(no) }}\n",
+        "a".repeat(40)
+    );
+    let (code, _, err) = compile(dir.path(), &text, &[]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("/^(a|a)+\\1x/"), "{err}");
+    assert!(err.contains("backtracking"), "{err}");
+    assert!(err.contains("line: 2, column: 4"), "{err}");
+    assert!(!err.contains("Notice"), "{err}");
+}
+
+// ---- compile memory and bounds ----------------------------------------------------------------
+
+#[test]
+fn lambda_scopes_are_freed_when_their_calls_return() {
+    // Puppet 7.23: 71 MB for the first. Each call's scope held its own copy of the 1 MB
+    // value until the end of the compile (5 GB).
+    let dir = tempfile::tempdir().unwrap();
+    let pp = dir.path().join("loop.pp");
+    std::fs::write(
+        &pp,
+        "$big = sprintf('%1000000s', 'x')\n\
+         5000.each |$i| { $y = \"${big}\" }\n\
+         $r = 20000.reduce('') |$m, $x| { sprintf('%100000s', $x) }\n\
+         notice(length($r))\n",
+    )
+    .unwrap();
+    let mut c = Command::new(ORDO);
+    c.arg("compile").arg(&pp).stdin(Stdio::null());
+    let (code, peak, text) = peak_rss_kib(c);
+    assert_eq!(code, 0, "{text}");
+    assert!(
+        text.contains("Notice: Scope(Class[main]): 100000"),
+        "{text}"
+    );
+    assert!(peak < 300 * 1024, "peak RSS {peak} KiB");
+}
+
+#[test]
+fn template_loops_count_against_the_compiles_iteration_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    // A range is refused before it is made, in Ordo's ERB and without falling back to Ruby.
+    let (code, _, err) = compile(
+        dir.path(),
+        "notice(inline_template('<% (1..1000000000000).each do |i| %>x<% end %>'))\n",
+        &[],
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("1..1000000000000 has 1000000000000 elements"),
+        "{err}"
+    );
+    // The bound is the compile's: 600,000 lambda calls, then 600,000 block calls.
+    let (code, _, err) = compile(
+        dir.path(),
+        "600000.each |$x| { }\nnotice(inline_template('<% 600000.times do |i| %><% end %>done'))\n",
+        &[],
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("more than 1000000 lambda and block calls"),
+        "{err}"
+    );
+    assert!(err.contains("line: 2"), "{err}");
+}
+
+#[test]
+fn a_refused_catalog_that_is_not_json_shows_no_string_values() {
+    // Not JSON: which values are secret cannot be read, so none is shown (keys are).
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let secret = "s3cr3t-passw0rd-value";
+    let good = json!({"resources": [
+        {"type": "File", "title": "/tmp/a", "parameters": {"content": secret, "owner": "y".repeat(100_000)}, "sensitive_parameters": ["content"]}
+    ]})
+    .to_string();
+    let cat = dir.path().join("c.json");
+    for bad in [
+        good.replacen("\"owner\"", "\"owner\" x", 1),
+        good.replacen(secret, &format!("{secret}\u{1}"), 1),
+        good.replacen(&format!("{secret}\""), &format!("{secret}\" oops"), 1),
+        format!("{}{}", &good[..good.len() - 1], ",}"),
+    ] {
+        std::fs::write(&cat, &bad).unwrap();
+        let (code, out, err) = run(apply_cmd(&cat, &state, &[]));
+        assert_eq!(code, 1, "{out}{err}");
+        assert!(err.contains("invalid JSON"), "{err}");
+        assert!(!err.contains(secret), "{err}");
+        assert!(!err.contains("yyyy"), "{err}");
+        assert!(err.len() < 2000, "{} bytes of error", err.len());
+    }
+}
+
+#[test]
+fn a_large_source_is_copied_and_compared_in_bounded_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let empty = write_catalog(dir.path(), "empty.json", json!([]));
+    let (code, baseline, text) = peak_rss_kib(apply_cmd(&empty, &state, &[]));
+    assert_eq!(code, 0, "{text}");
+    let src = dir.path().join("src");
+    let f = std::fs::File::create(&src).unwrap();
+    f.set_len(24 << 20).unwrap();
+    drop(f);
+    let dest = dir.path().join("dest");
+    let cat = write_catalog(
+        dir.path(),
+        "c.json",
+        json!([file(
+            dest.to_str().unwrap(),
+            json!({"source": src.to_str().unwrap()})
+        )]),
+    );
+    let zeros = "95aeaae03b56c171cf88753c821630a3c24f1fcf406cec3e17d56781aa3f8369";
+    // New, then changed at its end, then in sync: each within a bounded peak.
+    for (step, want) in [
+        (0, "defined content as '{sha256}"),
+        (1, "content changed"),
+        (2, ""),
+    ] {
+        if step == 1 {
+            use std::io::Write;
+            let mut f = std::fs::OpenOptions::new()
+                .append(true)
+                .open(&dest)
+                .unwrap();
+            f.write_all(b"tail").unwrap();
+        }
+        let (code, peak, text) = peak_rss_kib(apply_cmd(&cat, &state, &["--verbose"]));
+        assert_eq!(code, 0, "{text}");
+        if want.is_empty() {
+            assert!(!text.contains("content"), "{text}");
+        } else {
+            assert!(text.contains(want), "{text}");
+            assert!(text.contains(zeros), "{text}");
+        }
+        assert_eq!(std::fs::metadata(&dest).unwrap().len(), 24 << 20);
+        assert!(
+            peak < baseline + 12 * 1024,
+            "step {step}: peak RSS {peak} KiB for a 24 MiB source (without: {baseline} KiB)"
+        );
+    }
+}
+
+#[test]
+fn a_string_doubled_past_the_bound_is_refused_not_aborted() {
+    // Forty doublings would ask for 16 TiB: the compile stops at the bound with the place.
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = String::from("$a0 = 'xxxxxxxxxxxxxxxx'\n");
+    for i in 1..40 {
+        text.push_str(&format!("$a{i} = \"${{a{}}}${{a{}}}\"\n", i - 1, i - 1));
+    }
+    let (code, _, err) = compile(dir.path(), &text, &[]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("longer than the 268435456 one value may have"),
+        "{err}"
+    );
+    assert!(err.contains("line: 26"), "{err}");
 }

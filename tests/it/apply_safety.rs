@@ -4,32 +4,13 @@
 //! links are not followed unless asked; file names are never shell syntax; sensitive values
 //! never reach the log or the report.
 
+use crate::common::write_catalog;
 use serde_json::{json, Value};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 const ORDO: &str = env!("CARGO_BIN_EXE_ordo");
-
-/// Writes a catalog of the given resources (all in Class[main]) and returns its path.
-fn write_catalog(dir: &Path, name: &str, resources: Value) -> PathBuf {
-    let mut rs = vec![
-        json!({"type": "Stage", "title": "main", "kind": "compilable_type", "parameters": {"name": "main"}}),
-        json!({"type": "Class", "title": "main", "kind": "unknown"}),
-    ];
-    let mut edges = vec![json!({"source": "Stage[main]", "target": "Class[main]"})];
-    for (i, r) in resources.as_array().unwrap().iter().enumerate() {
-        let mut r = r.clone();
-        r["kind"] = json!("compilable_type");
-        r["file"] = json!("site.pp");
-        r["line"] = json!(i + 1);
-        edges.push(json!({"source": "Class[main]", "target": format!("{}[{}]", r["type"].as_str().unwrap(), r["title"].as_str().unwrap())}));
-        rs.push(r);
-    }
-    let p = dir.join(name);
-    std::fs::write(&p, json!({"resources": rs, "edges": edges}).to_string()).unwrap();
-    p
-}
 
 fn apply_cmd(catalog: &Path, state: &Path, extra: &[&str]) -> Command {
     let mut c = Command::new(ORDO);

@@ -10,20 +10,7 @@ use std::path::Path;
 
 /// A catalog of the given resources, all contained in Class[main].
 fn catalog(resources: Value) -> Catalog {
-    let mut rs = vec![
-        json!({"type": "Stage", "title": "main", "kind": "compilable_type", "parameters": {"name": "main"}}),
-        json!({"type": "Class", "title": "main", "kind": "unknown"}),
-    ];
-    let mut edges = vec![json!({"source": "Stage[main]", "target": "Class[main]"})];
-    for (i, r) in resources.as_array().unwrap().iter().enumerate() {
-        let mut r = r.clone();
-        r["kind"] = json!("compilable_type");
-        r["file"] = json!("site.pp");
-        r["line"] = json!(i + 1);
-        edges.push(json!({"source": "Class[main]", "target": format!("{}[{}]", r["type"].as_str().unwrap(), r["title"].as_str().unwrap())}));
-        rs.push(r);
-    }
-    serde_json::from_value(json!({"resources": rs, "edges": edges})).unwrap()
+    serde_json::from_value(crate::common::catalog_json(resources)).unwrap()
 }
 
 fn opts(dir: &Path) -> ApplyOptions {

@@ -155,19 +155,94 @@ fn each_piece(mut f: &fs::File, mut each: impl FnMut(&[u8]) -> bool) -> std::io:
 
 /// Is the content of the open file `f` (of `len` bytes) exactly `want`? Compared piece by
 /// piece, stopping at the first difference.
-fn same_content(f: &fs::File, len: u64, want: &[u8]) -> std::io::Result<bool> {
-    if len != want.len() as u64 {
+fn same_content(mut f: &fs::File, len: u64, want: &Desired) -> std::io::Result<bool> {
+    use std::io::Read;
+    if len != want.len() {
         return Ok(false);
     }
-    let mut at = 0usize;
+    let mut buf = vec![0u8; 64 * 1024];
     let mut same = true;
-    each_piece(f, |piece| {
-        let end = at + piece.len();
-        same = end <= want.len() && want[at..end] == *piece;
-        at = end;
-        same
+    let mut failed = None;
+    want.each_piece(|piece| {
+        for part in piece.chunks(buf.len()) {
+            let have = &mut buf[..part.len()];
+            if let Err(e) = f.read_exact(have) {
+                // Shorter than its length said: it changed while being read.
+                if e.kind() != std::io::ErrorKind::UnexpectedEof {
+                    failed = Some(e);
+                }
+                same = false;
+            } else {
+                same = *have == *part;
+            }
+            if !same {
+                return false;
+            }
+        }
+        true
     })?;
-    Ok(same && at == want.len())
+    match failed {
+        Some(e) => Err(e),
+        None => Ok(same),
+    }
+}
+
+/// The desired content of a file: inline bytes, or the open source file, read in pieces each
+/// time it is needed (never whole: a source may be larger than memory).
+enum Desired {
+    Bytes(Vec<u8>),
+    Source { file: fs::File, len: u64 },
+}
+
+impl Desired {
+    fn len(&self) -> u64 {
+        match self {
+            Desired::Bytes(b) => b.len() as u64,
+            Desired::Source { len, .. } => *len,
+        }
+    }
+
+    /// Hands the content to `each` in pieces, from the start, until `each` says stop.
+    fn each_piece(&self, mut each: impl FnMut(&[u8]) -> bool) -> std::io::Result<()> {
+        match self {
+            Desired::Bytes(b) => {
+                each(b);
+                Ok(())
+            }
+            Desired::Source { file, .. } => {
+                use std::io::Seek;
+                let mut f = file;
+                f.seek(std::io::SeekFrom::Start(0))?;
+                each_piece(file, each)
+            }
+        }
+    }
+
+    /// `{sha256}HEX` of the content.
+    fn checksum(&self) -> std::io::Result<String> {
+        match self {
+            Desired::Bytes(b) => Ok(checksum(b)),
+            Desired::Source { file, .. } => {
+                use std::io::Seek;
+                let mut f = file;
+                f.seek(std::io::SeekFrom::Start(0))?;
+                file_checksum(file)
+            }
+        }
+    }
+
+    /// Writes the content to `out`.
+    fn write_to(&self, mut out: &fs::File) -> std::io::Result<()> {
+        let mut failed = None;
+        self.each_piece(|piece| match out.write_all(piece) {
+            Ok(()) => true,
+            Err(e) => {
+                failed = Some(e);
+                false
+            }
+        })?;
+        failed.map_or(Ok(()), Err)
+    }
 }
 
 /// `{sha256}HEX` of the open file's content, read in pieces.
@@ -524,22 +599,21 @@ impl File {
         }
     }
 
-    /// The desired content bytes, reading a source if needed.
-    fn desired_content(&self, cx: &Context) -> Result<Option<Vec<u8>>, String> {
+    /// The desired content: the inline bytes, or the first source found, opened.
+    fn desired_content(&self, cx: &Context) -> Result<Option<Desired>, String> {
         match &self.content {
             None => Ok(None),
-            Some(Content::Inline(b)) => Ok(Some(b.clone())),
+            Some(Content::Inline(b)) => Ok(Some(Desired::Bytes(b.clone()))),
             Some(Content::Source(sources)) => {
                 for s in sources {
                     let Some(p) = resolve_source(s, cx.modulepath) else {
                         continue;
                     };
                     match open_regular(&p, true) {
-                        Ok(Ok(f)) => {
-                            let mut b = Vec::new();
-                            let mut f = f;
-                            if std::io::Read::read_to_end(&mut f, &mut b).is_ok() {
-                                return Ok(Some(b));
+                        Ok(Ok(file)) => {
+                            if let Ok(m) = file.metadata() {
+                                let len = m.len();
+                                return Ok(Some(Desired::Source { file, len }));
                             }
                         }
                         Ok(Err("directory")) => return Ok(None),
@@ -600,8 +674,8 @@ impl File {
 
     /// Writes content atomically (see `apply::atomic`) with the desired (or kept) mode and
     /// ownership, after `validate_cmd` accepted the temporary file.
-    fn write(&self, bytes: &[u8], keep: Option<&fs::Metadata>) -> Result<(), String> {
-        let (f, tmp) = self.write_temp(bytes, keep)?;
+    fn write(&self, content: Option<&Desired>, keep: Option<&fs::Metadata>) -> Result<(), String> {
+        let (f, tmp) = self.write_temp(content, keep)?;
         let synced = atomic::sync_file(&f, &self.path);
         drop(f);
         if let Err(e) = synced {
@@ -638,11 +712,11 @@ impl File {
     /// not synced.
     fn write_temp(
         &self,
-        bytes: &[u8],
+        content: Option<&Desired>,
         keep: Option<&fs::Metadata>,
     ) -> Result<(fs::File, PathBuf), String> {
         // No separate check of the directory: creating the temporary file finds out.
-        let (mut f, tmp) = atomic::create_temp(&self.path).map_err(|e| {
+        let (f, tmp) = atomic::create_temp(&self.path).map_err(|e| {
             if matches!(
                 e.kind(),
                 std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
@@ -656,7 +730,9 @@ impl File {
             }
         })?;
         let result = (|| -> std::io::Result<()> {
-            f.write_all(bytes)?;
+            if let Some(c) = content {
+                c.write_to(&f)?;
+            }
             // The file's mode before (0644 when new), with the resource's mode applied.
             let before = keep.map_or(0o644, |m| m.mode() & 0o7777);
             let mode = self
@@ -689,11 +765,14 @@ impl File {
 
     /// The message of a file created with content: its checksum, or nothing of it when the
     /// content is sensitive (Puppet's ensure speaks for the content property then).
-    fn defined_content(&self, bytes: &[u8]) -> String {
+    fn defined_content(&self, content: &Desired) -> Result<String, String> {
         if self.sensitive_content {
-            "changed [redacted] to [redacted]".into()
+            Ok("changed [redacted] to [redacted]".into())
         } else {
-            format!("defined content as '{}'", checksum(bytes))
+            let sum = content.checksum().map_err(|e| {
+                format!("Could not read the source of {}: {e}", self.path.display())
+            })?;
+            Ok(format!("defined content as '{sum}'"))
         }
     }
 
@@ -757,7 +836,7 @@ impl File {
         cx: &mut Context,
         want: &Ensure,
         current: &Current,
-        content: Option<&[u8]>,
+        content: Option<&Desired>,
     ) -> Result<String, String> {
         let from = current.name();
         let created = |c: &Current| matches!(c, Current::Absent);
@@ -800,11 +879,11 @@ impl File {
                 } else if matches!(current, Current::Link(_) | Current::Special(_)) {
                     self.remove(current)?;
                 }
-                self.write(content.unwrap_or_default(), None)?;
+                self.write(content, None)?;
                 // A FIFO or socket replaced with content is new content to Puppet.
                 let fresh = created(current) || matches!(current, Current::Special(_));
                 Ok(match (content, fresh) {
-                    (Some(b), true) => self.defined_content(b),
+                    (Some(b), true) => self.defined_content(b)?,
                     (None, true) if !created(current) => {
                         format!("ensure changed '{from}' to '{}'", want.name())
                     }
@@ -1010,11 +1089,9 @@ impl Provider for File {
             return changes.is_empty().then_some((changes, None));
         }
         let content = self.desired_content(cx).ok()?;
-        let (f, tmp) = self
-            .write_temp(content.as_deref().unwrap_or_default(), None)
-            .ok()?;
+        let (f, tmp) = self.write_temp(content.as_ref(), None).ok()?;
         let message = match &content {
-            Some(b) => self.defined_content(b),
+            Some(b) => self.defined_content(b).ok()?,
             None => "created".into(),
         };
         let change = Change {
@@ -1056,7 +1133,7 @@ impl Provider for File {
             let result = if !apply {
                 ChangeResult::Noop
             } else {
-                match self.sync_ensure(cx, &want, &current, content.as_deref()) {
+                match self.sync_ensure(cx, &want, &current, content.as_ref()) {
                     Ok(m) => ChangeResult::Synced(m),
                     Err(e) => ChangeResult::Failed(e),
                 }
@@ -1126,12 +1203,18 @@ impl Provider for File {
             if !same_content(&have, meta.len(), want).map_err(read)? {
                 use std::io::Seek;
                 (&have).seek(std::io::SeekFrom::Start(0)).map_err(read)?;
-                let (old, new) = (file_checksum(&have).map_err(read)?, checksum(want));
+                let new = want.checksum().map_err(|e| {
+                    format!("Could not read the source of {}: {e}", self.path.display())
+                })?;
+                let old = file_checksum(&have).map_err(read)?;
                 drop(have);
                 let result = if !apply {
                     ChangeResult::Noop
                 } else {
-                    match self.backup(cx).and_then(|_| self.write(want, Some(&meta))) {
+                    match self
+                        .backup(cx)
+                        .and_then(|_| self.write(Some(want), Some(&meta)))
+                    {
                         Ok(()) => {
                             ChangeResult::Synced(format!("content changed '{old}' to '{new}'"))
                         }

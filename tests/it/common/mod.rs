@@ -129,3 +129,30 @@ pub fn tool(name: &str) -> bool {
         .is_some_and(|paths| std::env::split_paths(&paths).any(|d| d.join(name).is_file()));
     prerequisite(found, &format!("the program `{name}`"))
 }
+
+/// A catalog (as JSON) of the given resources, all contained in Class[main], each with a
+/// file and line as a compiled catalog has.
+pub fn catalog_json(resources: serde_json::Value) -> serde_json::Value {
+    use serde_json::json;
+    let mut rs = vec![
+        json!({"type": "Stage", "title": "main", "kind": "compilable_type", "parameters": {"name": "main"}}),
+        json!({"type": "Class", "title": "main", "kind": "unknown"}),
+    ];
+    let mut edges = vec![json!({"source": "Stage[main]", "target": "Class[main]"})];
+    for (i, r) in resources.as_array().unwrap().iter().enumerate() {
+        let mut r = r.clone();
+        r["kind"] = json!("compilable_type");
+        r["file"] = json!("site.pp");
+        r["line"] = json!(i + 1);
+        edges.push(json!({"source": "Class[main]", "target": format!("{}[{}]", r["type"].as_str().unwrap(), r["title"].as_str().unwrap())}));
+        rs.push(r);
+    }
+    json!({"resources": rs, "edges": edges})
+}
+
+/// Writes [`catalog_json`] of the resources to `dir/name` and returns its path.
+pub fn write_catalog(dir: &Path, name: &str, resources: serde_json::Value) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, catalog_json(resources).to_string()).unwrap();
+    p
+}
