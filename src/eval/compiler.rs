@@ -14,6 +14,10 @@ use indexmap::{IndexMap, IndexSet};
 use std::rc::Rc;
 use std::sync::Arc;
 
+mod inputs;
+use inputs::*;
+pub(super) use inputs::{parse_epp_source, parse_source};
+
 /// Why evaluation stopped early: an error, or `break`/`next`/`return` travelling to the
 /// construct that handles them.
 #[derive(Debug)]
@@ -1574,64 +1578,4 @@ fn regex_node_name(src: &str) -> String {
         .filter(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | ':' | '.'))
         .collect();
     format!("__node_regexp__{}", cleaned.trim_start_matches('.'))
-}
-
-/// What the parser gives back: the tree (if any) and its diagnostics.
-pub(super) struct ParsedSource {
-    pub program: Option<Program>,
-    pub diagnostics: Vec<Diagnostic>,
-}
-
-/// The one place the evaluator calls the parser.
-pub(super) fn parse_source(text: &str, file: FileId) -> ParsedSource {
-    let p = crate::parser::parse(text, file);
-    ParsedSource {
-        program: p.program,
-        diagnostics: p.diagnostics,
-    }
-}
-
-/// The one place the evaluator calls the EPP parser.
-pub(super) fn parse_epp_source(text: &str, file: FileId) -> ParsedSource {
-    let p = crate::parser::parse_epp(text, file);
-    ParsedSource {
-        program: p.program,
-        diagnostics: p.diagnostics,
-    }
-}
-
-/// `$server_facts` as `puppet catalog compile` sets it (Puppet::Indirector::Catalog::Compiler
-/// `set_server_facts`): the compiling machine's name and addresses, which for a local compile
-/// are the node's own facts, and the Puppet version whose language Ordo implements.
-fn server_facts(facts: &serde_json::Value) -> Value {
-    let fact = |path: &[&str]| {
-        let mut v = facts;
-        for p in path {
-            v = v.get(p)?;
-        }
-        v.as_str().map(Value::str)
-    };
-    let mut h = IndexMap::new();
-    h.insert(
-        Value::str("serverversion"),
-        Value::str(crate::PUPPET_VERSION),
-    );
-    let name = fact(&["networking", "fqdn"]).or_else(|| fact(&["fqdn"]));
-    for (key, value) in [
-        ("servername", name),
-        (
-            "serverip",
-            fact(&["networking", "ip"]).or_else(|| fact(&["ipaddress"])),
-        ),
-        (
-            "serverip6",
-            fact(&["networking", "ip6"]).or_else(|| fact(&["ipaddress6"])),
-        ),
-    ] {
-        if let Some(v) = value {
-            h.insert(Value::str(key), v);
-        }
-    }
-    h.insert(Value::str("environment"), Value::str("production"));
-    Value::Hash(h.into())
 }

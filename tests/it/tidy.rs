@@ -94,7 +94,14 @@ const ARROWS: &[(&str, &[&str])] = &[
     ("cli", &["*"]),
     (
         "serve",
-        &["cli", "eval", "digest", "apply", "PUPPET_VERSION"],
+        &[
+            "cli",
+            "eval",
+            "catalog",
+            "digest",
+            "apply",
+            "PUPPET_VERSION",
+        ],
     ),
     ("lib", &["*"]),
     ("main", &["*"]),
@@ -201,12 +208,12 @@ fn imports_follow_the_architecture() {
 /// Files that are over the limit today, with the size they may not pass: each is to be
 /// split, never grown. Generated data is exempt.
 const OVERSIZED: &[(&str, usize)] = &[
-    ("eval/functions.rs", 3900),
+    ("eval/functions.rs", 3450),
     ("eval/signatures.rs", 4250),
-    ("eval/expr.rs", 2500),
-    ("eval/erb.rs", 1800),
+    ("eval/expr.rs", 2450),
+    ("eval/erb.rs", 1750),
     ("eval/catalog_ops.rs", 1750),
-    ("eval/types.rs", 1900),
+    ("eval/types.rs", 1600),
     ("eval/compiler.rs", 1600),
 ];
 
