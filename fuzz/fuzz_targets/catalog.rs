@@ -11,7 +11,7 @@ fuzz_target!(|data: &[u8]| {
     match ordo::cli::catalog_file::parse_catalog_bytes("fuzz.json", data) {
         Ok(catalog) => {
             let graph = Graph::build(&catalog, Ordering::Manifest);
-            let _ = ordo::apply::validate(&catalog, &graph);
+            let _ = ordo::apply::validate(&catalog, &graph, false);
             let _ = order::apply_order(&graph);
             let _ = ordo::cli::graph::check_catalog(&catalog);
         }
