@@ -283,13 +283,7 @@ impl Compiler<'_> {
                 return Err(Flow::Err(self.runtime(msg, span)));
             }
             // Puppet's dispatch by argument types, with its messages.
-            let arity = lambda
-                .filter(|l| {
-                    l.params
-                        .iter()
-                        .all(|p| p.value.is_none() && !p.captures_rest)
-                })
-                .map(|l| l.params.len());
+            let arity = super::signatures::lambda_arity(lambda);
             if let Some(msg) = super::signatures::type_mismatch(sig, &values, arity) {
                 return Err(Flow::Err(self.runtime(msg, span)));
             }
@@ -344,11 +338,7 @@ impl Compiler<'_> {
         let mut s = Scope::new(ScopeKind::Local, Some(self.top), Some(self.top));
         s.is_function = true;
         s.resource = self.scopes[self.top].resource;
-        let mark = self.call_scope_mark();
-        let sid = self.new_scope(s);
-        let r = self.run_puppet_function(def, values, sid, span);
-        self.release_call_scope(sid, mark);
-        r
+        self.in_call_scope(s, |c, sid| c.run_puppet_function(def, values, sid, span))
     }
 
     fn run_puppet_function(
@@ -490,11 +480,7 @@ impl Compiler<'_> {
         let source = self.scopes[scope].source.clone();
         let mut s = Scope::with_source(ScopeKind::Local, Some(scope), Some(scope), source);
         s.vars.reserve(l.params.len());
-        let mark = self.call_scope_mark();
-        let sid = self.new_scope(s);
-        let r = self.run_lambda(l, values, sid, span);
-        self.release_call_scope(sid, mark);
-        r
+        self.in_call_scope(s, |c, sid| c.run_lambda(l, values, sid, span))
     }
 
     fn run_lambda(&mut self, l: &Lambda, values: Vec<Value>, sid: ScopeId, span: Span) -> R<Value> {
@@ -3302,11 +3288,7 @@ impl Compiler<'_> {
         let source = self.scopes[scope].source.clone();
         let mut s = Scope::with_source(ScopeKind::Local, Some(scope), Some(scope), source);
         s.resource = self.scopes[scope].resource;
-        let mark = self.call_scope_mark();
-        let sid = self.new_scope(s);
-        let r = self.run_epp(&program, params, sid, span);
-        self.release_call_scope(sid, mark);
-        r
+        self.in_call_scope(s, |c, sid| c.run_epp(&program, params, sid, span))
     }
 
     fn run_epp(

@@ -168,13 +168,7 @@ impl Compiler<'_> {
                 if let Some(msg) = signatures::mismatch(sig, values.len(), lambda.is_some()) {
                     return Err(Flow::Err(self.runtime(msg, span)));
                 }
-                let arity = lambda
-                    .filter(|l| {
-                        l.params
-                            .iter()
-                            .all(|p| p.value.is_none() && !p.captures_rest)
-                    })
-                    .map(|l| l.params.len());
+                let arity = signatures::lambda_arity(lambda);
                 if let Some(msg) = signatures::type_mismatch(sig, &values, arity) {
                     return Err(Flow::Err(self.runtime(name_aliases(msg, aliases), span)));
                 }

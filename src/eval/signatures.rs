@@ -4039,6 +4039,18 @@ fn a_an(name: &str) -> String {
     format!("{} {name}", if vowel { "an" } else { "a" })
 }
 
+/// The number of parameters of a block that has no defaults and no captures-rest, as
+/// [`type_mismatch`] compares it with a dispatch's `Callable`; `None` for any other block.
+pub fn lambda_arity(lambda: Option<&crate::ast::Lambda>) -> Option<usize> {
+    lambda
+        .filter(|l| {
+            l.params
+                .iter()
+                .all(|p| p.value.is_none() && !p.captures_rest)
+        })
+        .map(|l| l.params.len())
+}
+
 /// Puppet's message when the argument types fit none of the dispatches of `sig` (the
 /// argument count fitting at least one), if they don't.
 ///
