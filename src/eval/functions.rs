@@ -15,6 +15,8 @@ use indexmap::IndexMap;
 use std::cmp::Ordering;
 
 mod new_value;
+pub(super) mod signatures;
+mod signatures_data;
 use new_value::*;
 
 /// A built-in function: evaluated arguments, an optional lambda, the calling scope.
@@ -278,13 +280,13 @@ impl Compiler<'_> {
         if let Some(msg) = ruby3x_arity(&lname, values.len()) {
             return Err(Flow::Err(self.runtime(format!("{lname}(): {msg}"), span)));
         }
-        if let Some(sig) = super::signatures::find(&lname) {
-            if let Some(msg) = super::signatures::mismatch(sig, values.len(), lambda.is_some()) {
+        if let Some(sig) = signatures::find(&lname) {
+            if let Some(msg) = signatures::mismatch(sig, values.len(), lambda.is_some()) {
                 return Err(Flow::Err(self.runtime(msg, span)));
             }
             // Puppet's dispatch by argument types, with its messages.
-            let arity = super::signatures::lambda_arity(lambda);
-            if let Some(msg) = super::signatures::type_mismatch(sig, &values, arity) {
+            let arity = signatures::lambda_arity(lambda);
+            if let Some(msg) = signatures::type_mismatch(sig, &values, arity) {
                 return Err(Flow::Err(self.runtime(msg, span)));
             }
         }
@@ -332,7 +334,7 @@ impl Compiler<'_> {
             .filter(|p| p.value.is_none() && !p.captures_rest)
             .count();
         let max = (!def.params.iter().any(|p| p.captures_rest)).then_some(def.params.len());
-        if let Some(m) = super::signatures::arity_mismatch(&def.name, min, max, values.len()) {
+        if let Some(m) = signatures::arity_mismatch(&def.name, min, max, values.len()) {
             return Err(Flow::Err(self.runtime(m, span)));
         }
         let mut s = Scope::new(ScopeKind::Local, Some(self.top), Some(self.top));

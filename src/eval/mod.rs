@@ -34,7 +34,6 @@ mod ruby;
 mod ruby_call;
 mod ruby_random;
 mod scope;
-mod signatures;
 mod stdlib;
 mod stdlib9;
 mod stdlib_crypt;

@@ -9,7 +9,7 @@
 
 use super::compiler::{Compiler, Flow, R};
 use super::scope::ScopeId;
-use super::signatures::{self, Block, BlockParam, Dispatch, Kind, Param, Signature};
+use super::functions::signatures::{self, Block, BlockParam, Dispatch, Kind, Param, Signature};
 use super::types::PType;
 use super::value::{Regex, Value};
 use super::LogLevel;

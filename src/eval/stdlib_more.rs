@@ -10,7 +10,7 @@
 
 use super::compiler::{Compiler, R};
 use super::functions::{Args, Builtin};
-use super::signatures::{Block, BlockParam, Dispatch, Kind, Param, Signature};
+use super::functions::signatures::{Block, BlockParam, Dispatch, Kind, Param, Signature};
 use super::stdlib::{arg, fail, fail_plain, inspect, ruby_class};
 use super::strings::{leading_size, ruby_to_i};
 use super::value::{format_float, Value};

@@ -206,10 +206,9 @@ fn imports_follow_the_architecture() {
 }
 
 /// Files that are over the limit today, with the size they may not pass: each is to be
-/// split, never grown. Generated data is exempt.
+/// split, never grown.
 const OVERSIZED: &[(&str, usize)] = &[
     ("eval/functions.rs", 3450),
-    ("eval/signatures.rs", 4250),
     ("eval/expr.rs", 2450),
     ("eval/erb.rs", 1750),
     ("eval/catalog_ops.rs", 1750),
@@ -218,6 +217,10 @@ const OVERSIZED: &[(&str, usize)] = &[
 ];
 
 const MAX_LINES: usize = 1500;
+
+/// Generated data, exempt from the limit: the table of Puppet's function signatures that
+/// `scripts/gen_signatures.py --write` writes whole (the code that reads it is held to it).
+const GENERATED: &[&str] = &["eval/functions/signatures_data.rs"];
 
 #[test]
 fn source_files_stay_readable() {
@@ -230,6 +233,9 @@ fn source_files_stay_readable() {
             .unwrap_or(f)
             .to_string_lossy()
             .into_owned();
+        if GENERATED.contains(&rel.as_str()) {
+            continue;
+        }
         let lines = std::fs::read_to_string(f).expect("read").lines().count();
         let limit = OVERSIZED
             .iter()
