@@ -8,8 +8,8 @@
 //! are answered here, in the calling scope. The protocol is described in `src/ruby/host.rb`.
 
 use super::compiler::{Compiler, Flow, R};
-use super::scope::ScopeId;
 use super::functions::signatures::{self, Block, BlockParam, Dispatch, Kind, Param, Signature};
+use super::scope::ScopeId;
 use super::types::PType;
 use super::value::{Regex, Value};
 use super::LogLevel;

@@ -9,8 +9,8 @@
 //! that Puppet's type check of the arguments (with its messages) runs before them.
 
 use super::compiler::{Compiler, R};
-use super::functions::{Args, Builtin};
 use super::functions::signatures::{Block, BlockParam, Dispatch, Kind, Param, Signature};
+use super::functions::{Args, Builtin};
 use super::stdlib::{arg, fail, fail_plain, inspect, ruby_class};
 use super::strings::{leading_size, ruby_to_i};
 use super::value::{format_float, Value};

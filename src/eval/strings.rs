@@ -1067,12 +1067,6 @@ mod tests {
     }
 }
 
-/// Ruby's `Random.new(seed).rand(max)` (MT19937 seeded from the seed's 32-bit words), which
-/// `fqdn_rand` uses; `seed` is given as its 32-bit words, least significant first.
-pub fn ruby_random_int(seed_words: &[u32], max: u64) -> u64 {
-    super::ruby_random::Mt::from_seed_words(seed_words).rand_below(max)
-}
-
 /// The 32-bit words of a big hexadecimal number, least significant first, without
 /// leading zero words (Ruby's `rb_integer_pack` of `hex.hex`).
 pub fn hex_to_words(hex: &str) -> Vec<u32> {
@@ -1122,6 +1116,11 @@ pub fn shellquote(words: &[String]) -> String {
 #[cfg(test)]
 mod random_tests {
     use super::*;
+
+    /// Ruby's `Random.new(seed).rand(max)`, the seed given as its 32-bit words.
+    fn ruby_random_int(seed_words: &[u32], max: u64) -> u64 {
+        crate::eval::ruby_random::Mt::from_seed_words(seed_words).rand_below(max)
+    }
 
     #[test]
     fn ruby_random_matches_ruby() {
