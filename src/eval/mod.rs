@@ -57,6 +57,10 @@ use serde_json::Value as Json;
 
 pub use compiler::Compiler;
 pub use erb::ruby_inspect;
+pub use functions::registry::{
+    Entry as FunctionEntry, Origin as FunctionOrigin, Purity, ENTRIES as FUNCTIONS,
+};
+pub use functions::signatures::names as signature_names;
 pub use output::CatalogSource;
 pub use provenance::{ArrowEdge, CallEdge, Provenance};
 pub use ruby_call::RUBY_PACKAGE;

@@ -29,6 +29,7 @@ mod exported_store;
 mod facts_custom;
 mod facts_gather;
 mod facts_refusals;
+mod functions_registry;
 mod graph_fixtures;
 mod modules;
 mod oracle_cases;

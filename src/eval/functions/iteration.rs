@@ -6,12 +6,8 @@ use super::*;
 
 pub(super) fn need_lambda<'x>(c: &Compiler<'_>, a: &Args<'x>) -> R<&'x Lambda> {
     let l = a.lambda.ok_or_else(|| arg_err(c, a, "expects a block"))?;
-    let (min, max) = match a.name.as_str() {
-        "each" | "map" | "filter" | "any" | "all" | "reverse_each" => (1, 2),
-        "reduce" => (2, 2),
-        "then" => (1, 1),
-        "lest" => (0, 0),
-        _ => return Ok(l),
+    let Some((min, max)) = registry::entry(&a.name).and_then(|e| e.lambda) else {
+        return Ok(l);
     };
     let n = l.params.len();
     // Parameters with defaults may be left out: the lambda fits when it takes some count

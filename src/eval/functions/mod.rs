@@ -23,6 +23,7 @@ mod iteration;
 mod new_value;
 mod numbers;
 mod ordering;
+pub(super) mod registry;
 pub(super) mod signatures;
 mod signatures_data;
 mod text;
@@ -38,7 +39,6 @@ use ordering::*;
 use text::*;
 use typing::*;
 
-pub(super) use collections::f_getvar;
 pub(super) use control::{scope_label, warn_once};
 pub(super) use ordering::ruby_cmp;
 
@@ -53,24 +53,6 @@ pub struct Args<'x> {
     pub span: Span,
 }
 
-/// Functions that Puppet only has when stdlib (or another module) ships them: available
-/// when the loader reports a Ruby function of that name.
-const STDLIB: &[&str] = &[
-    "merge",
-    "concat",
-    "delete",
-    "member",
-    "has_key",
-    "pick",
-    "pick_default",
-    "str2bool",
-    "any2array",
-    "range",
-    "sum",
-    "hash",
-    "zip",
-];
-
 /// How deep Puppet-language functions may recurse before the compile gives up (instead of
 /// overflowing the stack).
 const MAX_CALL_DEPTH: usize = 200;
@@ -83,101 +65,6 @@ pub(super) const MAX_ITEMS: i128 = 1_000_000;
 /// The longest string an expression may give (doubling a string by interpolation 40 times
 /// would ask for terabytes).
 pub(super) const MAX_STRING_BYTES: usize = 256 << 20;
-
-/// The registry: name -> implementation. Add new functions here.
-pub fn builtin(name: &str) -> Option<Builtin> {
-    Some(match name {
-        "include" => f_include,
-        "require" => f_require,
-        "contain" => f_contain,
-        "realize" => f_realize,
-        "tag" => f_tag,
-        "tagged" => f_tagged,
-        "defined" => f_defined,
-        "fail" => f_fail,
-        "import" => f_import,
-        "notice" | "warning" | "err" | "info" | "debug" | "alert" | "crit" | "emerg" => f_log,
-        "each" => f_each,
-        "map" => f_map,
-        "filter" => f_filter,
-        "reduce" => f_reduce,
-        "slice" => f_slice,
-        "with" => f_with,
-        "then" => f_then,
-        "lest" => f_lest,
-        "assert_type" => f_assert_type,
-        "type" => f_type,
-        "new" => f_new,
-        "split" => f_split,
-        "join" => f_join,
-        "sprintf" => f_sprintf,
-        "versioncmp" => f_versioncmp,
-        "compare" => f_compare,
-        "regsubst" => f_regsubst,
-        "match" => f_match,
-        "size" | "length" => f_size,
-        "keys" => f_keys,
-        "values" => f_values,
-        "flatten" => f_flatten,
-        "unique" => f_unique,
-        "sort" => f_sort,
-        "reverse_each" => f_reverse_each,
-        "partition" => f_partition,
-        "group_by" => f_group_by,
-        "tree_each" => f_tree_each,
-        "camelcase" => f_camelcase,
-        "call" => f_call,
-        "file" => f_file,
-        "binary_file" => f_binary_file,
-        "find_file" => f_find_file,
-        "upcase" | "downcase" | "capitalize" | "strip" | "lstrip" | "rstrip" | "chomp" | "chop" => {
-            f_string_op
-        }
-        "min" => f_min,
-        "max" => f_max,
-        "abs" => f_abs,
-        "round" => f_round,
-        "floor" => f_floor,
-        "ceiling" => f_ceiling,
-        "empty" => f_empty,
-        "create_resources" => f_create_resources,
-        "inline_epp" => f_inline_epp,
-        "module_directory" => f_module_directory,
-        "find_template" => f_find_template,
-        "epp" => f_epp,
-        "any" => f_any,
-        "all" => f_all,
-        "index" => f_index,
-        "step" => f_step,
-        "dig" => f_dig,
-        "get" => f_get,
-        "sha1" | "md5" | "sha256" | "digest" => f_digest,
-        "generate" => f_generate,
-        "base64" => f_base64,
-        "return" => f_return,
-        "next" => f_next,
-        "break" => f_break,
-        "get_module_path" => f_unsupported,
-        "delete" => f_delete,
-        "merge" => f_merge,
-        "concat" => f_concat,
-        "member" => f_member,
-        "has_key" => f_has_key,
-        "pick" => f_pick,
-        "pick_default" => f_pick_default,
-        "str2bool" => f_str2bool,
-        "any2array" => f_any2array,
-        "range" => f_range,
-        "sum" => f_sum,
-        "hash" => f_hash,
-        "zip" => f_zip,
-        "convert_to" => f_convert_to,
-        "unwrap" => f_unwrap,
-        "shellquote" => f_shellquote,
-        "strftime" => f_strftime,
-        _ => return None,
-    })
-}
 
 impl Compiler<'_> {
     pub(super) fn eval_call(&mut self, call: &Call, scope: ScopeId, span: Span) -> R<Value> {
@@ -229,27 +116,10 @@ impl Compiler<'_> {
         self.call_function(&name, values, lambda, scope, span)
     }
 
-    /// The built-in function `lname` names, if this compile has it: stdlib's only when a
-    /// module ships them (see [`super::stdlib::builtin`]).
-    pub(super) fn resolve_builtin(&self, lname: &str) -> Option<Builtin> {
-        if let Some(old) = lname.strip_prefix("stdlib::") {
-            // stdlib 9's namespaced names: when a module ships them, the function of that
-            // name here, else the native one of the old name (stdlib 9 moved it).
-            if !self.loader.has_ruby_function(lname) {
-                return None;
-            }
-            return super::stdlib9::builtin(lname)
-                .or_else(|| super::stdlib::builtin(lname))
-                .or_else(|| super::stdlib::builtin(old))
-                .or_else(|| builtin(old));
-        }
-        let mine = super::stdlib::builtin(lname).filter(|_| {
-            super::stdlib::CORE.contains(&lname) || self.loader.has_ruby_function(lname)
-        });
-        mine.or_else(|| {
-            builtin(lname)
-                .filter(|_| !STDLIB.contains(&lname) || self.loader.has_ruby_function(lname))
-        })
+    /// The built-in function `lname` names, if this compile has it (a module's only when a
+    /// module on the modulepath ships it: [`registry::resolve`]).
+    pub(super) fn resolve_builtin(&self, lname: &str) -> Option<registry::Resolved> {
+        registry::resolve(lname, |name| self.loader.has_ruby_function(name))
     }
 
     /// Whether this compile has a built-in function of that name.
@@ -296,27 +166,33 @@ impl Compiler<'_> {
             }
             return Err(Flow::Err(self.issue(msg, span)));
         };
-        if let Some(msg) = ruby3x_arity(&lname, values.len()) {
-            return Err(Flow::Err(self.runtime(format!("{lname}(): {msg}"), span)));
-        }
-        if let Some(sig) = signatures::find(&lname) {
-            if let Some(msg) = signatures::mismatch(sig, values.len(), lambda.is_some()) {
-                return Err(Flow::Err(self.runtime(msg, span)));
+        // Puppet's checks before the call, by the name called: `stdlib::x` running the
+        // function of the old name `x` has none of them.
+        let entry = f.entry;
+        if entry.name == lname {
+            if let Some(msg) = entry.arity_mismatch(values.len()) {
+                return Err(Flow::Err(self.runtime(format!("{lname}(): {msg}"), span)));
             }
-            // Puppet's dispatch by argument types, with its messages.
-            let arity = signatures::lambda_arity(lambda);
-            if let Some(msg) = signatures::type_mismatch(sig, &values, arity) {
-                return Err(Flow::Err(self.runtime(msg, span)));
+            if let Some(sig) = entry.signature() {
+                if let Some(msg) = signatures::mismatch(sig, values.len(), lambda.is_some()) {
+                    return Err(Flow::Err(self.runtime(msg, span)));
+                }
+                // Puppet's dispatch by argument types, with its messages.
+                let arity = signatures::lambda_arity(lambda);
+                if let Some(msg) = signatures::type_mismatch(sig, &values, arity) {
+                    return Err(Flow::Err(self.runtime(msg, span)));
+                }
             }
         }
         let mut args = Args {
-            name: super::stdlib9::native_name(lname),
+            // The natives that serve several names tell them apart by it.
+            name: entry.name.to_string(),
             values,
             lambda,
             scope,
             span,
         };
-        f(self, &mut args)
+        (f.run)(self, &mut args)
     }
 
     fn call_puppet_function(
@@ -547,25 +423,6 @@ impl Compiler<'_> {
         if let Some(buf) = self.render_stack.last_mut() {
             buf.push_str(s);
         }
-    }
-}
-
-/// Puppet's own 3.x functions (`newfunction` with an `:arity`): the arity check Puppet makes
-/// before calling them, with its message. `arity: n` takes exactly n arguments,
-/// `arity: -(n + 1)` at least n.
-fn ruby3x_arity(name: &str, given: usize) -> Option<String> {
-    let arity: i32 = match name {
-        "md5" | "sha1" | "sha256" | "digest" => 1,
-        "sprintf" | "fqdn_rand" | "file" | "template" | "inline_template" | "generate" => -2,
-        _ => return None,
-    };
-    if arity >= 0 {
-        let n = arity as usize;
-        (given != n).then(|| format!("Wrong number of arguments given ({given} for {n})"))
-    } else {
-        let min = (-arity - 1) as usize;
-        (given < min)
-            .then(|| format!("Wrong number of arguments given ({given} for minimum {min})"))
     }
 }
 

@@ -71,6 +71,14 @@ pub fn find(name: &str) -> Option<&'static Signature> {
         .or_else(|| crate::eval::stdlib_more::find(name))
 }
 
+/// The names of all functions with a signature here (Puppet's and stdlib's).
+pub fn names() -> impl Iterator<Item = &'static str> {
+    SIGNATURES
+        .iter()
+        .chain(crate::eval::stdlib_more::SIGNATURES)
+        .map(|s| s.name)
+}
+
 /// Puppet's message when `got` arguments don't fit between `min` and `max` (no limit: None).
 pub fn arity_mismatch(name: &str, min: usize, max: Option<usize>, got: usize) -> Option<String> {
     let plural = |n: usize| if n == 1 { "" } else { "s" };
