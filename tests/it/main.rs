@@ -37,6 +37,7 @@ mod parser;
 mod parser_fuzz_regressions;
 mod priority_fixtures;
 mod properties;
+mod providers_table;
 mod requisites_cli;
 mod requisites_fixtures;
 mod ruby_runtime;
