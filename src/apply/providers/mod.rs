@@ -103,6 +103,9 @@ pub struct ResourceType {
     /// picks one for a resource that names none; empty where the type has a single one
     /// and the `provider` attribute is not read.
     pub providers: &'static [ProviderKind],
+    /// Whether it changes the machine (`anchor` and `schedule` only order and time the
+    /// others): the refusal of a type Ordo does not have names these.
+    pub manages: bool,
     /// Builds the provider of a resource of this type (its attributes already checked).
     pub build: BuildProvider,
 }
@@ -141,12 +144,14 @@ pub static TYPES: &[ResourceType] = &[
         name: "notify",
         attributes: notify::ATTRIBUTES,
         providers: &[],
+        manages: true,
         build: |_, r| Ok(Box::new(notify::Notify::new(r)?)),
     },
     ResourceType {
         name: "file",
         attributes: file::ATTRIBUTES,
         providers: &[],
+        manages: true,
         build: |_, r| Ok(Box::new(file::File::new(r)?)),
     },
     ResourceType {
@@ -156,6 +161,7 @@ pub static TYPES: &[ResourceType] = &[
             kind("posix", Suitable::Default),
             kind("shell", Suitable::Named),
         ],
+        manages: true,
         build: |k, r| Ok(Box::new(exec::Exec::new(r, k)?)),
     },
     ResourceType {
@@ -165,6 +171,7 @@ pub static TYPES: &[ResourceType] = &[
             kind("apt", Suitable::Default),
             kind("dpkg", Suitable::Named),
         ],
+        manages: true,
         build: |k, r| Ok(Box::new(package::Package::new(r, k)?)),
     },
     ResourceType {
@@ -176,18 +183,21 @@ pub static TYPES: &[ResourceType] = &[
             kind("debian", Suitable::Named),
             kind("base", Suitable::Named),
         ],
+        manages: true,
         build: |k, r| Ok(Box::new(service::Service::new(r, k)?)),
     },
     ResourceType {
         name: "user",
         attributes: usergroup::USER_ATTRIBUTES,
         providers: &[],
+        manages: true,
         build: |_, r| Ok(Box::new(usergroup::User::new(r)?)),
     },
     ResourceType {
         name: "group",
         attributes: usergroup::GROUP_ATTRIBUTES,
         providers: &[],
+        manages: true,
         build: |_, r| Ok(Box::new(usergroup::Group::new(r)?)),
     },
     // stdlib's `anchor` and Puppet's `schedule`: nothing to converge.
@@ -195,6 +205,7 @@ pub static TYPES: &[ResourceType] = &[
         name: "anchor",
         attributes: &["name"],
         providers: &[],
+        manages: false,
         build: |_, _| Ok(Box::new(Anchor)),
     },
     ResourceType {
@@ -208,6 +219,7 @@ pub static TYPES: &[ResourceType] = &[
             "weekday",
         ],
         providers: &[],
+        manages: false,
         build: |_, _| Ok(Box::new(Anchor)),
     },
 ];
@@ -252,7 +264,7 @@ impl ResourceType {
 /// Builds the provider of a managed resource, validating its attributes first.
 pub fn build(r: &Resource) -> Result<Box<dyn Provider>, String> {
     let Some(kind) = resource_type(&r.type_name) else {
-        let names: Vec<&str> = TYPES.iter().map(|k| k.name).collect();
+        let names: Vec<&str> = TYPES.iter().filter(|k| k.manages).map(|k| k.name).collect();
         return Err(format!(
             "Ordo cannot manage resources of type '{}' ({}[{}]); supported types: {}",
             r.type_name.to_ascii_lowercase(),
