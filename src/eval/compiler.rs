@@ -1,8 +1,7 @@
 //! The compiler state and the compile phases.
 
-use super::scope::{Scope, ScopeId, ScopeKind};
 use super::types::PType;
-use super::value::Value;
+use super::values::value::Value;
 use super::{CompileOptions, CompileResult, Loader, LogLevel, LogLine};
 use crate::ast::{ClassDef, DefineDef, Expr, ExprKind, FunctionDef, NodeDef, Program};
 use crate::catalog::ResourceKind;
@@ -11,10 +10,13 @@ use crate::diagnostics::Diagnostic;
 use crate::fxhash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use crate::span::{FileId, SourceMap, Span};
 use indexmap::{IndexMap, IndexSet};
+use scope::{Scope, ScopeId, ScopeKind};
 use std::rc::Rc;
 use std::sync::Arc;
 
 mod inputs;
+pub(in crate::eval) mod scope;
+pub(in crate::eval) mod suggest;
 use inputs::*;
 pub(super) use inputs::{parse_epp_source, parse_source};
 
@@ -48,14 +50,14 @@ impl From<EvalError> for Flow {
     }
 }
 
-pub use super::tags::Tags;
+pub use super::resources::tags::Tags;
 
 /// A resource being built.
 #[derive(Clone, Debug)]
 pub struct Res {
     pub type_name: String,
     pub title: String,
-    pub params: super::params::ParamMap,
+    pub params: super::resources::params::ParamMap,
     /// Which definition set each parameter and where (see [`ParamSetters`]).
     pub setters: ParamSetters,
     pub tags: Tags,
@@ -238,16 +240,16 @@ pub struct Compiler<'a> {
     #[allow(clippy::vec_box)]
     pub(super) resources: Vec<Box<Res>>,
     /// (Type, title) -> resource.
-    pub(super) index: super::res_index::ResIndex,
+    pub(super) index: super::resources::res_index::ResIndex,
     /// (Type, namevar or alias) -> resource.
-    pub(super) aliases: super::res_index::AliasIndex,
+    pub(super) aliases: super::resources::res_index::AliasIndex,
     pub(super) containment: Vec<(usize, usize)>,
     pub(super) class_scopes: HashMap<String, ScopeId>,
     pub(super) class_list: Vec<String>,
     pub(super) catalog_tags: IndexSet<std::sync::Arc<str>>,
-    pub(super) collectors: Vec<super::collect::Collector>,
+    pub(super) collectors: Vec<super::resources::collect::Collector>,
     pub(super) relationships: Vec<Relationship>,
-    pub(super) pending_overrides: Vec<super::catalog_ops::Override>,
+    pub(super) pending_overrides: Vec<super::resources::catalog_ops::Override>,
     pub(super) logs: Vec<LogLine>,
     /// Deprecated functions already warned about (Puppet's `warn_once`).
     pub(super) warned_deprecations: std::collections::HashSet<String>,
@@ -271,9 +273,9 @@ pub struct Compiler<'a> {
     /// The modules' Ruby functions described by Ruby so far (see `ruby_call`).
     pub(super) ruby: super::ruby_call::RubyState,
     /// Rudder priorities: pending class declarations, resolved conflicts.
-    pub(super) priority: super::priority::PriorityState,
+    pub(super) priority: super::resources::priority::PriorityState,
     /// Spans of edges and Ordo's own warnings, for `ordo check`.
-    pub(super) recorder: super::provenance::Recorder,
+    pub(super) recorder: super::resources::provenance::Recorder,
     /// Inside a type alias body or a type string, where unknown names stay references.
     pub(super) type_alias_depth: usize,
     /// The first module file refused when loaded (a definition outside its namespace).
@@ -306,7 +308,7 @@ pub struct Compiler<'a> {
     pub(super) untagged_title: bool,
     /// The tags a resource type name gives its resources, made once per type: the
     /// resources share their strings.
-    type_tags: HashMap<String, super::tags::Tags>,
+    type_tags: HashMap<String, super::resources::tags::Tags>,
     /// Attribute names, one shared string each for every resource's parameters (see
     /// [`Compiler::attr_name`]).
     attr_names: crate::fxhash::FxHashSet<Arc<str>>,
@@ -341,7 +343,7 @@ pub(super) struct ParamGuard {
 /// What a successful compile made: the catalog, or what it is made of.
 enum Compiled {
     Catalog(crate::catalog::Catalog),
-    Source(super::output::CatalogSource),
+    Source(super::resources::output::CatalogSource),
 }
 
 impl<'a> Compiler<'a> {
@@ -477,7 +479,7 @@ impl<'a> Compiler<'a> {
     /// Parses and compiles the main manifest.
     pub fn run(mut self, name: &str, text: &str) -> CompileResult {
         // A failed match left over from an earlier compile on this thread is not this one's.
-        let _ = super::value::take_regex_failure();
+        let _ = super::values::value::take_regex_failure();
         let file = self.sources.add(name, text);
         self.main_file = file;
         let parsed = self.parse_shared(name, text, file);
@@ -829,7 +831,7 @@ impl<'a> Compiler<'a> {
     ) -> Result<(), EvalError> {
         match params
             .iter()
-            .find(|p| p.value.is_none() && super::catalog_ops::METAPARAMS.contains(&p.name.as_str()))
+            .find(|p| p.value.is_none() && super::resources::catalog_ops::METAPARAMS.contains(&p.name.as_str()))
         {
             Some(p) => Err(self.plain(
                 format!(
@@ -1199,7 +1201,7 @@ impl<'a> Compiler<'a> {
         {
             self.scopes.pop();
         } else if let Some(s) = self.scopes.get_mut(sid) {
-            s.vars = super::scope::Vars::default();
+            s.vars = scope::Vars::default();
             s.matches = None;
         }
         r
@@ -1380,7 +1382,7 @@ impl<'a> Compiler<'a> {
             'regex: for n in &self.nodes {
                 for m in &n.def.matches {
                     if let ExprKind::Regex(src) = &m.kind {
-                        if let Ok(re) = super::value::Regex::new(src) {
+                        if let Ok(re) = super::values::value::Regex::new(src) {
                             if let Some(groups) = re.captures(&name) {
                                 let title = regex_node_name(src);
                                 found = Some((n.def.clone(), title, Some(groups)));

@@ -7,17 +7,18 @@
 //! and `scope.function_name([args])` / `scope.call_function('name', [args])` reach the
 //! compiler. Ruby beyond the subset is an error naming the construct.
 
+use super::compiler::scope::ScopeId;
 use super::compiler::{Compiler, Flow, R};
 use super::functions::Args;
-use super::ruby::{Block, Node, NodePart, Parser, Tok};
-use super::scope::ScopeId;
 use super::stdlib::{arg, fail_plain};
-use super::value::{format_float, Regex, Value};
+use super::values::value::{format_float, Regex, Value};
 use indexmap::IndexMap;
+use ruby::{Block, Node, NodePart, Parser, Tok};
 use std::cmp::Ordering;
 use std::collections::HashMap;
 
 mod render;
+mod ruby;
 pub use render::{f_inline_template, f_template};
 
 /// Splits a template into Ruby tokens (text as `Text(i)`), applying trim mode `-`.
@@ -72,12 +73,12 @@ pub fn compile_template(src: &str) -> Result<(Vec<Tok>, Vec<String>), String> {
             let _ = c;
         } else if let Some(c) = code.strip_prefix('=') {
             toks.push(Tok::Out);
-            super::ruby::lex(c, &mut toks).map_err(|e| format!("{e} in `<%={c}%>`"))?;
+            ruby::lex(c, &mut toks).map_err(|e| format!("{e} in `<%={c}%>`"))?;
             toks.push(Tok::Newline);
             toks.push(Tok::OutEnd);
         } else {
             toks.push(Tok::Newline);
-            super::ruby::lex(&code, &mut toks).map_err(|e| format!("{e} in `<%{code}%>`"))?;
+            ruby::lex(&code, &mut toks).map_err(|e| format!("{e} in `<%{code}%>`"))?;
             toks.push(Tok::Newline);
         }
         rest = after_tag;
@@ -157,7 +158,7 @@ fn ruby_float(f: f64) -> String {
 
 /// Ruby's `inspect` (also `Array#to_s` and `Hash#to_s`).
 pub fn ruby_inspect(v: &Value) -> String {
-    if let Some(text) = super::value::container_text(v, "=>", &ruby_inspect) {
+    if let Some(text) = super::values::value::container_text(v, "=>", &ruby_inspect) {
         return text;
     }
     match v {
@@ -710,7 +711,7 @@ impl Interp<'_, '_> {
             ("*", Str(a), Int(n)) => {
                 // Ruby: "argument too big" past its limits; ours is the sprintf width's.
                 let n = (*n).max(0) as usize;
-                if a.len().saturating_mul(n) > super::strings::MAX_FORMAT_WIDTH {
+                if a.len().saturating_mul(n) > super::values::strings::MAX_FORMAT_WIDTH {
                     return err("argument too big");
                 }
                 Str(a.repeat(n))
@@ -720,7 +721,7 @@ impl Interp<'_, '_> {
                     Array(x) => x.clone(),
                     other => vec![other.clone()],
                 };
-                Str(super::strings::sprintf(f, &args).or_else(err)?)
+                Str(super::values::strings::sprintf(f, &args).or_else(err)?)
             }
             ("+", Array(a), Array(b)) => Array(a.iter().chain(b.iter()).cloned().collect()),
             ("-", Array(a), Array(b)) => {
@@ -961,7 +962,7 @@ impl Interp<'_, '_> {
         use Value::*;
         if let (Str(cls), "new") = (&recv, name) {
             match cls.as_str() {
-                "Hash" => return Ok(Hash(super::value::HashValue::default())),
+                "Hash" => return Ok(Hash(super::values::value::HashValue::default())),
                 "Array" => return Ok(Array(vec![])),
                 "String" => return Ok(Str(ruby_to_s(&a0))),
                 _ => {}
@@ -999,7 +1000,7 @@ impl Interp<'_, '_> {
             (Str(s), "empty?") => Ok(Bool(s.is_empty())),
             (Str(s), "upcase") => Ok(Str(s.to_uppercase())),
             (Str(s), "downcase") => Ok(Str(s.to_lowercase())),
-            (Str(s), "capitalize") => Ok(Str(super::strings::ruby_capitalize(s))),
+            (Str(s), "capitalize") => Ok(Str(super::values::strings::ruby_capitalize(s))),
             (Str(s), "strip") => Ok(Str(s.trim().to_string())),
             (Str(s), "lstrip") => Ok(Str(s.trim_start().to_string())),
             (Str(s), "rstrip") => Ok(Str(s.trim_end().to_string())),
@@ -1096,7 +1097,7 @@ impl Interp<'_, '_> {
             (Str(s), "gsub" | "sub") => {
                 let re = regex_of(&a0)?;
                 let rep = ruby_to_s(&args.get(1).cloned().unwrap_or(Undef));
-                let rep = super::strings::ruby_replacement(&rep, re.has_named_groups());
+                let rep = super::values::strings::ruby_replacement(&rep, re.has_named_groups());
                 Ok(Str(if name == "gsub" {
                     re.replace(s, &rep, true)
                 } else {

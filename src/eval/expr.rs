@@ -1,11 +1,11 @@
 //! Expression evaluation: literals, variables, operators, control flow and the catalog
 //! expressions (resources, defaults, overrides, collectors, relationships).
 
-use super::catalog_ops::{flatten_values, Override, TypeKind};
+use super::compiler::scope::{ScopeId, ScopeKind};
 use super::compiler::{Compiler, EvalError, Flow, Operand, Relationship, R};
-use super::scope::{ScopeId, ScopeKind};
+use super::resources::catalog_ops::{flatten_values, Override, TypeKind};
 use super::types::{self, PType};
-use super::value::{puppet_eq, Regex, Value};
+use super::values::value::{puppet_eq, Regex, Value};
 use crate::ast::*;
 use crate::catalog::capitalize_type;
 use crate::catalog::TrimColons;
@@ -49,7 +49,7 @@ impl Compiler<'_> {
         let mut r = self.eval_inner(e, scope, want);
         // A match that gave up (see `take_regex_failure`) fails here, before its answer is
         // used: the expression that matched is where the error points.
-        if let Some(msg) = super::value::take_regex_failure() {
+        if let Some(msg) = super::values::value::take_regex_failure() {
             r = Err(Flow::Err(self.runtime(msg, e.span)));
         }
         if let Ok(Value::Str(s)) = &r {
@@ -199,7 +199,7 @@ impl Compiler<'_> {
                     UnaryOp::Minus => match v {
                         Value::Int(i) => Value::Int(i.wrapping_neg()),
                         Value::Timespan(t) => {
-                            Value::Timespan(super::timespan::Timespan(t.0.saturating_neg()))
+                            Value::Timespan(super::values::timespan::Timespan(t.0.saturating_neg()))
                         }
                         Value::Float(f) => Value::Float(-f),
                         Value::Str(ref s) => match to_n(s) {
@@ -363,7 +363,7 @@ impl Compiler<'_> {
                             )));
                         }
                     }
-                    let Some((t, title)) = super::catalog_ops::ref_parts(&r) else {
+                    let Some((t, title)) = super::resources::catalog_ops::ref_parts(&r) else {
                         return Err(Flow::Err(self.runtime("Illegal override target", e.span)));
                     };
                     self.add_override(Override {
@@ -426,7 +426,7 @@ impl Compiler<'_> {
         if let Some(t) = types::builtin(name) {
             return Ok(t);
         }
-        let key = super::catalog_ops::capitalized(name);
+        let key = super::resources::catalog_ops::capitalized(name);
         if let Some(t) = self.resolved_aliases.get(&*key) {
             return Ok(t.clone());
         }
@@ -749,7 +749,7 @@ impl Compiler<'_> {
                     // Kept as long as the scope: without the spare room a built string may
                     // have (as a copy would be).
                     let mut v = v;
-                    super::catalog_ops::compact(&mut v);
+                    super::resources::catalog_ops::compact(&mut v);
                     self.scopes[scope].vars.insert(name.clone(), v);
                     return Ok(Value::Undef);
                 }
@@ -1326,7 +1326,7 @@ impl Compiler<'_> {
                 span,
             ))
         };
-        if let Some(o) = super::timespan::compare(l, r) {
+        if let Some(o) = super::values::timespan::compare(l, r) {
             return Ok(o);
         }
         match (l, r) {
@@ -1336,7 +1336,7 @@ impl Compiler<'_> {
                 let b = num_f64(r);
                 Ok(a.partial_cmp(&b).unwrap_or(Ordering::Equal))
             }
-            (Value::Str(a), Value::Str(b)) => Ok(super::value::str_cmp_ignore_case(a, b)),
+            (Value::Str(a), Value::Str(b)) => Ok(super::values::value::str_cmp_ignore_case(a, b)),
             (Value::Str(_), _) => Err(fail("A String is not comparable to a non String")),
             (Value::Int(_) | Value::Float(_), _) => {
                 Err(fail("A Numeric is not comparable to non Numeric"))
@@ -1703,7 +1703,7 @@ impl Compiler<'_> {
         } else {
             r
         };
-        if let Some(res) = super::timespan::arith(op.as_str(), &l, &r) {
+        if let Some(res) = super::values::timespan::arith(op.as_str(), &l, &r) {
             let span = self.operator_span(operands.0, operands.1, op.as_str());
             return res.map_err(|m| {
                 Flow::Err(self.issue(
@@ -2089,9 +2089,9 @@ impl Compiler<'_> {
             );
         }
         // Titles first, then attribute operations, as Puppet does.
-        let mut bodies: Vec<(Vec<String>, Vec<super::catalog_ops::AttrValue>)> =
+        let mut bodies: Vec<(Vec<String>, Vec<super::resources::catalog_ops::AttrValue>)> =
             Vec::with_capacity(r.bodies.len());
-        let mut default_attrs: Vec<super::catalog_ops::AttrValue> = vec![];
+        let mut default_attrs: Vec<super::resources::catalog_ops::AttrValue> = vec![];
         let mut default_seen = false;
         for body in &r.bodies {
             let tv = self.eval(&body.title, scope)?;
@@ -2228,9 +2228,9 @@ impl Compiler<'_> {
 }
 
 fn merge_attrs(
-    defaults: &[super::catalog_ops::AttrValue],
-    attrs: Vec<super::catalog_ops::AttrValue>,
-) -> Vec<super::catalog_ops::AttrValue> {
+    defaults: &[super::resources::catalog_ops::AttrValue],
+    attrs: Vec<super::resources::catalog_ops::AttrValue>,
+) -> Vec<super::resources::catalog_ops::AttrValue> {
     if defaults.is_empty() {
         return attrs;
     }

@@ -1,12 +1,15 @@
 //! Puppet's type system: the types, how they print, instance checks, and the mismatch
 //! messages Puppet gives for typed parameters.
 
-use super::value::{format_float, quote_string, Regex, Value};
+use super::values::value::{format_float, quote_string, Regex, Value};
 use crate::catalog::capitalize_type;
 use crate::catalog::TrimColons;
 use std::fmt;
 
+pub(in crate::eval) mod builtin_types;
 mod mismatch;
+pub(in crate::eval) mod type_refs;
+pub mod type_schema;
 pub use mismatch::{class_name, mismatch, mismatches, resolved};
 
 const MIN: i64 = i64::MIN;
@@ -629,12 +632,12 @@ impl PType {
                     match v {
                         None | Some(Value::Default) | Some(Value::Undef) => Ok(d),
                         Some(Value::Timespan(t)) => Ok(t.0),
-                        Some(Value::Str(s)) => crate::eval::timespan::Timespan::parse(
+                        Some(Value::Str(s)) => crate::eval::values::timespan::Timespan::parse(
                             s,
-                            &crate::eval::timespan::Timespan::default_formats(),
+                            &crate::eval::values::timespan::Timespan::default_formats(),
                         )
                         .map(|t| t.0),
-                        Some(n) => crate::eval::timespan::Timespan::from_seconds(n)
+                        Some(n) => crate::eval::values::timespan::Timespan::from_seconds(n)
                             .map(|t| t.0)
                             .ok_or_else(|| "Unable to create a Timespan".to_string()),
                     }
@@ -1487,7 +1490,7 @@ impl PType {
                     if n == i64::MIN || n == i64::MAX {
                         "default".to_string()
                     } else {
-                        quote_string(&crate::eval::timespan::Timespan(n).to_string())
+                        quote_string(&crate::eval::values::timespan::Timespan(n).to_string())
                     }
                 };
                 if *a == i64::MIN && *b == i64::MAX {

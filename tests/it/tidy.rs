@@ -212,7 +212,7 @@ const OVERSIZED: &[(&str, usize)] = &[
     ("eval/signatures.rs", 4250),
     ("eval/expr.rs", 2450),
     ("eval/erb.rs", 1750),
-    ("eval/catalog_ops.rs", 1750),
+    ("eval/resources/catalog_ops.rs", 1750),
     ("eval/types.rs", 1600),
     ("eval/compiler.rs", 1600),
 ];

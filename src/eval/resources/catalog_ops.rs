@@ -1,15 +1,15 @@
 //! Catalog operations: declaring resources, classes and defines, defaults, overrides,
 //! relationships and the finishing passes.
 
-use super::builtin_types;
-use super::compiler::{add_tag, join_loc, Compiler, EvalError, Flow, Operand, Res, R};
 use super::priority::PRIORITY;
-use super::scope::{Scope, ScopeId, ScopeKind};
-use super::types::PType;
-use super::value::{quote_string, Value};
 use crate::ast::{Expr, Parameter};
 use crate::catalog::TrimColons;
 use crate::catalog::{capitalize_type, ResourceKind};
+use crate::eval::compiler::scope::{Scope, ScopeId, ScopeKind};
+use crate::eval::compiler::{add_tag, join_loc, Compiler, EvalError, Flow, Operand, Res, R};
+use crate::eval::types::builtin_types;
+use crate::eval::types::PType;
+use crate::eval::values::value::{quote_string, Value};
 use crate::span::Span;
 use indexmap::IndexMap;
 use std::borrow::Cow;
@@ -62,12 +62,12 @@ const DEFINITION_VARS: usize = 6;
 const MAX_CLASS_DEPTH: usize = 1000;
 
 impl Compiler<'_> {
-    pub(super) fn resolve_resource_type(&mut self, name: &str) -> Option<TypeKind> {
-        let lower = super::compiler::lowercase(name.trim_colons());
+    pub(in crate::eval) fn resolve_resource_type(&mut self, name: &str) -> Option<TypeKind> {
+        let lower = crate::eval::compiler::lowercase(name.trim_colons());
         if lower == "class" {
             return Some(TypeKind::Class);
         }
-        if !super::is_qualified(&lower) {
+        if !crate::eval::is_qualified(&lower) {
             if let Some(b) = builtin_types::find(&lower) {
                 return Some(TypeKind::Builtin(b));
             }
@@ -89,7 +89,7 @@ impl Compiler<'_> {
     }
 
     /// Registers a resource in the catalog index, with Puppet's duplicate and alias checks.
-    pub(super) fn add_to_catalog(&mut self, idx: usize) -> Result<(), EvalError> {
+    pub(in crate::eval) fn add_to_catalog(&mut self, idx: usize) -> Result<(), EvalError> {
         let r = &self.resources[idx];
         let builtin = builtin_types::find_any_case(&r.type_name);
         let duplicate = match self.index.insert_new(&self.resources, idx) {
@@ -161,7 +161,7 @@ impl Compiler<'_> {
     }
 
     /// Inserts without checks (resources the compiler makes itself).
-    pub(super) fn insert_resource(&mut self, idx: usize) {
+    pub(in crate::eval) fn insert_resource(&mut self, idx: usize) {
         self.index.insert(&self.resources, idx);
     }
 
@@ -195,10 +195,10 @@ impl Compiler<'_> {
     }
 
     /// Finds a resource by type and title (or namevar/alias).
-    pub(super) fn find_resource(&self, type_name: &str, title: &str) -> Option<usize> {
+    pub(in crate::eval) fn find_resource(&self, type_name: &str, title: &str) -> Option<usize> {
         let t = capitalized(type_name);
         let title = if t == "Class" {
-            super::compiler::lowercase(title.trim_colons())
+            crate::eval::compiler::lowercase(title.trim_colons())
         } else {
             Cow::Borrowed(title)
         };
@@ -212,7 +212,7 @@ impl Compiler<'_> {
     }
 
     /// Resource defaults for a type, looked up along the dynamic scope chain.
-    pub(super) fn lookup_defaults(
+    pub(in crate::eval) fn lookup_defaults(
         &self,
         scope: ScopeId,
         type_name: &str,
@@ -241,7 +241,7 @@ impl Compiler<'_> {
     }
 
     /// The resource a scope evaluates for (its container).
-    pub(super) fn scope_resource(&self, scope: ScopeId) -> usize {
+    pub(in crate::eval) fn scope_resource(&self, scope: ScopeId) -> usize {
         let mut s = Some(scope);
         while let Some(id) = s {
             if let Some(r) = self.scopes[id].resource {
@@ -255,7 +255,7 @@ impl Compiler<'_> {
     /// Declares one resource of a built-in or defined type (the `create_resources` of
     /// Puppet's runtime support). Returns the resource index.
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn declare_resource(
+    pub(in crate::eval) fn declare_resource(
         &mut self,
         type_name: &str,
         kind: &TypeKind,
@@ -331,7 +331,7 @@ impl Compiler<'_> {
     }
 
     /// Whether `name` is a parameter of resource `idx` (set, or one its type accepts).
-    pub(super) fn is_parameter_of(&mut self, idx: usize, name: &str) -> bool {
+    pub(in crate::eval) fn is_parameter_of(&mut self, idx: usize, name: &str) -> bool {
         let r = &self.resources[idx];
         if r.params.contains_key(name) || METAPARAMS.contains(&name) || ordo_metaparam(name) {
             return true;
@@ -423,7 +423,7 @@ impl Compiler<'_> {
     }
 
     /// Puppet refuses tags that are not tag-shaped (`Invalid tag 'in foo'`).
-    pub(super) fn check_tags(&self, v: &Value, span: Span) -> Result<(), EvalError> {
+    pub(in crate::eval) fn check_tags(&self, v: &Value, span: Span) -> Result<(), EvalError> {
         match invalid_tag(v) {
             Some(t) => Err(self.plain(
                 join_loc(format!("Invalid tag '{t}'"), &self.span_location(span)),
@@ -433,7 +433,7 @@ impl Compiler<'_> {
         }
     }
 
-    pub(super) fn set_param(
+    pub(in crate::eval) fn set_param(
         &mut self,
         idx: usize,
         name: &str,
@@ -457,7 +457,12 @@ impl Compiler<'_> {
     // ---- classes ---------------------------------------------------------------------------
 
     /// `include`/`require`/`contain` of one class: evaluates it unless it already is.
-    pub(super) fn include_class(&mut self, name: &str, scope: ScopeId, span: Span) -> R<usize> {
+    pub(in crate::eval) fn include_class(
+        &mut self,
+        name: &str,
+        scope: ScopeId,
+        span: Span,
+    ) -> R<usize> {
         let lname = name.trim_colons().to_lowercase();
         if let Some(i) = self.find_resource("Class", &lname) {
             return Ok(i);
@@ -476,7 +481,7 @@ impl Compiler<'_> {
     }
 
     /// `class { 'name': params }`.
-    pub(super) fn declare_class(
+    pub(in crate::eval) fn declare_class(
         &mut self,
         name: &str,
         params: &[AttrValue],
@@ -509,7 +514,7 @@ impl Compiler<'_> {
         self.instantiate_class(def, scope, span, Some(params))
     }
 
-    pub(super) fn instantiate_class(
+    pub(in crate::eval) fn instantiate_class(
         &mut self,
         def: std::sync::Arc<crate::ast::ClassDef>,
         scope: ScopeId,
@@ -710,7 +715,7 @@ impl Compiler<'_> {
     }
 
     /// Binds class/define parameters: given values, defaults, type checks.
-    pub(super) fn bind_parameters(
+    pub(in crate::eval) fn bind_parameters(
         &mut self,
         idx: usize,
         params: &[Parameter],
@@ -719,7 +724,7 @@ impl Compiler<'_> {
         span: Span,
         is_class: bool,
     ) -> R<()> {
-        super::functions::reserved_parameter(self, params, span)?;
+        crate::eval::functions::reserved_parameter(self, params, span)?;
         self.check_queued_param_types()?;
         let source = self.scopes[sid].source.clone();
         if is_class {
@@ -767,7 +772,7 @@ impl Compiler<'_> {
                 Some(v) if !v.is_undef() => v,
                 _ => match &p.value {
                     Some(default) => {
-                        let guard = super::compiler::ParamGuard {
+                        let guard = crate::eval::compiler::ParamGuard {
                             scope: sid,
                             label: guard_label.clone(),
                             from: at,
@@ -801,7 +806,7 @@ impl Compiler<'_> {
                 let t = self.eval_type(te, sid)?;
                 if !t.is_instance(&value) {
                     // Several problems (a struct's) are listed one per line, as Puppet does.
-                    let msg = match super::types::mismatches(&t, &value).as_slice() {
+                    let msg = match crate::eval::types::mismatches(&t, &value).as_slice() {
                         [one] => format!("{label}: parameter '{}' {one}", p.name),
                         many => format!(
                             "{label}:\n{}",
@@ -821,7 +826,7 @@ impl Compiler<'_> {
     }
 
     /// Evaluates a defined type instance (called from the generators loop).
-    pub(super) fn evaluate_define(&mut self, idx: usize) -> R<()> {
+    pub(in crate::eval) fn evaluate_define(&mut self, idx: usize) -> R<()> {
         self.resources[idx].evaluated = true;
         let type_name = self.resources[idx].type_name.to_lowercase();
         let Some(def) = self.find_define(&type_name) else {
@@ -885,7 +890,7 @@ impl Compiler<'_> {
 
     // ---- overrides -----------------------------------------------------------------------------
 
-    pub(super) fn add_override(&mut self, o: Override) -> Result<(), EvalError> {
+    pub(in crate::eval) fn add_override(&mut self, o: Override) -> Result<(), EvalError> {
         match self.find_resource(&o.type_name, &o.title) {
             Some(idx) => self.merge_override(idx, &o),
             None => {
@@ -914,7 +919,11 @@ impl Compiler<'_> {
         false
     }
 
-    pub(super) fn merge_override(&mut self, idx: usize, o: &Override) -> Result<(), EvalError> {
+    pub(in crate::eval) fn merge_override(
+        &mut self,
+        idx: usize,
+        o: &Override,
+    ) -> Result<(), EvalError> {
         let loc = self.span_location(o.span);
         if !o.forced {
             let rsrc = self.resources[idx].source.clone();
@@ -1002,7 +1011,7 @@ impl Compiler<'_> {
     // ---- relationships -------------------------------------------------------------------------
 
     /// Checks every relationship metaparameter of the non-virtual resources.
-    pub(super) fn validate_relationship_params(&mut self) -> Result<(), EvalError> {
+    pub(in crate::eval) fn validate_relationship_params(&mut self) -> Result<(), EvalError> {
         for idx in 0..self.resources.len() {
             let r = &self.resources[idx];
             // One look at the names first (most resources have none of these).
@@ -1077,7 +1086,7 @@ impl Compiler<'_> {
     }
 
     /// Chaining arrows become `before`/`notify` values on the source resources.
-    pub(super) fn evaluate_relationships(&mut self) -> Result<(), EvalError> {
+    pub(in crate::eval) fn evaluate_relationships(&mut self) -> Result<(), EvalError> {
         let rels = std::mem::take(&mut self.relationships);
         let operands: Vec<&[Operand]> = rels
             .iter()
@@ -1196,7 +1205,7 @@ impl Compiler<'_> {
     }
 
     /// Adds the tags of resource `from` to resource `to` (a no-op when they are the same).
-    pub(super) fn copy_tags(&mut self, from: usize, to: usize) {
+    pub(in crate::eval) fn copy_tags(&mut self, from: usize, to: usize) {
         if from == to {
             return;
         }
@@ -1212,7 +1221,7 @@ impl Compiler<'_> {
 
     // ---- finishing -----------------------------------------------------------------------------
 
-    pub(super) fn finish(&mut self) -> Result<(), EvalError> {
+    pub(in crate::eval) fn finish(&mut self) -> Result<(), EvalError> {
         self.evaluate_relationships()?;
         let pending = std::mem::take(&mut self.pending_overrides);
         let mut remaining = vec![];
@@ -1248,7 +1257,7 @@ impl Compiler<'_> {
     /// the first matching title pattern captures (`Puppet::Resource#to_hash`), before the
     /// resource's own parameters, which win. A title that no pattern matches fails.
     fn params_from_title_patterns(&mut self) -> Result<(), EvalError> {
-        type Patterns = Option<std::rc::Rc<Vec<(super::value::Regex, Vec<String>)>>>;
+        type Patterns = Option<std::rc::Rc<Vec<(crate::eval::values::value::Regex, Vec<String>)>>>;
         let mut by_type: crate::fxhash::FxHashMap<String, Patterns> = Default::default();
         for idx in 0..self.resources.len() {
             let r = &self.resources[idx];
@@ -1267,7 +1276,7 @@ impl Compiler<'_> {
                             s.title_patterns
                                 .iter()
                                 .map(|(re, attrs)| {
-                                    super::value::Regex::new(re)
+                                    crate::eval::values::value::Regex::new(re)
                                         .ok()
                                         .map(|re| (re, attrs.clone()))
                                 })
@@ -1340,7 +1349,7 @@ impl Compiler<'_> {
         Ok(())
     }
 
-    pub(super) fn fail_on_unevaluated(&mut self) -> Result<(), EvalError> {
+    pub(in crate::eval) fn fail_on_unevaluated(&mut self) -> Result<(), EvalError> {
         if !self.pending_overrides.is_empty() {
             let refs: Vec<String> = self
                 .pending_overrides
@@ -1446,7 +1455,7 @@ impl Compiler<'_> {
     }
 
     /// Evaluates parameter lists given as `name => value` operations.
-    pub(super) fn eval_attribute_ops(
+    pub(in crate::eval) fn eval_attribute_ops(
         &mut self,
         ops: &[crate::ast::AttributeOp],
         scope: ScopeId,
@@ -1506,7 +1515,7 @@ impl Compiler<'_> {
                             }
                         }
                         other => {
-                            let got = super::types::infer_generic(&other);
+                            let got = crate::eval::types::infer_generic(&other);
                             return Err(Flow::Err(self.issue(
                                 format!("Expected value of type Hash, got {got}"),
                                 expr.span,
@@ -1519,7 +1528,7 @@ impl Compiler<'_> {
         Ok(out)
     }
 
-    pub(super) fn eval_type(&mut self, e: &Expr, scope: ScopeId) -> R<PType> {
+    pub(in crate::eval) fn eval_type(&mut self, e: &Expr, scope: ScopeId) -> R<PType> {
         match self.eval(e, scope)? {
             Value::Type(t) => Ok(*t),
             other => Err(Flow::Err(self.runtime(
@@ -1531,7 +1540,7 @@ impl Compiler<'_> {
 }
 
 /// The resource type value of a catalog resource.
-pub(super) fn res_type(r: &Res) -> PType {
+pub(in crate::eval) fn res_type(r: &Res) -> PType {
     if r.type_name == "Class" {
         PType::Class(Some(r.title.clone()))
     } else {
@@ -1589,7 +1598,7 @@ impl<'a> ArrowEnd<'a> {
 }
 
 /// (type, title, as shown in messages) of a reference value.
-pub(super) fn ref_parts(v: &Value) -> Option<(Cow<'_, str>, Cow<'_, str>)> {
+pub(in crate::eval) fn ref_parts(v: &Value) -> Option<(Cow<'_, str>, Cow<'_, str>)> {
     match v {
         Value::Type(t) => match &**t {
             PType::Resource(Some(ty), Some(title)) => {
@@ -1607,7 +1616,7 @@ pub(super) fn ref_parts(v: &Value) -> Option<(Cow<'_, str>, Cow<'_, str>)> {
 }
 
 /// How a reference [`ref_parts`] splits is shown in messages (empty if it is none).
-pub(super) fn ref_shown(v: &Value) -> String {
+pub(in crate::eval) fn ref_shown(v: &Value) -> String {
     match (v, ref_parts(v)) {
         (Value::Type(t), Some((_, n))) if matches!(**t, PType::Class(_)) => {
             format!("Class[{}]", capitalize_type(&n))
@@ -1618,7 +1627,7 @@ pub(super) fn ref_shown(v: &Value) -> String {
 }
 
 /// Drops the spare capacity of a value's strings and arrays.
-pub(super) fn compact(v: &mut Value) {
+pub(in crate::eval) fn compact(v: &mut Value) {
     match v {
         Value::Str(s) => s.shrink_to_fit(),
         Value::Array(items) => {
@@ -1629,7 +1638,7 @@ pub(super) fn compact(v: &mut Value) {
     }
 }
 
-pub(super) fn flatten_values(v: &Value) -> Vec<Value> {
+pub(in crate::eval) fn flatten_values(v: &Value) -> Vec<Value> {
     match v {
         Value::Array(a) => a.iter().flat_map(flatten_values).collect(),
         Value::Undef => vec![],
@@ -1688,7 +1697,7 @@ fn composite_key(r: &Res, b: Option<&'static builtin_types::BuiltinType>) -> Opt
 }
 
 /// [`capitalize_type`], borrowed when the name already is (as references mostly are).
-pub(super) fn capitalized(name: &str) -> Cow<'_, str> {
+pub(in crate::eval) fn capitalized(name: &str) -> Cow<'_, str> {
     // `capitalize_type` trims leading `::` and upper-cases the first byte of each `::`
     // segment (pairs of colons taken from the left).
     let b = name.as_bytes();
@@ -1721,9 +1730,9 @@ fn stage_name(v: &Value) -> String {
 
 /// The first of the tags `v` holds that is not tag-shaped, lowercased (Puppet lowercases a
 /// tag before checking it, and names it so).
-pub(super) fn invalid_tag(v: &Value) -> Option<String> {
+pub(in crate::eval) fn invalid_tag(v: &Value) -> Option<String> {
     flatten_values(v)
         .iter()
         .map(|t| t.to_display().to_lowercase())
-        .find(|t| !super::compiler::is_valid_tag(t))
+        .find(|t| !crate::eval::compiler::is_valid_tag(t))
 }
