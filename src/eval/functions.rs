@@ -892,7 +892,11 @@ fn f_defined(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 /// `fail` is a 3.x function: each argument is Ruby's `to_s` of it (an array or hash in
 /// Ruby's inspect form, `{"a"=>nil}`), joined by spaces.
 fn f_fail(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
-    let msg: Vec<String> = a.values.iter().map(super::erb::ruby_to_s).collect();
+    let msg: Vec<String> = a
+        .values
+        .iter()
+        .map(super::values::ruby_print::ruby_to_s)
+        .collect();
     Err(Flow::Err(c.runtime(msg.join(" "), a.span)))
 }
 
@@ -1652,7 +1656,7 @@ fn f_join(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
             flat(&items, &mut all);
             Ok(Value::Str(
                 all.into_iter()
-                    .map(super::erb::ruby_to_s)
+                    .map(super::values::ruby_print::ruby_to_s)
                     .collect::<Vec<_>>()
                     .join(&sep),
             ))
@@ -2175,7 +2179,10 @@ fn min_max(c: &mut Compiler<'_>, a: &mut Args, max: bool) -> R<Value> {
             }
             None if numbers => natural_cmp(&x, &best),
             None => {
-                let (xs, bs) = (super::erb::ruby_to_s(&x), super::erb::ruby_to_s(&best));
+                let (xs, bs) = (
+                    super::values::ruby_print::ruby_to_s(&x),
+                    super::values::ruby_print::ruby_to_s(&best),
+                );
                 match (numeric_text(&xs), numeric_text(&bs)) {
                     (Some(p), Some(q)) => {
                         deprecation(c, &a.name, "numeric_coerce_string", "String to Numeric");

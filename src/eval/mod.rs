@@ -37,12 +37,12 @@ use crate::span::SourceMap;
 use serde_json::Value as Json;
 
 pub use compiler::Compiler;
-pub use erb::ruby_inspect;
 pub use resources::output::CatalogSource;
 pub use resources::priority;
 pub use resources::provenance::{ArrowEdge, CallEdge, Provenance};
 pub use ruby_call::RUBY_PACKAGE;
 pub use types::type_schema;
+pub use values::ruby_print::ruby_inspect;
 
 /// Whether a name has a namespace (`a::b`). A byte search for `:` first: most names have
 /// none, and are told at that cost.

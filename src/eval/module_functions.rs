@@ -308,7 +308,7 @@ fn f_mco_array_to_string(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         Value::Array(items) => Ok(Value::Array(
             items
                 .iter()
-                .map(|v| Value::Str(super::erb::ruby_to_s(v)))
+                .map(|v| Value::Str(super::values::ruby_print::ruby_to_s(v)))
                 .collect(),
         )),
         other => Err(fail_plain(

@@ -629,7 +629,7 @@ impl Warner<'_> {
 /// Ruby's `to_s` of a hash key that is not a string (`[\"a\", 1]`, `1`, `true`).
 fn ruby_to_s(v: &Value) -> String {
     match v {
-        Value::Array(_) | Value::Hash(_) => crate::eval::erb::ruby_inspect(v),
+        Value::Array(_) | Value::Hash(_) => crate::eval::values::ruby_print::ruby_inspect(v),
         Value::Undef => String::new(),
         other => other.to_display(),
     }

@@ -3,6 +3,7 @@
 //! Nothing here knows the compiler: it is data and functions over data.
 
 pub(in crate::eval) mod pson;
+pub(in crate::eval) mod ruby_print;
 pub(in crate::eval) mod ruby_random;
 pub(in crate::eval) mod strings;
 pub mod timespan;

@@ -472,13 +472,13 @@ pub fn sprintf(fmt: &str, args: &[Value]) -> Result<String, String> {
         let body = match conv {
             // Ruby's Kernel#sprintf: to_s and inspect, on the values as Puppet passes them.
             's' => {
-                let s = crate::eval::erb::ruby_to_s(&as_ruby_arg(arg));
+                let s = super::ruby_print::ruby_to_s(&as_ruby_arg(arg));
                 match precision {
                     Some(p) => s.chars().take(p).collect(),
                     None => s,
                 }
             }
-            'p' => crate::eval::erb::ruby_inspect(&as_ruby_arg(arg)),
+            'p' => super::ruby_print::ruby_inspect(&as_ruby_arg(arg)),
             'd' | 'i' | 'u' => {
                 let n = to_int(&arg)?;
                 let s = zero_extend(n.unsigned_abs().to_string(), precision);

@@ -888,7 +888,7 @@ impl Value {
                         // A key that is not a string is written as Ruby's to_s of it.
                         let key = match k {
                             Value::Str(s) => s.clone(),
-                            Value::Array(_) | Value::Hash(_) => crate::eval::erb::ruby_inspect(k),
+                            Value::Array(_) | Value::Hash(_) => super::ruby_print::ruby_inspect(k),
                             other => other.to_display(),
                         };
                         (key, v.to_json())
