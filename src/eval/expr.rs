@@ -15,9 +15,9 @@ use std::cmp::Ordering;
 
 mod access;
 mod catalog;
-mod numbers;
 mod operators;
-pub(super) use numbers::{parse_number, to_n};
+use super::values::numbers::{num_f64, to_n};
+use super::values::strings::a_an;
 
 impl Compiler<'_> {
     /// Evaluates the top-level program in the top scope.
@@ -1004,14 +1004,6 @@ fn floor_div(x: i64, y: i64) -> i64 {
     }
 }
 
-pub(super) fn num_f64(v: &Value) -> f64 {
-    match v {
-        Value::Int(i) => *i as f64,
-        Value::Float(f) => *f,
-        _ => 0.0,
-    }
-}
-
 /// The items of a value, nested arrays flattened (moved, not copied).
 fn flatten_into(v: Value, out: &mut Vec<Value>) {
     match v {
@@ -1042,14 +1034,6 @@ fn slice_bounds(start: i64, count: i64, n: i64) -> (usize, usize) {
         return (0, 0);
     }
     (k1 as usize, k1.saturating_add(k2).min(n) as usize)
-}
-
-pub(super) fn a_an(word: &str) -> String {
-    if word.starts_with(['A', 'E', 'I', 'O', 'U']) {
-        format!("an {word}")
-    } else {
-        format!("a {word}")
-    }
 }
 
 /// The variables Puppet binds itself, which no assignment or parameter may name.

@@ -2,9 +2,9 @@
 
 use super::compiler::scope::{Scope, ScopeId, ScopeKind};
 use super::compiler::{Compiler, Flow, R};
-use super::expr::{num_f64, parse_number};
 use super::resources::catalog_ops::{flatten_values, ref_parts, res_type};
 use super::types::{self, PType};
+use super::values::numbers::{num_f64, parse_number};
 use super::values::strings;
 use super::values::value::{puppet_eq, Regex, Value};
 use super::LogLevel;

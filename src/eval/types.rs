@@ -251,7 +251,7 @@ fn check_size_keys(keys: &[Value], start: usize) -> Result<(), TypeArgError> {
             return Err((
                 format!(
                     "A Type's size constraint arguments must be a single Integer type, or 1-2 integers (or default). Got {}",
-                    super::expr::a_an(&class)
+                    super::values::strings::a_an(&class)
                 ),
                 Some(start + i),
             ));

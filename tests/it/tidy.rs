@@ -206,22 +206,18 @@ fn imports_follow_the_architecture() {
 }
 
 /// The rooms of `src/eval/` (docs/eval.md) and the other rooms and modules of `eval` each
-/// may name. Values and types are data; Hiera reads data; the ERB interpreter is reached only
-/// through the function registry (`template()`, `inline_template()`). Items of `eval` itself
-/// (`Loader`, `is_qualified`) are not rooms and are always allowed; a room not listed here is
-/// not checked.
+/// may name. Values are data; types see only values and the compiler (which resolves type
+/// names); Hiera reads data; the ERB interpreter is reached only through the function
+/// registry (`template()`, `inline_template()`). Items of `eval` itself (`Loader`,
+/// `is_qualified`) are not rooms and are always allowed; a room not listed is not checked.
 const EVAL_ROOMS: &[(&str, &[&str])] = &[
-    ("values", &["types", "expr"]),
-    ("types", &["values", "expr", "compiler"]),
+    ("values", &["types"]),
+    ("types", &["values", "compiler"]),
     ("hiera", &["values", "types"]),
-    (
-        "resources",
-        &["compiler", "expr", "functions", "types", "values"],
-    ),
+    ("resources", &["compiler", "functions", "types", "values"]),
     (
         "compiler",
         &[
-            "expr",
             "functions",
             "hiera",
             "parse_cache",

@@ -593,7 +593,7 @@ impl Warner<'_> {
                         full.split('[').next().unwrap_or(&full).to_string()
                     }
                 };
-                let label = crate::eval::expr::a_an(&format!("{name}-Type"));
+                let label = crate::eval::values::strings::a_an(&format!("{name}-Type"));
                 self.warn(format_args!(
                     "contains {label} value. It will be converted to the String '{t}'"
                 ));
@@ -648,7 +648,7 @@ fn a_an_class(v: &Value) -> String {
         Value::Regex(_) => "Regexp",
         _ => "Object",
     };
-    crate::eval::expr::a_an(class)
+    crate::eval::values::strings::a_an(class)
 }
 
 /// The catalog form of a compiled resource, its parameters and tags moved out (this is the

@@ -41,7 +41,7 @@ impl PType {
                 let spans_match = keys.len() == args.len();
                 for (i, k) in keys.iter().enumerate() {
                     if !matches!(k, Value::Str(_) | Value::Type(_)) {
-                        let label = crate::eval::expr::a_an(&key_type_name(k));
+                        let label = crate::eval::values::strings::a_an(&key_type_name(k));
                         let mut label_uc = label.clone();
                         label_uc[..1].make_ascii_uppercase();
                         return Err((

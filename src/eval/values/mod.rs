@@ -2,6 +2,7 @@
 //! strings and their formats, timespans and time zones, PSON, and Ruby's random numbers.
 //! Nothing here knows the compiler: it is data and functions over data.
 
+pub(in crate::eval) mod numbers;
 pub(in crate::eval) mod pson;
 pub(in crate::eval) mod ruby_print;
 pub(in crate::eval) mod ruby_random;

@@ -688,7 +688,7 @@ fn to_int(v: &Value) -> Result<i64, String> {
     match v {
         Value::Int(i) => Ok(*i),
         Value::Float(f) => Ok(f.floor() as i64),
-        Value::Str(s) => match crate::eval::expr::parse_number(s) {
+        Value::Str(s) => match super::numbers::parse_number(s) {
             Some(Value::Int(i)) => Ok(i),
             Some(Value::Float(f)) => Ok(f as i64),
             _ => Err(format!("invalid value for Integer(): \"{s}\"")),
@@ -1015,6 +1015,15 @@ pub(in crate::eval) fn ruby_capitalize(s: &str) -> String {
     match ch.next() {
         Some(f) => f.to_uppercase().collect::<String>() + &ch.as_str().to_lowercase(),
         None => String::new(),
+    }
+}
+
+/// `a Word` or `an Word`, as Puppet's messages name a type or a class.
+pub(in crate::eval) fn a_an(word: &str) -> String {
+    if word.starts_with(['A', 'E', 'I', 'O', 'U']) {
+        format!("an {word}")
+    } else {
+        format!("a {word}")
     }
 }
 
