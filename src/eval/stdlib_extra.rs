@@ -12,7 +12,7 @@ use super::functions::Args;
 use super::stdlib::{arg, fail, fail_plain, inspect, ruby_class};
 use super::stdlib_more::{arity_exact, map_strings, no_method, ruby_inspect, undef_to_empty};
 use super::types::PType;
-use super::value::{format_float, Regex, Value};
+use super::values::value::{format_float, Regex, Value};
 use super::LogLevel;
 
 // ---- text ----------------------------------------------------------------------------------------
@@ -108,7 +108,7 @@ pub(super) fn f_convert_base(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     }
     let to_i = |v: &Value| match v {
         Value::Int(n) => i128::from(*n),
-        other => super::strings::ruby_to_i(&other.to_display()) as i128,
+        other => super::values::strings::ruby_to_i(&other.to_display()) as i128,
     };
     let (n, base) = (to_i(&number), to_i(&base));
     if !(2..=36).contains(&base) {
@@ -376,7 +376,7 @@ pub(super) fn f_load_module_metadata(c: &mut Compiler<'_>, a: &mut Args) -> R<Va
         return Err(fail_plain(c, a, msg));
     }
     match c.loader.load(&module, "metadata.json") {
-        Some((_, text)) => super::pson::load(&text).map_err(|m| fail_plain(c, a, m)),
+        Some((_, text)) => super::values::pson::load(&text).map_err(|m| fail_plain(c, a, m)),
         None if !matches!(arg(a, 1), Value::Undef | Value::Bool(false)) => {
             Ok(Value::Hash(Default::default()))
         }
@@ -425,7 +425,7 @@ pub(super) fn f_str2resource(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 /// `parsepson(text[, default])`: `PSON.load` of the text; the default (when given) instead
 /// of the parser's error.
 pub(super) fn f_parsepson(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
-    match super::pson::load(&arg(a, 0).to_display()) {
+    match super::values::pson::load(&arg(a, 0).to_display()) {
         Ok(v) => Ok(v),
         Err(_) if a.values.len() > 1 => Ok(arg(a, 1)),
         Err(m) => Err(fail_plain(c, a, m)),
@@ -460,7 +460,7 @@ pub(super) fn f_load_file(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
                 Ok(text) if a.name == "loadyaml" => {
                     crate::eval::hiera::yaml::parse(&text).map(|j| or_default(Value::from_json(&j)))
                 }
-                Ok(text) => super::pson::load(&text).map(or_default),
+                Ok(text) => super::values::pson::load(&text).map(or_default),
                 Err(e) => Err(e.to_string()),
             }
         }
@@ -530,8 +530,10 @@ pub(super) fn f_seeded_rand_string(_c: &mut Compiler<'_>, a: &mut Args) -> R<Val
         Value::Str(s) => s.chars().collect(),
         _ => ('0'..='9').chain('a'..='z').chain('A'..='Z').collect(),
     };
-    let seed = super::strings::sha256_hex(arg(a, 1).to_display().as_bytes());
-    let mut rng = super::ruby_random::Mt::from_seed_words(&super::strings::hex_to_words(&seed));
+    let seed = super::values::strings::sha256_hex(arg(a, 1).to_display().as_bytes());
+    let mut rng = super::values::ruby_random::Mt::from_seed_words(
+        &super::values::strings::hex_to_words(&seed),
+    );
     let out: String = (0..length)
         .map(|_| charset[rng.rand_below(charset.len() as u64) as usize])
         .collect();
@@ -831,7 +833,7 @@ mod tests {
 
     #[test]
     fn signatures_sorted_for_binary_search() {
-        let sigs = super::super::stdlib_more::SIGNATURES;
+        let sigs = crate::eval::stdlib_more::SIGNATURES;
         assert!(sigs.windows(2).all(|w| w[0].name < w[1].name));
     }
 

@@ -118,7 +118,7 @@ pub(super) fn f_tag(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let container = c.scope_resource(a.scope);
     for v in &a.values {
         // The function's failure is an evaluation error of the call (with its column).
-        if let Some(bad) = crate::eval::catalog_ops::invalid_tag(v) {
+        if let Some(bad) = crate::eval::resources::catalog_ops::invalid_tag(v) {
             return Err(Flow::Err(c.runtime(format!("Invalid tag '{bad}'"), a.span)));
         }
         for t in flatten_values(v) {
@@ -243,26 +243,30 @@ pub(super) fn f_create_resources(c: &mut Compiler<'_>, a: &mut Args) -> R<Value>
             a.span,
         )));
     }
-    let to_attrs =
-        |h: &IndexMap<Value, Value>, span: Span| -> Vec<crate::eval::catalog_ops::AttrValue> {
-            let mut out: Vec<crate::eval::catalog_ops::AttrValue> = defaults
-                .iter()
-                .filter(|(k, _)| !h.contains_key(*k))
-                .map(|(k, v)| crate::eval::catalog_ops::AttrValue {
-                    name: k.to_display(),
-                    value: v.clone(),
-                    append: false,
-                    span,
-                })
-                .collect();
-            out.extend(h.iter().map(|(k, v)| crate::eval::catalog_ops::AttrValue {
+    let to_attrs = |h: &IndexMap<Value, Value>,
+                    span: Span|
+     -> Vec<crate::eval::resources::catalog_ops::AttrValue> {
+        let mut out: Vec<crate::eval::resources::catalog_ops::AttrValue> = defaults
+            .iter()
+            .filter(|(k, _)| !h.contains_key(*k))
+            .map(|(k, v)| crate::eval::resources::catalog_ops::AttrValue {
                 name: k.to_display(),
                 value: v.clone(),
                 append: false,
                 span,
-            }));
-            out
-        };
+            })
+            .collect();
+        out.extend(
+            h.iter()
+                .map(|(k, v)| crate::eval::resources::catalog_ops::AttrValue {
+                    name: k.to_display(),
+                    value: v.clone(),
+                    append: false,
+                    span,
+                }),
+        );
+        out
+    };
     if type_name == "class" {
         for (title, params) in &instances {
             let empty = IndexMap::new();
@@ -290,10 +294,13 @@ pub(super) fn f_create_resources(c: &mut Compiler<'_>, a: &mut Args) -> R<Value>
         // A title that is not a string: Puppet's catalog then also carries the instance's
         // `name` ('5000' beside the title 5000, which it does not count as equal).
         if !matches!(title, Value::Str(_))
-            && matches!(kind, crate::eval::catalog_ops::TypeKind::Define(_))
+            && matches!(
+                kind,
+                crate::eval::resources::catalog_ops::TypeKind::Define(_)
+            )
             && !attrs.iter().any(|x| x.name == "name")
         {
-            attrs.push(crate::eval::catalog_ops::AttrValue {
+            attrs.push(crate::eval::resources::catalog_ops::AttrValue {
                 name: "name".to_string(),
                 value: Value::Str(title.to_display()),
                 append: false,

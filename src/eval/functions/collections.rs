@@ -158,7 +158,7 @@ pub(super) fn f_dig(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 pub(super) fn dig_values(
     data: Value,
     keys: &[Value],
-) -> Result<Value, crate::eval::value::ErrorValue> {
+) -> Result<Value, crate::eval::values::value::ErrorValue> {
     let slice_error = |code: &str, msg: String, walked: &[Value], (key, t): (&str, PType)| {
         let details: IndexMap<Value, Value> = [
             (Value::str("walked_path"), Value::Array(walked.to_vec())),
@@ -166,7 +166,7 @@ pub(super) fn dig_values(
         ]
         .into_iter()
         .collect();
-        crate::eval::value::ErrorValue {
+        crate::eval::values::value::ErrorValue {
             msg,
             kind: Some("SLICE_ERROR".to_string()),
             details: Some(Value::Hash(details.into())),

@@ -6,7 +6,11 @@ use super::*;
 /// `fail` is a 3.x function: each argument is Ruby's `to_s` of it (an array or hash in
 /// Ruby's inspect form, `{"a"=>nil}`), joined by spaces.
 pub(super) fn f_fail(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
-    let msg: Vec<String> = a.values.iter().map(crate::eval::erb::ruby_to_s).collect();
+    let msg: Vec<String> = a
+        .values
+        .iter()
+        .map(crate::eval::values::ruby_print::ruby_to_s)
+        .collect();
     Err(Flow::Err(c.runtime(msg.join(" "), a.span)))
 }
 
@@ -66,7 +70,7 @@ pub(super) fn f_call(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 /// first), or for a `$name`, `dig` into that variable (Puppet's `DeferredResolver`).
 pub(super) fn resolve_deferred(
     c: &mut Compiler<'_>,
-    d: &crate::eval::value::Deferred,
+    d: &crate::eval::values::value::Deferred,
     scope: ScopeId,
     span: Span,
 ) -> R<Value> {

@@ -231,7 +231,7 @@ pub(super) fn f_tree_each(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     // Without a block: an iterator of `[path, value]` pairs.
     let Some(l) = a.lambda else {
         return Ok(Value::Iterator(std::sync::Arc::new(
-            crate::eval::value::IterValue {
+            crate::eval::values::value::IterValue {
                 elem: PType::Any,
                 items: nodes
                     .into_iter()
@@ -293,7 +293,7 @@ pub(super) fn iterator_of(v: &Value, items: Vec<(Value, Value)>) -> Value {
         Value::Type(t) => (**t).clone(),
         _ => PType::Any,
     };
-    Value::Iterator(std::sync::Arc::new(crate::eval::value::IterValue {
+    Value::Iterator(std::sync::Arc::new(crate::eval::values::value::IterValue {
         elem,
         items: items.into_iter().map(|(_, x)| x).collect(),
     }))

@@ -1,13 +1,13 @@
 //! Function calls: the dispatch of built-in functions, Puppet-language functions and
 //! lambdas. The built-in functions themselves are in this folder by topic.
 
-use super::catalog_ops::{flatten_values, ref_parts, res_type};
+use super::compiler::scope::{Scope, ScopeId, ScopeKind};
 use super::compiler::{Compiler, Flow, R};
-use super::expr::{num_f64, parse_number};
-use super::scope::{Scope, ScopeId, ScopeKind};
-use super::strings;
+use super::resources::catalog_ops::{flatten_values, ref_parts, res_type};
 use super::types::{self, PType};
-use super::value::{puppet_eq, Regex, Value};
+use super::values::numbers::{num_f64, parse_number};
+use super::values::strings;
+use super::values::value::{puppet_eq, Regex, Value};
 use super::LogLevel;
 use crate::ast::{Call, CallKind, Expr, ExprKind, Lambda, Parameter};
 use crate::catalog::TrimColons;

@@ -26,7 +26,7 @@ pub(super) fn f_compare(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         (_, _, None) => numeric(&x)
             .zip(numeric(&y))
             .and_then(|(p, q)| p.partial_cmp(&q))
-            .or_else(|| crate::eval::timespan::compare(&x, &y)),
+            .or_else(|| crate::eval::values::timespan::compare(&x, &y)),
         _ => None,
     };
     if let Some(o) = ord {
@@ -242,8 +242,8 @@ pub(super) fn min_max(c: &mut Compiler<'_>, a: &mut Args, max: bool) -> R<Value>
             None if numbers => natural_cmp(&x, &best),
             None => {
                 let (xs, bs) = (
-                    crate::eval::erb::ruby_to_s(&x),
-                    crate::eval::erb::ruby_to_s(&best),
+                    crate::eval::values::ruby_print::ruby_to_s(&x),
+                    crate::eval::values::ruby_print::ruby_to_s(&best),
                 );
                 match (numeric_text(&xs), numeric_text(&bs)) {
                     (Some(p), Some(q)) => {

@@ -7,7 +7,7 @@
 //! into `signatures_data.rs`; the code here reads it.
 
 use crate::eval::types::{self, PType};
-use crate::eval::value::Value;
+use crate::eval::values::value::Value;
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 
@@ -256,7 +256,9 @@ impl TypeText<'_> {
             b'/' => {
                 self.pos += 1;
                 let src = self.delimited(b'/')?;
-                Some(Value::Regex(crate::eval::value::Regex::new(&src).ok()?))
+                Some(Value::Regex(
+                    crate::eval::values::value::Regex::new(&src).ok()?,
+                ))
             }
             b'{' => {
                 self.pos += 1;

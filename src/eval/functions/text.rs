@@ -37,7 +37,7 @@ pub(super) fn f_strftime(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
                 );
             }
             (
-                crate::eval::value::Timestamp::at(c.loader.host().now()),
+                crate::eval::values::value::Timestamp::at(c.loader.host().now()),
                 f.clone(),
                 rest.first().cloned(),
             )
@@ -46,15 +46,17 @@ pub(super) fn f_strftime(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     };
     // Puppet's `Timestamp#format`: no zone or an empty one is UTC.
     let offset = match tz {
-        Some(Value::Str(tz)) if !tz.is_empty() => match crate::eval::timezone::utc_offset(&tz) {
-            // `convert_timezone`: whole minutes (Ruby's division rounds down).
-            Some(off) => Some(off.div_euclid(60) * 60),
-            None => {
-                return Err(Flow::Err(
-                    c.runtime(format!("Illegal timezone '{tz}'"), a.span),
-                ))
+        Some(Value::Str(tz)) if !tz.is_empty() => {
+            match crate::eval::values::timezone::utc_offset(&tz) {
+                // `convert_timezone`: whole minutes (Ruby's division rounds down).
+                Some(off) => Some(off.div_euclid(60) * 60),
+                None => {
+                    return Err(Flow::Err(
+                        c.runtime(format!("Illegal timezone '{tz}'"), a.span),
+                    ))
+                }
             }
-        },
+        }
         _ => None,
     };
     ts.strftime_in(&fmt, offset)
@@ -121,7 +123,7 @@ pub(super) fn f_join(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
             flat(&items, &mut all);
             Ok(Value::Str(
                 all.into_iter()
-                    .map(crate::eval::erb::ruby_to_s)
+                    .map(crate::eval::values::ruby_print::ruby_to_s)
                     .collect::<Vec<_>>()
                     .join(&sep),
             ))

@@ -87,12 +87,14 @@ pub(super) fn new_error(args: &[Value]) -> Result<Value, String> {
             ))
         }
     };
-    Ok(Value::Error(Box::new(crate::eval::value::ErrorValue {
-        msg,
-        kind: text("kind")?,
-        details,
-        issue_code: text("issue_code")?,
-    })))
+    Ok(Value::Error(Box::new(
+        crate::eval::values::value::ErrorValue {
+            msg,
+            kind: text("kind")?,
+            details,
+            issue_code: text("issue_code")?,
+        },
+    )))
 }
 
 pub(super) fn f_convert_to(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
