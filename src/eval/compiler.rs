@@ -272,7 +272,7 @@ pub struct Compiler<'a> {
     /// Lambda calls so far (bounded by `functions::MAX_LAMBDA_CALLS`).
     pub(super) lambda_calls: u64,
     /// The modules' Ruby functions described by Ruby so far (see `ruby_call`).
-    pub(super) ruby: super::ruby_call::RubyState,
+    pub(super) ruby: super::functions::ruby_call::RubyState,
     /// Rudder priorities: pending class declarations, resolved conflicts.
     pub(super) priority: super::resources::priority::PriorityState,
     /// Spans of edges and Ordo's own warnings, for `ordo check`.

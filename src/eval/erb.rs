@@ -9,8 +9,8 @@
 
 use super::compiler::scope::ScopeId;
 use super::compiler::{Compiler, Flow, R};
+use super::functions::stdlib::{arg, fail_plain};
 use super::functions::Args;
-use super::stdlib::{arg, fail_plain};
 use super::values::ruby_print::{ruby_inspect, ruby_to_s};
 use super::values::value::{Regex, Value};
 use indexmap::IndexMap;
@@ -144,7 +144,7 @@ fn truthy(v: &Value) -> bool {
 }
 
 fn class_name(v: &Value) -> &'static str {
-    super::stdlib::ruby_class(v)
+    super::functions::stdlib::ruby_class(v)
 }
 
 fn ruby_cmp(a: &Value, b: &Value) -> E<Ordering> {

@@ -13,20 +13,10 @@ mod compiler;
 mod erb;
 mod expr;
 mod functions;
-mod glob;
 pub mod hiera;
-mod hiera_lookup;
 pub mod host;
-mod module_functions;
 pub mod parse_cache;
 mod resources;
-mod ruby_call;
-mod stdlib;
-mod stdlib9;
-mod stdlib_crypt;
-mod stdlib_extra;
-mod stdlib_more;
-mod stdlib_validate;
 pub mod types;
 pub mod values;
 
@@ -39,11 +29,11 @@ pub use compiler::Compiler;
 pub use functions::registry::{
     Entry as FunctionEntry, Origin as FunctionOrigin, Purity, ENTRIES as FUNCTIONS,
 };
+pub use functions::ruby_call::RUBY_PACKAGE;
 pub use functions::signatures::names as signature_names;
 pub use resources::output::CatalogSource;
 pub use resources::priority;
 pub use resources::provenance::{ArrowEdge, CallEdge, Provenance};
-pub use ruby_call::RUBY_PACKAGE;
 pub use types::type_schema;
 pub use values::ruby_print::ruby_inspect;
 

@@ -222,33 +222,15 @@ const EVAL_ROOMS: &[(&str, &[&str])] = &[
             "hiera",
             "parse_cache",
             "resources",
-            "ruby_call",
             "types",
             "values",
         ],
     ),
     (
         "expr",
-        &[
-            "compiler",
-            "functions",
-            "resources",
-            "stdlib",
-            "types",
-            "values",
-        ],
+        &["compiler", "functions", "resources", "types", "values"],
     ),
-    (
-        "erb",
-        &[
-            "compiler",
-            "functions",
-            "hiera",
-            "ruby_call",
-            "stdlib",
-            "values",
-        ],
-    ),
+    ("erb", &["compiler", "functions", "hiera", "values"]),
 ];
 
 /// The modules of `eval` a piece of code in module `module` (its path from `crate`, as

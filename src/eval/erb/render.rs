@@ -82,7 +82,7 @@ impl Compiler<'_> {
             Some(rt) => rt.available(),
             None => Err(format!(
                 "Ordo has no Ruby here (install the package `{}`)",
-                crate::eval::ruby_call::RUBY_PACKAGE
+                crate::eval::functions::ruby_call::RUBY_PACKAGE
             )),
         };
         match ruby {

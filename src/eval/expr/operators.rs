@@ -144,7 +144,7 @@ impl Compiler<'_> {
                     Value::Bool(true) => "true",
                     Value::Bool(false) => "false",
                     Value::Default => "Symbol",
-                    other => crate::eval::stdlib::ruby_class(other),
+                    other => crate::eval::functions::stdlib::ruby_class(other),
                 };
                 Err(Flow::Err(self.issue(
                     format!(
@@ -507,7 +507,7 @@ impl Compiler<'_> {
             other @ (Value::Array(_) | Value::Hash(_)) => Err(Flow::Err(self.issue(
                 format!(
                     "The value '{}' cannot be converted to Numeric.",
-                    crate::eval::stdlib::inspect(other)
+                    crate::eval::functions::stdlib::inspect(other)
                 ),
                 span,
             ))),

@@ -236,7 +236,7 @@ pub(super) fn f_create_resources(c: &mut Compiler<'_>, a: &mut Args) -> R<Value>
             Value::Undef => "nil",
             Value::Bool(true) => "true",
             Value::Bool(false) => "false",
-            other => crate::eval::stdlib::ruby_class(other),
+            other => crate::eval::functions::stdlib::ruby_class(other),
         };
         return Err(Flow::Err(c.runtime(
             format!("no implicit conversion of {what} into Hash"),

@@ -118,7 +118,7 @@ pub(super) fn f_sort(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
             Err((x, y)) => Err(Flow::Err(c.runtime(
                 format!(
                     "comparison of {} with {} failed",
-                    crate::eval::stdlib::ruby_class(&x),
+                    crate::eval::functions::stdlib::ruby_class(&x),
                     ruby_cmperr_name(&y)
                 ),
                 a.span,
@@ -154,9 +154,9 @@ pub(in crate::eval) fn ruby_cmp(a: &Value, b: &Value) -> Option<Ordering> {
 pub(super) fn ruby_cmperr_name(v: &Value) -> String {
     match v {
         Value::Undef | Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::Default => {
-            crate::eval::stdlib::inspect(v)
+            crate::eval::functions::stdlib::inspect(v)
         }
-        other => crate::eval::stdlib::ruby_class(other).to_string(),
+        other => crate::eval::functions::stdlib::ruby_class(other).to_string(),
     }
 }
 

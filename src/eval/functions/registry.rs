@@ -7,10 +7,11 @@
 
 use super::signatures::{self, Signature};
 use super::*;
-use crate::eval::{
-    erb, hiera_lookup, module_functions, stdlib, stdlib9, stdlib_crypt, stdlib_extra, stdlib_more,
+use super::{
+    hiera_lookup, module_functions, stdlib, stdlib9, stdlib_crypt, stdlib_extra, stdlib_more,
     stdlib_validate,
 };
+use crate::eval::erb;
 use std::collections::HashMap;
 use std::sync::OnceLock;
 

@@ -68,14 +68,14 @@ pub fn find(name: &str) -> Option<&'static Signature> {
         .binary_search_by(|s| s.name.cmp(name))
         .ok()
         .map(|i| &SIGNATURES[i])
-        .or_else(|| crate::eval::stdlib_more::find(name))
+        .or_else(|| crate::eval::functions::stdlib_more::find(name))
 }
 
 /// The names of all functions with a signature here (Puppet's and stdlib's).
 pub fn names() -> impl Iterator<Item = &'static str> {
     SIGNATURES
         .iter()
-        .chain(crate::eval::stdlib_more::SIGNATURES)
+        .chain(crate::eval::functions::stdlib_more::SIGNATURES)
         .map(|s| s.name)
 }
 

@@ -229,7 +229,7 @@ pub(super) fn f_match(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         ) => {
             let msg = format!(
                 "match() expects pattern of T, where T is String, Regexp, Regexp[r], Pattern[p], or Array[T]. Got {}",
-                crate::eval::stdlib::ruby_class(other)
+                crate::eval::functions::stdlib::ruby_class(other)
             );
             return Err(Flow::Err(c.runtime(msg, a.span)));
         }

@@ -1,4 +1,4 @@
-//! The modules' Ruby, run by the loader's [`RubyRuntime`](super::RubyRuntime): their
+//! The modules' Ruby, run by the loader's [`RubyRuntime`](crate::eval::RubyRuntime): their
 //! functions of both of Puppet's APIs, and the ERB templates Ordo's own ERB does not know.
 //!
 //! Ordo keeps what Puppet's compiler does around a Ruby function: the argument count and
@@ -7,13 +7,15 @@
 //! source). Ruby runs the body; its callbacks (a Puppet function, a variable, the lambda)
 //! are answered here, in the calling scope. The protocol is described in `src/ruby/host.rb`.
 
-use super::compiler::scope::ScopeId;
-use super::compiler::{Compiler, Flow, R};
-use super::functions::signatures::{self, Block, BlockParam, Dispatch, Kind, Param, Signature};
-use super::types::PType;
-use super::values::value::{Regex, Value};
-use super::LogLevel;
 use crate::ast::Lambda;
+use crate::eval::compiler::scope::ScopeId;
+use crate::eval::compiler::{Compiler, Flow, R};
+use crate::eval::functions::signatures::{
+    self, Block, BlockParam, Dispatch, Kind, Param, Signature,
+};
+use crate::eval::types::PType;
+use crate::eval::values::value::{Regex, Value};
+use crate::eval::LogLevel;
 use crate::span::Span;
 use indexmap::IndexMap;
 use serde_json::{json, Value as Json};
@@ -28,7 +30,7 @@ pub struct RubyState {
     lib_dirs_sent: bool,
     /// Templates being rendered by Ruby: a template they render is Ruby's too (what it
     /// defines, `def`, is seen by the template that called it, as in Puppet).
-    pub(super) erb_depth: usize,
+    pub(in crate::eval) erb_depth: usize,
 }
 
 #[derive(Clone, Copy)]
@@ -142,12 +144,12 @@ pub const RUBY_PACKAGE: &str = "ruby";
 
 impl Compiler<'_> {
     /// Whether a module ships `name` in Ruby and this compile can run Ruby.
-    pub(super) fn has_runnable_ruby_function(&self, name: &str) -> bool {
+    pub(in crate::eval) fn has_runnable_ruby_function(&self, name: &str) -> bool {
         self.loader.ruby().is_some() && self.loader.ruby_function_file(name).is_some()
     }
 
     /// Calls a module's Ruby function.
-    pub(super) fn call_ruby_function(
+    pub(in crate::eval) fn call_ruby_function(
         &mut self,
         name: &str,
         values: Vec<Value>,
@@ -402,9 +404,9 @@ impl Compiler<'_> {
             "type_of" => {
                 let v = self.decode(&cb["value"], call).unwrap_or(Value::Undef);
                 let t = if cb["detailed"].as_bool() == Some(true) {
-                    super::types::infer(&v)
+                    crate::eval::types::infer(&v)
                 } else {
-                    super::types::infer_reduced(&v)
+                    crate::eval::types::infer_reduced(&v)
                 };
                 Ok(Value::Str(t.to_string()))
             }
@@ -431,7 +433,7 @@ impl Compiler<'_> {
     /// `scope.to_hash`: every variable visible from the scope (the enclosing and inherited
     /// scopes first, inner ones overriding), without the undef ones, as Puppet's
     /// `Scope#to_hash`.
-    pub(super) fn scope_hash(&self, scope: ScopeId) -> Value {
+    pub(in crate::eval) fn scope_hash(&self, scope: ScopeId) -> Value {
         let mut chain = vec![];
         let mut s = Some(scope);
         while let Some(id) = s {
@@ -455,7 +457,7 @@ impl Compiler<'_> {
     /// Renders ERB in Ruby, as Puppet's `TemplateWrapper` does: the scope's variables as
     /// instance variables, `scope` reaching the compiler. `file`: the template's path
     /// (`None` for an inline template).
-    pub(super) fn render_erb_in_ruby(
+    pub(in crate::eval) fn render_erb_in_ruby(
         &mut self,
         name: &str,
         file: Option<&str>,
@@ -533,12 +535,13 @@ impl Compiler<'_> {
                         self.decode(o.get("v").unwrap_or(&Json::Null), call)?,
                     )),
                     "timestamp" => Value::Timestamp(
-                        super::values::value::Timestamp::parse(text())
+                        crate::eval::values::value::Timestamp::parse(text())
                             .ok_or_else(|| format!("a bad Timestamp '{}'", text()))?,
                     ),
-                    "timespan" => {
-                        Value::Timespan(super::values::timespan::Timespan::parse(text(), &[])?)
-                    }
+                    "timespan" => Value::Timespan(crate::eval::values::timespan::Timespan::parse(
+                        text(),
+                        &[],
+                    )?),
                     "opaque" => {
                         let i = o.get("v").and_then(Json::as_u64).unwrap_or(u64::MAX);
                         call.opaque

@@ -1,14 +1,14 @@
 //! stdlib's validators: `validate_legacy`, the deprecated `validate_*` functions and the
 //! `is_*` predicates, with stdlib 8.5's rules and messages.
 
-use super::compiler::{Compiler, Flow, R};
-use super::functions::Args;
-use super::stdlib::{arg, fail, fail_plain, inspect, ruby_class};
-use super::types::{self, PType};
-use super::values::value::{Regex, Value};
-use super::LogLevel;
+use crate::eval::compiler::{Compiler, Flow, R};
+use crate::eval::functions::stdlib::{arg, fail, fail_plain, inspect, ruby_class};
+use crate::eval::functions::Args;
+use crate::eval::types::{self, PType};
+use crate::eval::values::value::{Regex, Value};
+use crate::eval::LogLevel;
 
-pub(super) fn is_integer_like(v: &Value) -> bool {
+pub(in crate::eval) fn is_integer_like(v: &Value) -> bool {
     match v {
         Value::Int(_) => true,
         Value::Str(s) => {
@@ -57,7 +57,7 @@ fn is_ipv6(s: &str) -> bool {
 /// stdlib's `is_domain_name`: `.`, or at most 255 characters (without a final dot) of
 /// dot-separated labels of 1 to 63 letters, digits and inner hyphens; with more than one
 /// label, the last is alphabetic. Ruby's `^`/`$` anchor at line ends, as here.
-pub(super) fn is_domain_name(s: &str) -> bool {
+pub(in crate::eval) fn is_domain_name(s: &str) -> bool {
     if s == "." {
         return true;
     }
@@ -82,7 +82,7 @@ pub(super) fn is_domain_name(s: &str) -> bool {
 
 /// stdlib's `is_email_address`: `\A([\w+\-].?)+@[a-z0-9\-]+(\.[a-z]+)*\.[a-z]+\z`
 /// (lower-case domains only).
-pub(super) fn is_email_address(s: &str) -> bool {
+pub(in crate::eval) fn is_email_address(s: &str) -> bool {
     regex::Regex::new(r"\A([A-Za-z0-9_+\-].?)+@[a-z0-9\-]+(\.[a-z]+)*\.[a-z]+\z")
         .is_ok_and(|r| r.is_match(s))
 }
@@ -118,7 +118,7 @@ fn predicate(name: &str, v: &Value) -> bool {
     }
 }
 
-pub(super) fn f_is(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_is(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     Ok(Value::Bool(predicate(&a.name, &arg(a, 0))))
 }
 
@@ -288,7 +288,7 @@ fn legacy_check(name: &str, args: &[Value]) -> Result<(), String> {
     }
 }
 
-pub(super) fn f_validate(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_validate(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     if a.values.is_empty() {
         return Err(fail(c, a, "wrong number of arguments (0; must be > 0)"));
     }
@@ -298,9 +298,13 @@ pub(super) fn f_validate(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 
 impl Compiler<'_> {
     /// A type written as a string (`'Optional[String]'`), parsed and evaluated.
-    pub(super) fn type_from_string(&mut self, text: &str, span: crate::span::Span) -> R<PType> {
+    pub(in crate::eval) fn type_from_string(
+        &mut self,
+        text: &str,
+        span: crate::span::Span,
+    ) -> R<PType> {
         let file = self.sources.add("<type string>", text);
-        let parsed = super::compiler::parse_source(text, file);
+        let parsed = crate::eval::compiler::parse_source(text, file);
         let Some(program) = parsed.program else {
             return Err(Flow::Err(self.runtime(
                 format!("The string '{text}' cannot be parsed as a type"),
@@ -322,7 +326,7 @@ impl Compiler<'_> {
 
 /// `validate_legacy(Type, 'validate_x', value, extra...)`: the type decides; the old
 /// validator only chooses between a deprecation warning and a failure.
-pub(super) fn f_validate_legacy(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_validate_legacy(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     if a.values.len() < 3 {
         return Err(fail_plain(
             c,

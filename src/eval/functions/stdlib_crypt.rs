@@ -2,10 +2,10 @@
 //! (`$6$`) methods, as Ruby's `String#crypt` runs it. The bcrypt methods are refused (Ordo
 //! does not compute them).
 
-use super::compiler::{Compiler, R};
-use super::functions::Args;
-use super::stdlib::{arg, fail};
-use super::values::value::Value;
+use crate::eval::compiler::{Compiler, R};
+use crate::eval::functions::stdlib::{arg, fail};
+use crate::eval::functions::Args;
+use crate::eval::values::value::Value;
 
 fn sha256(data: &[u8]) -> Vec<u8> {
     crate::digest::sha256(data).to_vec()
@@ -158,7 +158,7 @@ fn md5_crypt(pw: &[u8], salt: &[u8]) -> String {
     out
 }
 
-pub(super) fn f_pw_hash(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_pw_hash(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     if a.values.len() != 3 {
         return Err(fail(
             c,

@@ -8,13 +8,13 @@
 //! error text Puppet users see. The 4.x functions' dispatches are in [`SIGNATURES`], so
 //! that Puppet's type check of the arguments (with its messages) runs before them.
 
-use super::compiler::{Compiler, R};
-use super::functions::signatures::{Block, BlockParam, Dispatch, Kind, Param, Signature};
-use super::functions::Args;
-use super::stdlib::{arg, fail, fail_plain, inspect, ruby_class};
-use super::values::strings::{leading_size, ruby_to_i};
-use super::values::value::{format_float, Value};
-use super::LogLevel;
+use crate::eval::compiler::{Compiler, R};
+use crate::eval::functions::signatures::{Block, BlockParam, Dispatch, Kind, Param, Signature};
+use crate::eval::functions::stdlib::{arg, fail, fail_plain, inspect, ruby_class};
+use crate::eval::functions::Args;
+use crate::eval::values::strings::{leading_size, ruby_to_i};
+use crate::eval::values::value::{format_float, Value};
+use crate::eval::LogLevel;
 
 const fn p(name: &'static str, ty: &'static str, kind: Kind) -> Param {
     Param { name, ty, kind }
@@ -259,7 +259,7 @@ pub fn find(name: &str) -> Option<&'static Signature> {
 // ---- helpers -------------------------------------------------------------------------------------
 
 /// Puppet passes an undef argument to a 3.x function as an empty string.
-pub(super) fn undef_to_empty(a: &mut Args) {
+pub(in crate::eval) fn undef_to_empty(a: &mut Args) {
     for v in a.values.iter_mut() {
         if v.is_undef() {
             *v = Value::str("");
@@ -268,7 +268,7 @@ pub(super) fn undef_to_empty(a: &mut Args) {
 }
 
 /// Puppet's arity check of a 3.x function declared with `arity: n` (n >= 0).
-pub(super) fn arity_exact(c: &Compiler<'_>, a: &Args, n: usize) -> R<()> {
+pub(in crate::eval) fn arity_exact(c: &Compiler<'_>, a: &Args, n: usize) -> R<()> {
     if a.values.len() != n {
         return Err(fail(
             c,
@@ -283,7 +283,7 @@ pub(super) fn arity_exact(c: &Compiler<'_>, a: &Args, n: usize) -> R<()> {
 }
 
 /// Puppet's arity check of a 3.x function declared with `arity: -(min + 1)`.
-pub(super) fn arity_min(c: &Compiler<'_>, a: &Args, min: usize) -> R<()> {
+pub(in crate::eval) fn arity_min(c: &Compiler<'_>, a: &Args, min: usize) -> R<()> {
     if a.values.len() < min {
         return Err(fail(
             c,
@@ -298,7 +298,7 @@ pub(super) fn arity_min(c: &Compiler<'_>, a: &Args, min: usize) -> R<()> {
 }
 
 /// Ruby's `String#inspect` (UTF-8).
-pub(super) fn ruby_str_inspect(s: &str) -> String {
+pub(in crate::eval) fn ruby_str_inspect(s: &str) -> String {
     let mut out = String::from("\"");
     let mut chars = s.chars().peekable();
     while let Some(ch) = chars.next() {
@@ -323,8 +323,8 @@ pub(super) fn ruby_str_inspect(s: &str) -> String {
 }
 
 /// Ruby's `inspect` of the plain data a value converts to.
-pub(super) fn ruby_inspect(v: &Value) -> String {
-    if let Some(text) = super::values::value::container_text(v, "=>", &ruby_inspect) {
+pub(in crate::eval) fn ruby_inspect(v: &Value) -> String {
+    if let Some(text) = crate::eval::values::value::container_text(v, "=>", &ruby_inspect) {
         return text;
     }
     match v {
@@ -347,12 +347,12 @@ fn ruby_to_s(v: &Value) -> String {
     }
 }
 
-pub(super) fn no_method(
+pub(in crate::eval) fn no_method(
     c: &Compiler<'_>,
     a: &Args,
     method: &str,
     v: &Value,
-) -> super::compiler::Flow {
+) -> crate::eval::compiler::Flow {
     fail_plain(
         c,
         a,
@@ -422,7 +422,7 @@ fn squeeze_str(s: &str, set: Option<&CharSet>) -> String {
 
 // ---- strings -------------------------------------------------------------------------------------
 
-pub(super) fn f_squeeze(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_squeeze(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     undef_to_empty(a);
     let n = a.values.len();
     if n != 1 && n != 2 {
@@ -477,13 +477,13 @@ fn swapcase_str(s: &str) -> String {
     out
 }
 
-pub(super) fn f_swapcase(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_swapcase(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     map_strings(c, a, swapcase_str)
 }
 
 /// The 3.x string-or-array functions (`swapcase`, `regexpescape`): `f` of a string, or of
 /// each string of an array (other elements kept); one argument at least.
-pub(super) fn map_strings(
+pub(in crate::eval) fn map_strings(
     c: &mut Compiler<'_>,
     a: &mut Args,
     f: impl Fn(&str) -> String,
@@ -507,7 +507,7 @@ pub(super) fn map_strings(
     }
 }
 
-pub(super) fn f_reverse(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_reverse(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     undef_to_empty(a);
     if a.values.is_empty() {
         return Err(fail(c, a, "Wrong number of arguments given (0 for 1)"));
@@ -522,7 +522,7 @@ pub(super) fn f_reverse(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     }
 }
 
-pub(super) fn f_dos2unix(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_dos2unix(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     undef_to_empty(a);
     arity_exact(c, a, 1)?;
     let Value::Str(s) = arg(a, 0) else {
@@ -531,7 +531,7 @@ pub(super) fn f_dos2unix(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     Ok(Value::str(s.replace("\r\n", "\n")))
 }
 
-pub(super) fn f_unix2dos(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_unix2dos(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     undef_to_empty(a);
     arity_exact(c, a, 1)?;
     let Value::Str(s) = arg(a, 0) else {
@@ -631,7 +631,7 @@ fn shellsplit(line: &str) -> Result<Vec<String>, ()> {
     Ok(words)
 }
 
-pub(super) fn f_shell_split(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_shell_split(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     undef_to_empty(a);
     if a.values.len() != 1 {
         return Err(fail(
@@ -651,7 +651,7 @@ pub(super) fn f_shell_split(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     }
 }
 
-pub(super) fn f_batch_escape(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_batch_escape(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let mut out = String::from("\"");
     for ch in ruby_to_s(&arg(a, 0)).chars() {
         match ch {
@@ -667,7 +667,7 @@ pub(super) fn f_batch_escape(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     Ok(Value::str(out))
 }
 
-pub(super) fn f_powershell_escape(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_powershell_escape(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let mut out = String::new();
     for ch in ruby_to_s(&arg(a, 0)).chars() {
         match ch {
@@ -689,21 +689,21 @@ fn affixes(v: Value) -> Vec<String> {
     }
 }
 
-pub(super) fn f_start_with(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_start_with(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let s = arg(a, 0).to_display();
     Ok(Value::Bool(
         affixes(arg(a, 1)).iter().any(|x| s.starts_with(x.as_str())),
     ))
 }
 
-pub(super) fn f_end_with(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_end_with(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let s = arg(a, 0).to_display();
     Ok(Value::Bool(
         affixes(arg(a, 1)).iter().any(|x| s.ends_with(x.as_str())),
     ))
 }
 
-pub(super) fn f_xml_encode(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_xml_encode(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let s = arg(a, 0).to_display();
     let attr = matches!(arg(a, 1), Value::Str(t) if t == "attr");
     let mut out = String::new();
@@ -728,7 +728,7 @@ pub(super) fn f_xml_encode(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 
 // ---- numbers -------------------------------------------------------------------------------------
 
-pub(super) fn f_clamp(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_clamp(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     undef_to_empty(a);
     arity_min(c, a, 1)?;
     fn flat(v: Value, out: &mut Vec<Value>) {
@@ -783,7 +783,7 @@ pub(super) fn f_clamp(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     Ok(Value::Int(nums[1]))
 }
 
-pub(super) fn f_to_bytes(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_to_bytes(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     undef_to_empty(a);
     if a.values.len() != 1 {
         return Err(fail(
@@ -822,7 +822,7 @@ pub(super) fn f_to_bytes(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 }
 
 fn positive_int(v: &Value) -> Option<u64> {
-    if !super::stdlib_validate::is_integer_like(v) {
+    if !crate::eval::functions::stdlib_validate::is_integer_like(v) {
         return None;
     }
     let n = match v {
@@ -833,7 +833,7 @@ fn positive_int(v: &Value) -> Option<u64> {
     (n > 0).then_some(n as u64)
 }
 
-pub(super) fn f_seeded_rand(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_seeded_rand(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     undef_to_empty(a);
     arity_exact(c, a, 2)?;
     let Some(max) = positive_int(&arg(a, 0)) else {
@@ -843,11 +843,11 @@ pub(super) fn f_seeded_rand(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         return Err(fail(c, a, "second argument must be a string"));
     };
     Ok(Value::Int(
-        super::values::ruby_random::deterministic_rand(&seed, max) as i64,
+        crate::eval::values::ruby_random::deterministic_rand(&seed, max) as i64,
     ))
 }
 
-pub(super) fn f_fqdn_rand_string(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_fqdn_rand_string(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     undef_to_empty(a);
     arity_min(c, a, 1)?;
     let Some(length) = positive_int(&arg(a, 0)) else {
@@ -893,7 +893,7 @@ fn ruby_join(vals: &[Value], sep: &str) -> String {
     out.join(sep)
 }
 
-pub(super) fn f_fqdn_uuid(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_fqdn_uuid(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     undef_to_empty(a);
     if a.values.is_empty() {
         return Err(fail_plain(c, a, "fqdn_uuid: No arguments given"));
@@ -920,7 +920,7 @@ pub(super) fn f_fqdn_uuid(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         0xc8,
     ];
     msg.extend_from_slice(fqdn.as_bytes());
-    let hex = super::values::strings::sha1_hex(&msg);
+    let hex = crate::eval::values::strings::sha1_hex(&msg);
     let mut bytes: Vec<u8> = (0..16)
         .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap_or(0))
         .collect();
@@ -936,7 +936,7 @@ pub(super) fn f_fqdn_uuid(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     Ok(Value::str(parts.join("-")))
 }
 
-pub(super) fn f_os_version_gte(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_os_version_gte(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let facts = c.fact_value("facts").unwrap_or(Value::Undef);
     let get = |k: &str| match &facts {
         Value::Hash(h) => h.get(&Value::str(k)).cloned().unwrap_or(Value::Undef),
@@ -949,13 +949,13 @@ pub(super) fn f_os_version_gte(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     }
     let major = get("operatingsystemmajrelease").to_display();
     Ok(Value::Bool(
-        super::values::strings::versioncmp(&major, &version) != std::cmp::Ordering::Less,
+        crate::eval::values::strings::versioncmp(&major, &version) != std::cmp::Ordering::Less,
     ))
 }
 
 // ---- data ----------------------------------------------------------------------------------------
 
-pub(super) fn f_try_get_value(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_try_get_value(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     undef_to_empty(a);
     arity_min(c, a, 1)?;
     c.log(
@@ -1015,8 +1015,8 @@ fn ruby_split(s: &str, sep: &str) -> Vec<String> {
     parts
 }
 
-pub(super) fn f_type_of(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
-    Ok(Value::Type(Box::new(super::types::infer(&arg(a, 0)))))
+pub(in crate::eval) fn f_type_of(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    Ok(Value::Type(Box::new(crate::eval::types::infer(&arg(a, 0)))))
 }
 
 // ---- serializers ---------------------------------------------------------------------------------
@@ -1035,7 +1035,7 @@ fn plain_data(v: &Value) -> bool {
 }
 
 fn to_python(v: &Value) -> String {
-    if let Some(text) = super::values::value::container_text(v, ": ", &to_python) {
+    if let Some(text) = crate::eval::values::value::container_text(v, ": ", &to_python) {
         return text;
     }
     match v {
@@ -1047,10 +1047,11 @@ fn to_python(v: &Value) -> String {
 }
 
 fn to_ruby(v: &Value) -> String {
-    super::values::value::container_text(v, " => ", &to_ruby).unwrap_or_else(|| ruby_inspect(v))
+    crate::eval::values::value::container_text(v, " => ", &to_ruby)
+        .unwrap_or_else(|| ruby_inspect(v))
 }
 
-pub(super) fn f_to_python(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_to_python(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let v = arg(a, 0);
     if !plain_data(&v) {
         return Err(fail(c, a, "Ordo converts plain data only (no rich data)"));
@@ -1058,7 +1059,7 @@ pub(super) fn f_to_python(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     Ok(Value::str(to_python(&v)))
 }
 
-pub(super) fn f_to_ruby(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_to_ruby(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let v = arg(a, 0);
     if !plain_data(&v) {
         return Err(fail(c, a, "Ordo converts plain data only (no rich data)"));
@@ -1066,7 +1067,7 @@ pub(super) fn f_to_ruby(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     Ok(Value::str(to_ruby(&v)))
 }
 
-pub(super) fn f_sprintf_hash(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_sprintf_hash(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     c.call_function(
         "deprecation",
         vec![
@@ -1080,7 +1081,7 @@ pub(super) fn f_sprintf_hash(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         a.span,
     )?;
     let fmt = arg(a, 0).to_display();
-    super::values::strings::sprintf(&fmt, &[arg(a, 1)])
+    crate::eval::values::strings::sprintf(&fmt, &[arg(a, 1)])
         .map(Value::str)
         .map_err(|e| fail_plain(c, a, e))
 }

@@ -1,16 +1,16 @@
 //! The evaluator's side of Hiera: `lookup()` and automatic class parameter lookup
-//! (`classname::param`), over files the [`Loader`](super::Loader) provides.
+//! (`classname::param`), over files the [`Loader`](crate::eval::Loader) provides.
 
-use super::compiler::scope::ScopeId;
-use super::compiler::{Compiler, Flow, R};
-use super::functions::Args;
-use super::stdlib::{arg, fail_plain};
-use super::values::value::Value;
 use crate::catalog::TrimColons;
+use crate::eval::compiler::scope::ScopeId;
+use crate::eval::compiler::{Compiler, Flow, R};
+use crate::eval::functions::stdlib::{arg, fail_plain};
+use crate::eval::functions::Args;
 use crate::eval::hiera::{self, Merge};
+use crate::eval::values::value::Value;
 use crate::span::Span;
 
-struct Source<'l>(&'l dyn super::Loader);
+struct Source<'l>(&'l dyn crate::eval::Loader);
 
 impl hiera::DataSource for Source<'_> {
     fn read(&self, path: &str) -> Option<String> {
@@ -20,7 +20,7 @@ impl hiera::DataSource for Source<'_> {
 
 impl Compiler<'_> {
     /// Looks `key` up in Hiera; `Ok(None)` when no layer has it.
-    pub(super) fn hiera_lookup(
+    pub(in crate::eval) fn hiera_lookup(
         &mut self,
         key: &str,
         merge: Option<Merge>,
@@ -32,7 +32,7 @@ impl Compiler<'_> {
 
     /// [`Self::hiera_lookup`], as the `hiera_*` functions do it when `hiera_call`: only the
     /// global layer unless the environment has a `hiera.yaml` of its own.
-    pub(super) fn hiera_lookup_in(
+    pub(in crate::eval) fn hiera_lookup_in(
         &mut self,
         key: &str,
         merge: Option<Merge>,
@@ -92,7 +92,7 @@ impl Compiler<'_> {
 
     /// Automatic parameter lookup: a class parameter not given in the declaration takes
     /// `classname::param` from Hiera when found there.
-    pub(super) fn hiera_class_param(
+    pub(in crate::eval) fn hiera_class_param(
         &mut self,
         idx: usize,
         sid: ScopeId,
@@ -281,7 +281,10 @@ pub fn f_lookup(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     if let Some(t) = value_type {
         if !t.is_instance(&v) {
             return Err(Flow::Err(c.runtime(
-                format!("{label} has wrong type, {}", super::types::mismatch(&t, &v)),
+                format!(
+                    "{label} has wrong type, {}",
+                    crate::eval::types::mismatch(&t, &v)
+                ),
                 a.span,
             )));
         }
@@ -324,7 +327,7 @@ fn hiera_call(c: &mut Compiler<'_>, a: &mut Args, fname: &str, merge: Option<Mer
         let msg = format!(
             "The function '{fname}' is deprecated in favor of using 'lookup'. See https://puppet.com/docs/puppet/7.23/deprecated_language.html\n   (file & line not available)"
         );
-        c.log(super::LogLevel::Warning, msg);
+        c.log(crate::eval::LogLevel::Warning, msg);
     }
     // hiera([key, default, override]): the arguments as one array.
     let values = match a.values.as_slice() {

@@ -5,28 +5,28 @@
 //! Each function follows stdlib's Ruby source: same argument handling, same results, and
 //! the error text Puppet users see.
 
-use super::compiler::scope::ScopeId;
-use super::compiler::{Compiler, Flow, R};
-use super::functions::Args;
-use super::types::PType;
-use super::values::ruby_random;
-use super::values::value::{Regex, Value};
-use super::LogLevel;
 use crate::catalog::TrimColons;
+use crate::eval::compiler::scope::ScopeId;
+use crate::eval::compiler::{Compiler, Flow, R};
+use crate::eval::functions::Args;
+use crate::eval::types::PType;
+use crate::eval::values::ruby_random;
+use crate::eval::values::value::{Regex, Value};
+use crate::eval::LogLevel;
 use indexmap::IndexMap;
 
 // ---- helpers -------------------------------------------------------------------------------------
 
-pub(super) fn fail(c: &Compiler<'_>, a: &Args, msg: impl std::fmt::Display) -> Flow {
+pub(in crate::eval) fn fail(c: &Compiler<'_>, a: &Args, msg: impl std::fmt::Display) -> Flow {
     Flow::Err(c.runtime(format!("{}(): {}", a.name, msg), a.span))
 }
 
 /// An error with the message exactly as given (Ruby's `raise Puppet::ParseError, msg`).
-pub(super) fn fail_plain(c: &Compiler<'_>, a: &Args, msg: impl Into<String>) -> Flow {
+pub(in crate::eval) fn fail_plain(c: &Compiler<'_>, a: &Args, msg: impl Into<String>) -> Flow {
     Flow::Err(c.runtime(msg, a.span))
 }
 
-pub(super) fn arg(a: &Args, i: usize) -> Value {
+pub(in crate::eval) fn arg(a: &Args, i: usize) -> Value {
     a.values.get(i).cloned().unwrap_or(Value::Undef)
 }
 
@@ -45,7 +45,7 @@ fn need_args(c: &Compiler<'_>, a: &Args, min: usize) -> R<()> {
 }
 
 /// Ruby's class name for a value, as stdlib's messages print it.
-pub(super) fn ruby_class(v: &Value) -> &'static str {
+pub(in crate::eval) fn ruby_class(v: &Value) -> &'static str {
     match v {
         Value::Undef => "NilClass",
         Value::Default => "Symbol",
@@ -69,8 +69,8 @@ pub(super) fn ruby_class(v: &Value) -> &'static str {
 }
 
 /// Ruby's `inspect` for the values stdlib messages show.
-pub(super) fn inspect(v: &Value) -> String {
-    if let Some(text) = super::values::value::container_text(v, "=>", &inspect) {
+pub(in crate::eval) fn inspect(v: &Value) -> String {
+    if let Some(text) = crate::eval::values::value::container_text(v, "=>", &inspect) {
         return text;
     }
     match v {
@@ -82,13 +82,13 @@ pub(super) fn inspect(v: &Value) -> String {
 
 impl Compiler<'_> {
     /// A variable's value along the scope chain without warnings (`lookupvar`).
-    pub(super) fn quiet_var(&self, name: &str, scope: ScopeId) -> Option<Value> {
+    pub(in crate::eval) fn quiet_var(&self, name: &str, scope: ScopeId) -> Option<Value> {
         self.quiet_var_ref(name, scope).cloned()
     }
 
     /// [`Self::quiet_var`] without a copy (a Hiera path digs into `$facts` many times a
     /// compile: copying the whole hash each time cost most of a compile).
-    pub(super) fn quiet_var_ref(&self, name: &str, scope: ScopeId) -> Option<&Value> {
+    pub(in crate::eval) fn quiet_var_ref(&self, name: &str, scope: ScopeId) -> Option<&Value> {
         let name = name.trim_colons();
         if let Some((class, var)) = name.rsplit_once("::") {
             // The class's scope, then the scopes of the classes it inherits from.
@@ -97,9 +97,9 @@ impl Compiler<'_> {
                 if let Some(v) = self.scopes[id].vars.get(var) {
                     return Some(v);
                 }
-                s = self.scopes[id]
-                    .lookup_next
-                    .filter(|n| self.scopes[*n].kind == super::compiler::scope::ScopeKind::Class);
+                s = self.scopes[id].lookup_next.filter(|n| {
+                    self.scopes[*n].kind == crate::eval::compiler::scope::ScopeKind::Class
+                });
             }
             return None;
         }
@@ -113,7 +113,7 @@ impl Compiler<'_> {
         None
     }
 
-    pub(super) fn fact_value(&self, name: &str) -> Option<Value> {
+    pub(in crate::eval) fn fact_value(&self, name: &str) -> Option<Value> {
         self.scopes[self.top].vars.get(name).cloned()
     }
 }
@@ -171,7 +171,7 @@ fn defined_with_params(
     })
 }
 
-pub(super) fn f_defined_with_params(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_defined_with_params(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let reference = arg(a, 0);
     let params = match arg(a, 1) {
         Value::Hash(h) => h,
@@ -201,7 +201,7 @@ pub(super) fn f_defined_with_params(c: &mut Compiler<'_>, a: &mut Args) -> R<Val
 
 /// stdlib's `getparam(Type[title], 'param')`: the parameter's value in the catalog so far,
 /// `''` when the resource or the value is missing.
-pub(super) fn f_getparam(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_getparam(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let reference = arg(a, 0);
     if reference.is_undef() {
         return Err(fail_plain(c, a, "Must specify a reference"));
@@ -253,7 +253,7 @@ fn ensure_one(
     Ok(())
 }
 
-pub(super) fn f_ensure_resource(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_ensure_resource(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     need_args(c, a, 2)?;
     let type_name = type_name_of(&arg(a, 0));
     let params = match arg(a, 2) {
@@ -273,14 +273,14 @@ pub(super) fn f_ensure_resource(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> 
     };
     for t in titles
         .iter()
-        .flat_map(super::resources::catalog_ops::flatten_values)
+        .flat_map(crate::eval::resources::catalog_ops::flatten_values)
     {
         ensure_one(c, &a2, &type_name, &t, &params)?;
     }
     Ok(Value::Undef)
 }
 
-pub(super) fn f_ensure_resources(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_ensure_resources(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     need_args(c, a, 2)?;
     let type_name = type_name_of(&arg(a, 0));
     let Value::Hash(instances) = arg(a, 1) else {
@@ -302,10 +302,10 @@ pub(super) fn f_ensure_resources(c: &mut Compiler<'_>, a: &mut Args) -> R<Value>
     Ok(Value::Undef)
 }
 
-pub(super) fn f_ensure_packages(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
-    if super::stdlib9::is_stdlib9(c) {
+pub(in crate::eval) fn f_ensure_packages(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    if crate::eval::functions::stdlib9::is_stdlib9(c) {
         // stdlib 9's deprecated `ensure_packages` calls `stdlib::ensure_packages`.
-        return super::stdlib9::f_ensure_packages(c, a);
+        return crate::eval::functions::stdlib9::f_ensure_packages(c, a);
     }
     need_args(c, a, 1)?;
     let mut defaults = IndexMap::new();
@@ -337,7 +337,7 @@ pub(super) fn f_ensure_packages(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> 
             };
             for n in names
                 .iter()
-                .flat_map(super::resources::catalog_ops::flatten_values)
+                .flat_map(crate::eval::resources::catalog_ops::flatten_values)
             {
                 let s = n.to_display();
                 if s.is_empty() {
@@ -358,7 +358,7 @@ pub(super) fn f_ensure_packages(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> 
 
 // ---- scope ---------------------------------------------------------------------------------------
 
-pub(super) fn f_assert_private(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_assert_private(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let module = c.quiet_var("module_name", a.scope).unwrap_or(Value::Undef);
     let caller = c
         .quiet_var("caller_module_name", a.scope)
@@ -380,23 +380,23 @@ pub(super) fn f_assert_private(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     Err(fail_plain(c, a, msg))
 }
 
-pub(super) fn f_fact(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_fact(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let name = arg(a, 0).to_display();
     let facts = c.fact_value("facts").unwrap_or(Value::Undef);
     let path: Vec<&str> = name.split('.').collect();
     Ok(dig_dotted(facts, &path))
 }
 
-pub(super) fn f_deprecation(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_deprecation(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let msg = arg(a, 1).to_display();
     c.log(LogLevel::Warning, msg);
     Ok(Value::Undef)
 }
 
-pub(super) fn f_is_function_available(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_is_function_available(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let name = arg(a, 0).to_display();
-    let known =
-        super::functions::registry::entry(&name).is_some() || c.find_function(&name).is_some();
+    let known = crate::eval::functions::registry::entry(&name).is_some()
+        || c.find_function(&name).is_some();
     Ok(Value::Bool(known))
 }
 
@@ -425,7 +425,7 @@ fn ruby_join(vals: &[Value], sep: &str) -> String {
     out.join(sep)
 }
 
-pub(super) fn f_fqdn_rotate(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_fqdn_rotate(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     need_args(c, a, 1)?;
     let value = arg(a, 0);
     let (mut items, is_str) = match &value {
@@ -453,7 +453,7 @@ pub(super) fn f_fqdn_rotate(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     })
 }
 
-pub(super) fn f_fqdn_rand(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_fqdn_rand(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     need_args(c, a, 1)?;
     let max = match arg(a, 0) {
         Value::Int(i) => i,
@@ -481,7 +481,7 @@ pub(super) fn f_fqdn_rand(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 
 // ---- collections ---------------------------------------------------------------------------------
 
-pub(super) fn f_delete_undef_values(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_delete_undef_values(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     Ok(match arg(a, 0) {
         Value::Hash(h) => Value::Hash(h.into_iter().filter(|(_, v)| !v.is_undef()).collect()),
         Value::Array(x) => Value::Array(x.into_iter().filter(|v| !v.is_undef()).collect()),
@@ -489,7 +489,7 @@ pub(super) fn f_delete_undef_values(c: &mut Compiler<'_>, a: &mut Args) -> R<Val
     })
 }
 
-pub(super) fn f_delete_values(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_delete_values(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let drop = arg(a, 1);
     match arg(a, 0) {
         Value::Hash(h) => Ok(Value::Hash(
@@ -506,7 +506,7 @@ pub(super) fn f_delete_values(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     }
 }
 
-pub(super) fn f_delete_at(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_delete_at(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let Value::Array(mut items) = arg(a, 0) else {
         return Err(fail(c, a, "Requires array to work with"));
     };
@@ -522,7 +522,7 @@ pub(super) fn f_delete_at(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     Ok(Value::Array(items))
 }
 
-pub(super) fn f_values_at(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_values_at(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let Value::Array(items) = arg(a, 0) else {
         return Err(fail(c, a, "Requires array to work with"));
     };
@@ -580,15 +580,15 @@ fn affix(c: &Compiler<'_>, a: &Args, before: bool) -> R<Value> {
     }
 }
 
-pub(super) fn f_prefix(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_prefix(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     affix(c, a, true)
 }
 
-pub(super) fn f_suffix(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_suffix(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     affix(c, a, false)
 }
 
-pub(super) fn f_join_keys_to_values(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_join_keys_to_values(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let Value::Hash(h) = arg(a, 0) else {
         return Err(fail(c, a, "The first argument must be a hash"));
     };
@@ -616,7 +616,7 @@ pub(super) fn f_join_keys_to_values(c: &mut Compiler<'_>, a: &mut Args) -> R<Val
     Ok(Value::Array(out))
 }
 
-pub(super) fn f_dirname(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_dirname(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let Value::Str(p) = arg(a, 0) else {
         return Err(fail(c, a, "Requires string as argument"));
     };
@@ -629,7 +629,7 @@ pub(super) fn f_dirname(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     }))
 }
 
-pub(super) fn f_basename(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_basename(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let Value::Str(p) = arg(a, 0) else {
         return Err(fail(c, a, "Requires string as first argument"));
     };
@@ -660,12 +660,12 @@ fn to_bool(c: &Compiler<'_>, a: &Args, v: &Value) -> R<bool> {
     }
 }
 
-pub(super) fn f_bool2num(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_bool2num(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let b = to_bool(c, a, &arg(a, 0))?;
     Ok(Value::Int(b as i64))
 }
 
-pub(super) fn f_bool2str(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_bool2str(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let v = arg(a, 0);
     let Value::Bool(b) = v else {
         return Err(fail(c, a, "Requires a boolean to work with"));
@@ -677,7 +677,7 @@ pub(super) fn f_bool2str(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     Ok(Value::Str(if b { t } else { f }))
 }
 
-pub(super) fn f_num2bool(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_num2bool(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let n = match arg(a, 0) {
         Value::Int(i) => i as f64,
         Value::Float(f) => f,
@@ -688,7 +688,7 @@ pub(super) fn f_num2bool(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     Ok(Value::Bool(n.trunc() > 0.0))
 }
 
-pub(super) fn f_any2bool(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_any2bool(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     Ok(Value::Bool(match arg(a, 0) {
         Value::Bool(b) => b,
         Value::Undef => false,
@@ -701,11 +701,11 @@ pub(super) fn f_any2bool(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 
 // ---- serialization -------------------------------------------------------------------------------
 
-pub(super) fn f_to_json(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_to_json(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     Ok(Value::Str(arg(a, 0).to_json().to_string()))
 }
 
-pub(super) fn f_to_json_pretty(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_to_json_pretty(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let mut v = arg(a, 0);
     if matches!(arg(a, 1), Value::Bool(true)) {
         v = strip_undef(v);
@@ -733,13 +733,13 @@ fn strip_undef(v: Value) -> Value {
     }
 }
 
-pub(super) fn f_to_yaml(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_to_yaml(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     Ok(Value::Str(crate::eval::hiera::yaml::to_yaml(
         &arg(a, 0).to_json(),
     )))
 }
 
-pub(super) fn f_parsejson(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_parsejson(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let text = arg(a, 0).to_display();
     match serde_json::from_str::<serde_json::Value>(&text) {
         Ok(j) => Ok(Value::from_json(&j)),
@@ -753,7 +753,7 @@ pub(super) fn f_parsejson(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     }
 }
 
-pub(super) fn f_parseyaml(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_parseyaml(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let text = arg(a, 0).to_display();
     match crate::eval::hiera::yaml::parse(&text) {
         Ok(j) => Ok(Value::from_json(&j)),
@@ -769,7 +769,7 @@ pub(super) fn f_parseyaml(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 
 // ---- strings -------------------------------------------------------------------------------------
 
-pub(super) fn f_grep(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_grep(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let Value::Array(items) = arg(a, 0) else {
         return Err(fail(c, a, "first argument must be an array"));
     };
@@ -785,7 +785,7 @@ pub(super) fn f_grep(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     ))
 }
 
-pub(super) fn deep_merge_values(a: Value, b: Value) -> Value {
+pub(in crate::eval) fn deep_merge_values(a: Value, b: Value) -> Value {
     match (a, b) {
         (Value::Hash(mut x), Value::Hash(y)) => {
             for (k, v) in y {
@@ -801,7 +801,7 @@ pub(super) fn deep_merge_values(a: Value, b: Value) -> Value {
     }
 }
 
-pub(super) fn f_deep_merge(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_deep_merge(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     need_args(c, a, 2)?;
     let mut out = Value::Hash(Default::default());
     for v in a.values.clone() {
@@ -824,7 +824,7 @@ pub(super) fn f_deep_merge(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     Ok(out)
 }
 
-pub(super) fn f_enclose_ipv6(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_enclose_ipv6(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let items = match arg(a, 0) {
         Value::Array(x) => x,
         other => vec![other],
@@ -845,7 +845,7 @@ pub(super) fn f_enclose_ipv6(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 }
 
 /// Ruby's `Shellwords.escape`.
-pub(super) fn shell_escape(s: &str) -> String {
+pub(in crate::eval) fn shell_escape(s: &str) -> String {
     if s.is_empty() {
         return "''".into();
     }
@@ -863,7 +863,7 @@ pub(super) fn shell_escape(s: &str) -> String {
     out
 }
 
-pub(super) fn f_shell_join(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_shell_join(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let Value::Array(items) = arg(a, 0) else {
         return Err(fail(c, a, "Requires an array"));
     };
@@ -876,7 +876,7 @@ pub(super) fn f_shell_join(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     ))
 }
 
-pub(super) fn f_shell_escape(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_shell_escape(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     Ok(Value::Str(shell_escape(&arg(a, 0).to_display())))
 }
 
@@ -894,7 +894,7 @@ fn uri_escape(s: &str) -> String {
     out
 }
 
-pub(super) fn f_uriescape(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_uriescape(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     Ok(match arg(a, 0) {
         Value::Array(x) => Value::Array(
             x.iter()
@@ -905,7 +905,7 @@ pub(super) fn f_uriescape(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     })
 }
 
-pub(super) fn f_dig44(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_dig44(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let mut cur = arg(a, 0);
     let Value::Array(path) = arg(a, 1) else {
         return Ok(arg(a, 2));
@@ -923,14 +923,14 @@ pub(super) fn f_dig44(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     Ok(cur)
 }
 
-pub(super) fn f_base64(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_base64(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let mode = arg(a, 0).to_display();
     let s = arg(a, 1).to_display();
     let method = match arg(a, 2) {
         Value::Str(m) => m,
         _ => "default".into(),
     };
-    use super::values::strings::{base64_decode, base64_encode};
+    use crate::eval::values::strings::{base64_decode, base64_encode};
     match mode.as_str() {
         "encode" => {
             let enc = base64_encode(s.as_bytes());
@@ -970,7 +970,7 @@ pub(super) fn f_base64(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     }
 }
 
-pub(super) fn f_count(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_count(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let items = match arg(a, 0) {
         Value::Array(x) => x,
         Value::Hash(h) => h.into_inner().into_values().collect(),
@@ -987,7 +987,7 @@ pub(super) fn f_count(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     } as i64))
 }
 
-pub(super) fn f_last(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_last(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     Ok(match arg(a, 0) {
         Value::Array(x) => x.last().cloned().unwrap_or(Value::Undef),
         Value::Str(s) => s
@@ -999,7 +999,7 @@ pub(super) fn f_last(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     })
 }
 
-pub(super) fn f_first(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_first(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     Ok(match arg(a, 0) {
         Value::Array(x) => x.first().cloned().unwrap_or(Value::Undef),
         Value::Str(s) => s
@@ -1018,7 +1018,7 @@ fn two_arrays(c: &Compiler<'_>, a: &Args) -> R<(Vec<Value>, Vec<Value>)> {
     }
 }
 
-pub(super) fn f_union(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_union(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let mut out: Vec<Value> = vec![];
     for v in a.values.clone() {
         let Value::Array(x) = v else {
@@ -1033,7 +1033,7 @@ pub(super) fn f_union(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     Ok(Value::Array(out))
 }
 
-pub(super) fn f_intersection(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_intersection(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let (x, y) = two_arrays(c, a)?;
     let mut out: Vec<Value> = vec![];
     for i in x {
@@ -1044,14 +1044,14 @@ pub(super) fn f_intersection(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     Ok(Value::Array(out))
 }
 
-pub(super) fn f_difference(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_difference(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let (x, y) = two_arrays(c, a)?;
     Ok(Value::Array(
         x.into_iter().filter(|i| !y.contains(i)).collect(),
     ))
 }
 
-pub(super) fn f_reject(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_reject(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let Value::Array(items) = arg(a, 0) else {
         return Err(fail(c, a, "first argument must be an array"));
     };

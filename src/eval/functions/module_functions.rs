@@ -2,15 +2,15 @@
 //! Rust from their Ruby sources because Ordo cannot run Ruby. They are only reached when no
 //! Puppet-language function of the same name exists on the modulepath.
 
-use super::compiler::{Compiler, R};
-use super::functions::Args;
-use super::stdlib::{arg, fail_plain};
-use super::values::strings::{leading_size, ruby_to_f};
-use super::values::value::Value;
+use crate::eval::compiler::{Compiler, R};
+use crate::eval::functions::stdlib::{arg, fail_plain};
+use crate::eval::functions::Args;
+use crate::eval::values::strings::{leading_size, ruby_to_f};
+use crate::eval::values::value::Value;
 use indexmap::IndexMap;
 
 /// openstacklib: `'<SERVICE DEFAULT>'` marks an option left to the service's default.
-pub(super) fn f_is_service_default(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_is_service_default(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     if a.values.len() != 1 {
         return Err(fail_plain(
             c,
@@ -33,7 +33,7 @@ fn bracket_ipv6(ip: &Value) -> Value {
     }
 }
 
-pub(super) fn f_normalize_ip_for_uri(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_normalize_ip_for_uri(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let items = match arg(a, 0) {
         Value::Array(x) => x,
         _ => a.values.clone(),
@@ -46,7 +46,7 @@ pub(super) fn f_normalize_ip_for_uri(_c: &mut Compiler<'_>, a: &mut Args) -> R<V
     })
 }
 
-pub(super) fn f_inet6_prefix(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_inet6_prefix(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let wrap = |v: &Value| match v {
         Value::Str(s) if s.parse::<std::net::Ipv6Addr>().is_ok() => {
             Value::Str(format!("inet6:{s}"))
@@ -61,7 +61,7 @@ pub(super) fn f_inet6_prefix(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 
 /// puppetlabs-apache: a boolean (or a string containing true/false, any case) as httpd's
 /// `On`/`Off`; anything else as its string.
-pub(super) fn f_bool2httpd(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_bool2httpd(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let v = arg(a, 0);
     let has = |s: &str, w: &str| s.to_ascii_lowercase().contains(w);
     Ok(Value::str(match &v {
@@ -75,7 +75,7 @@ pub(super) fn f_bool2httpd(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 
 /// saz-memcached: the cache size in MB, `arg` as a number of MB or as a percentage (default
 /// 95%) of the `memorysize` fact (`15.61 GiB`).
-pub(super) fn f_memcached_max_memory(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_memcached_max_memory(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let given = arg(a, 0);
     let given = match given {
         Value::Undef | Value::Bool(false) => None,
@@ -119,7 +119,7 @@ pub(super) fn f_memcached_max_memory(c: &mut Compiler<'_>, a: &mut Args) -> R<Va
 
 /// puppetlabs-mysql: MySQL's native password hash, `*` and the upper-case hex SHA-1 of the
 /// SHA-1 of the password; an empty password or one already hashed is returned as is.
-pub(super) fn f_mysql_password(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_mysql_password(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let password = match arg(a, 0) {
         Value::Str(s) => s,
         other => {
@@ -147,23 +147,23 @@ pub(super) fn f_mysql_password(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 }
 
 /// puppetlabs-postgresql: `md5` and the MD5 of the password followed by the user name.
-pub(super) fn f_postgresql_password(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_postgresql_password(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let (user, password) = (arg(a, 0).to_display(), arg(a, 1).to_display());
     Ok(Value::Str(format!(
         "md5{}",
-        super::values::strings::md5_hex(format!("{password}{user}").as_bytes())
+        crate::eval::values::strings::md5_hex(format!("{password}{user}").as_bytes())
     )))
 }
 
 /// puppetlabs-postgresql: a dollar-quoted string, with a tag from MD5 digests when the text
 /// holds `$$` or ends with `$`.
-pub(super) fn f_postgresql_escape(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_postgresql_escape(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let input = arg(a, 0).to_display();
     if !(input.contains("$$") || input.ends_with('$')) {
         return Ok(Value::Str(format!("$${input}$$")));
     }
     let tag_of = |s: &str| -> String {
-        super::values::strings::md5_hex(s.as_bytes())[..6]
+        crate::eval::values::strings::md5_hex(s.as_bytes())[..6]
             .chars()
             .filter(|c| !c.is_ascii_digit())
             .collect()
@@ -196,7 +196,7 @@ fn present(v: Option<&Value>) -> Option<String> {
 }
 
 /// openstacklib's `os_transport_url`: `transport://user:pass@host:port,.../vhost?query`.
-pub(super) fn f_os_transport_url(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_os_transport_url(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let Value::Hash(v) = arg(a, 0) else {
         return Err(fail_plain(
             c,
@@ -280,12 +280,12 @@ pub(super) fn f_os_transport_url(c: &mut Compiler<'_>, a: &mut Args) -> R<Value>
 }
 
 /// puppet-community-mcollective: each element of an array as Ruby's `to_s` writes it.
-pub(super) fn f_mco_array_to_string(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_mco_array_to_string(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     match arg(a, 0) {
         Value::Array(items) => Ok(Value::Array(
             items
                 .iter()
-                .map(|v| Value::Str(super::values::ruby_print::ruby_to_s(v)))
+                .map(|v| Value::Str(crate::eval::values::ruby_print::ruby_to_s(v)))
                 .collect(),
         )),
         other => Err(fail_plain(
@@ -293,14 +293,14 @@ pub(super) fn f_mco_array_to_string(c: &mut Compiler<'_>, a: &mut Args) -> R<Val
             a,
             format!(
                 "Expected an array, but got a {}",
-                super::stdlib::ruby_class(&other)
+                crate::eval::functions::stdlib::ruby_class(&other)
             ),
         )),
     }
 }
 
 /// arioch-redis: a (qualified) variable's value, or `''` when it is unknown or undef.
-pub(super) fn f_getvar_emptystring(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_getvar_emptystring(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     if a.values.len() != 1 {
         return Err(fail_plain(
             c,
@@ -320,7 +320,7 @@ pub(super) fn f_getvar_emptystring(c: &mut Compiler<'_>, a: &mut Args) -> R<Valu
 
 /// saz-ssh: the addresses of every interface but loopback, from the legacy facts
 /// `interfaces`, `ipaddress_<if>` and `ipaddress6_<if>`; `false` without `interfaces`.
-pub(super) fn f_ipaddresses(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_ipaddresses(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let interfaces = match c.quiet_var("interfaces", a.scope) {
         Some(Value::Str(s)) => s,
         Some(v) if !v.is_undef() => v.to_display(),
@@ -342,7 +342,7 @@ pub(super) fn f_ipaddresses(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 
 /// richardc-datacat: the unrendered text of templates (`mod/file` in the module's
 /// `templates/`), joined.
-pub(super) fn f_template_body(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_template_body(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let mut out = String::new();
     for spec in a.values.clone() {
         let spec = spec.to_display();
@@ -363,7 +363,10 @@ pub(super) fn f_template_body(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 /// puppetlabs-postgresql: `pg_hba.conf` lines as `postgresql::server::pg_hba_rule` bodies
 /// for `create_resources`, keyed `postgresql class generated rule ID INDEX` (the index of a
 /// line's first occurrence, as Ruby's `Array#index` gives it), ordered from `offset`.
-pub(super) fn f_postgresql_acls_to_resources_hash(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_postgresql_acls_to_resources_hash(
+    c: &mut Compiler<'_>,
+    a: &mut Args,
+) -> R<Value> {
     let acls: Vec<String> = match arg(a, 0) {
         Value::Array(x) => x.iter().map(Value::to_display).collect(),
         _ => vec![],
@@ -428,7 +431,10 @@ pub(super) fn f_postgresql_acls_to_resources_hash(c: &mut Compiler<'_>, a: &mut 
 
 /// collectd's `collectd_convert_processes(list)`: the old list of process names and
 /// `{'name' => .., ...}` hashes as the hash `create_resources` takes (a hash is kept).
-pub(super) fn f_collectd_convert_processes(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_collectd_convert_processes(
+    c: &mut Compiler<'_>,
+    a: &mut Args,
+) -> R<Value> {
     let fail = |c: &Compiler<'_>, a: &Args, m: &str| {
         fail_plain(c, a, format!("convert_process_array(): {m}"))
     };
@@ -460,7 +466,7 @@ pub(super) fn f_collectd_convert_processes(c: &mut Compiler<'_>, a: &mut Args) -
 
 /// archive's `assemble_nexus_url(url, params)`: the artifact content URL with the
 /// parameters as a query string (values escaped as Ruby's `CGI.escape`).
-pub(super) fn f_assemble_nexus_url(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_assemble_nexus_url(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let url = arg(a, 0).to_display();
     let query: Vec<String> = match arg(a, 1) {
         Value::Hash(h) => h
@@ -493,7 +499,7 @@ fn cgi_escape(s: &str) -> String {
 /// inifile's `inifile::create_ini_settings(settings, defaults = {})`: an `ini_setting`
 /// per setting of each section, titled `"PATH [SECTION] SETTING"`, declared through
 /// `create_resources` with the defaults.
-pub(super) fn f_create_ini_settings(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_create_ini_settings(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let Value::Hash(settings) = arg(a, 0) else {
         return Err(fail_plain(
             c,

@@ -2,7 +2,7 @@
 //! over the file system, each directory's matches in name order. Wildcards do not match a
 //! leading dot (hidden files), as with Ruby's default flags.
 
-use super::host::{Host, PathKind};
+use crate::eval::host::{Host, PathKind};
 
 /// The patterns `{a,b}` stands for, in order (`data/{one,two}.*`: `data/one.*`,
 /// `data/two.*`); nested braces expand too. Unbalanced braces are kept as written.
@@ -182,7 +182,7 @@ fn class_match(p: &[char], ch: Option<char>) -> Option<(bool, &[char])> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::eval::*;
 
     #[test]
     fn braces_and_patterns() {

@@ -7,13 +7,15 @@
 //! Each follows stdlib's Ruby source: same argument handling, same results, and the error
 //! text Puppet users see. The 4.x functions' dispatches are in `stdlib_more::SIGNATURES`.
 
-use super::compiler::{Compiler, R};
-use super::functions::Args;
-use super::stdlib::{arg, fail, fail_plain, inspect, ruby_class};
-use super::stdlib_more::{arity_exact, map_strings, no_method, ruby_inspect, undef_to_empty};
-use super::types::PType;
-use super::values::value::{format_float, Regex, Value};
-use super::LogLevel;
+use crate::eval::compiler::{Compiler, R};
+use crate::eval::functions::stdlib::{arg, fail, fail_plain, inspect, ruby_class};
+use crate::eval::functions::stdlib_more::{
+    arity_exact, map_strings, no_method, ruby_inspect, undef_to_empty,
+};
+use crate::eval::functions::Args;
+use crate::eval::types::PType;
+use crate::eval::values::value::{format_float, Regex, Value};
+use crate::eval::LogLevel;
 
 // ---- text ----------------------------------------------------------------------------------------
 
@@ -40,13 +42,13 @@ fn regexp_escape(s: &str) -> String {
 
 /// `regexpescape(string_or_array)`: `Regexp.escape` of a string, or of each string of an
 /// array (other elements kept).
-pub(super) fn f_regexpescape(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_regexpescape(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     map_strings(c, a, regexp_escape)
 }
 
 /// `delete_regex(collection, patterns)`: drops the array elements (hash keys) that match
 /// `\bPATTERN\b` for any of the patterns; elements that are not strings never match.
-pub(super) fn f_delete_regex(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_delete_regex(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     undef_to_empty(a);
     if a.values.len() != 2 {
         let n = a.values.len();
@@ -87,7 +89,7 @@ fn has_digit_line(s: &str) -> bool {
 }
 
 /// `convert_base(number, base)`: the integer (or base-10 string) written in base 2 to 36.
-pub(super) fn f_convert_base(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_convert_base(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     undef_to_empty(a);
     arity_exact(c, a, 2)?;
     let (number, base) = (arg(a, 0), arg(a, 1));
@@ -108,7 +110,7 @@ pub(super) fn f_convert_base(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     }
     let to_i = |v: &Value| match v {
         Value::Int(n) => i128::from(*n),
-        other => super::values::strings::ruby_to_i(&other.to_display()) as i128,
+        other => crate::eval::values::strings::ruby_to_i(&other.to_display()) as i128,
     };
     let (n, base) = (to_i(&number), to_i(&base));
     if !(2..=36).contains(&base) {
@@ -141,7 +143,7 @@ fn to_radix(n: i128, base: u32) -> String {
 
 /// `type3x(value)` (deprecated): the Ruby class as Puppet 3 named it; a string that reads
 /// back as the same integer or float is `integer` or `float`.
-pub(super) fn f_type3x(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_type3x(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     undef_to_empty(a);
     arity_exact(c, a, 1)?;
     let name = match arg(a, 0) {
@@ -175,7 +177,7 @@ fn is_canonical_int(s: &str) -> bool {
 /// `stdlib::extname(filename)`: Ruby's `File.extname` on a POSIX system: the last
 /// component's text from its last dot (`.` alone for a trailing dot); none when the only
 /// dots lead the name (`.profile`).
-pub(super) fn f_extname(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_extname(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let path = arg(a, 0).to_display();
     let trimmed = path.trim_end_matches('/');
     let base = trimmed.rsplit('/').next().unwrap_or("");
@@ -186,7 +188,7 @@ pub(super) fn f_extname(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 // ---- checks --------------------------------------------------------------------------------------
 
 /// `is_a(value, type)`: whether the value is an instance of the type.
-pub(super) fn f_is_a(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_is_a(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     Ok(Value::Bool(match arg(a, 1) {
         Value::Type(t) => t.is_instance(&arg(a, 0)),
         _ => false,
@@ -196,7 +198,7 @@ pub(super) fn f_is_a(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 /// `validate_domain_name(names...)` and `validate_email_address(addresses...)`: fail on the
 /// first argument that is not a string, or not a domain name (an email address) by
 /// `is_domain_name` (`is_email_address`).
-pub(super) fn f_validate_name(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_validate_name(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     undef_to_empty(a);
     if a.values.is_empty() {
         return Err(fail(c, a, "wrong number of arguments (0; must be > 0)"));
@@ -208,12 +210,12 @@ pub(super) fn f_validate_name(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         };
         let (ok, what) = if domain {
             (
-                super::stdlib_validate::is_domain_name(s),
+                crate::eval::functions::stdlib_validate::is_domain_name(s),
                 "a syntactically correct domain name",
             )
         } else {
             (
-                super::stdlib_validate::is_email_address(s),
+                crate::eval::functions::stdlib_validate::is_email_address(s),
                 "a valid email address",
             )
         };
@@ -279,7 +281,7 @@ fn ip_block(text: &str) -> Result<IpBlock, String> {
 
 /// `stdlib::ip_in_range(address, range_or_ranges)`: whether the address lies in the range
 /// (any of the ranges); an address of the other family never does.
-pub(super) fn f_ip_in_range(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_ip_in_range(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let ip = ip_block(&arg(a, 0).to_display()).map_err(|m| fail_plain(c, a, m))?;
     let ranges = match arg(a, 1) {
         Value::Array(items) => items,
@@ -297,7 +299,7 @@ pub(super) fn f_ip_in_range(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 /// `has_interface_with(interface)`: whether the `interfaces` fact (comma-separated) names
 /// it; `has_interface_with(kind, value)`: whether the fact `kind` (say `ipaddress`), or
 /// `kind_IFACE` for one of the interfaces, equals the value.
-pub(super) fn f_has_interface_with(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_has_interface_with(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     undef_to_empty(a);
     let n = a.values.len();
     if n == 0 || n > 2 {
@@ -323,7 +325,7 @@ fn autoload_has_interface_with(c: &mut Compiler<'_>) {
         let msg = format!(
             "The method 'Puppet::Parser::Functions.autoloader#{method}(\"has_interface_with\")' is deprecated in favor of using 'Scope#call_function'."
         );
-        super::functions::warn_once(c, format!("autoloader {method}"), msg);
+        crate::eval::functions::warn_once(c, format!("autoloader {method}"), msg);
     }
     if !c.warned_deprecations.insert(IFACE_DEFINED.into()) {
         let msg = "Overwriting previous definition for function has_interface_with";
@@ -350,7 +352,7 @@ fn has_interface_with(c: &Compiler<'_>, a: &Args) -> bool {
 
 /// `has_ip_address(address)` and `has_ip_network(network)`: `has_interface_with` with the
 /// kind `ipaddress` (`network`).
-pub(super) fn f_has_ip(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_has_ip(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     undef_to_empty(a);
     arity_exact(c, a, 1)?;
     let kind = if a.name == "has_ip_address" {
@@ -365,7 +367,7 @@ pub(super) fn f_has_ip(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 
 /// `load_module_metadata(module[, allow_empty])`: the module's `metadata.json` as data; a
 /// module without one gives `{}` when allowed, else an error (as does a missing module).
-pub(super) fn f_load_module_metadata(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_load_module_metadata(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     undef_to_empty(a);
     if !(1..=2).contains(&a.values.len()) {
         return Err(fail(c, a, "Wrong number of arguments, expects one or two"));
@@ -376,7 +378,7 @@ pub(super) fn f_load_module_metadata(c: &mut Compiler<'_>, a: &mut Args) -> R<Va
         return Err(fail_plain(c, a, msg));
     }
     match c.loader.load(&module, "metadata.json") {
-        Some((_, text)) => super::values::pson::load(&text).map_err(|m| fail_plain(c, a, m)),
+        Some((_, text)) => crate::eval::values::pson::load(&text).map_err(|m| fail_plain(c, a, m)),
         None if !matches!(arg(a, 1), Value::Undef | Value::Bool(false)) => {
             Ok(Value::Hash(Default::default()))
         }
@@ -390,7 +392,7 @@ pub(super) fn f_load_module_metadata(c: &mut Compiler<'_>, a: &mut Args) -> R<Va
 
 /// `stdlib::str2resource('Type[title]')`: a reference to that resource, which must be in
 /// the catalog already.
-pub(super) fn f_str2resource(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_str2resource(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let text = arg(a, 0).to_display();
     // Puppet::Resource.type_and_title: `TYPE[TITLE]`, the title taking all up to the last `]`.
     let parsed = text
@@ -424,8 +426,8 @@ pub(super) fn f_str2resource(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 
 /// `parsepson(text[, default])`: `PSON.load` of the text; the default (when given) instead
 /// of the parser's error.
-pub(super) fn f_parsepson(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
-    match super::values::pson::load(&arg(a, 0).to_display()) {
+pub(in crate::eval) fn f_parsepson(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    match crate::eval::values::pson::load(&arg(a, 0).to_display()) {
         Ok(v) => Ok(v),
         Err(_) if a.values.len() > 1 => Ok(arg(a, 1)),
         Err(m) => Err(fail_plain(c, a, m)),
@@ -436,7 +438,7 @@ pub(super) fn f_parsepson(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 /// PSON), or the default when the file holds nothing (null or false) or cannot be read or
 /// parsed (then an error without a default). A missing file warns and gives the default.
 /// Ordo does not fetch `http(s)://` URLs: those fail (or give the default).
-pub(super) fn f_load_file(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_load_file(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     undef_to_empty(a);
     if a.values.is_empty() {
         // Both functions check `args.length >= 1` themselves, after Puppet's arity check.
@@ -460,12 +462,12 @@ pub(super) fn f_load_file(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
                 Ok(text) if a.name == "loadyaml" => {
                     crate::eval::hiera::yaml::parse(&text).map(|j| or_default(Value::from_json(&j)))
                 }
-                Ok(text) => super::values::pson::load(&text).map(or_default),
+                Ok(text) => crate::eval::values::pson::load(&text).map(or_default),
                 Err(e) => Err(e.to_string()),
             }
         }
         Value::Str(p) => {
-            let label = super::functions::scope_label(c, a.scope);
+            let label = crate::eval::functions::scope_label(c, a.scope);
             let msg = format!("Scope({label}): Can't load '{p}' File does not exist!");
             c.log(LogLevel::Warning, msg);
             Ok(default.clone())
@@ -487,7 +489,7 @@ pub(super) fn f_load_file(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 /// `glob(pattern_or_patterns)`: Ruby's `Dir.glob`: the paths that match, each pattern's
 /// in name order within each directory, relative to the working directory for a relative
 /// pattern.
-pub(super) fn f_glob(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_glob(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     undef_to_empty(a);
     arity_exact(c, a, 1)?;
     let patterns = match arg(a, 0) {
@@ -497,9 +499,9 @@ pub(super) fn f_glob(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     };
     let mut out = Vec::new();
     for p in &patterns {
-        for expanded in super::glob::expand_braces(p) {
+        for expanded in crate::eval::functions::glob::expand_braces(p) {
             out.extend(
-                super::glob::glob(c.loader.host(), &expanded)
+                crate::eval::functions::glob::glob(c.loader.host(), &expanded)
                     .into_iter()
                     .map(Value::Str),
             );
@@ -521,7 +523,7 @@ fn random_u64(c: &Compiler<'_>) -> u64 {
 
 /// `seeded_rand_string(length, seed[, charset])`: `length` characters of the charset
 /// (default `0-9a-zA-Z`) drawn by Ruby's `Random` seeded with the seed's SHA-256.
-pub(super) fn f_seeded_rand_string(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_seeded_rand_string(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let length = match arg(a, 0) {
         Value::Int(n) => n.max(0) as u64,
         _ => 0,
@@ -530,9 +532,9 @@ pub(super) fn f_seeded_rand_string(_c: &mut Compiler<'_>, a: &mut Args) -> R<Val
         Value::Str(s) => s.chars().collect(),
         _ => ('0'..='9').chain('a'..='z').chain('A'..='Z').collect(),
     };
-    let seed = super::values::strings::sha256_hex(arg(a, 1).to_display().as_bytes());
-    let mut rng = super::values::ruby_random::Mt::from_seed_words(
-        &super::values::strings::hex_to_words(&seed),
+    let seed = crate::eval::values::strings::sha256_hex(arg(a, 1).to_display().as_bytes());
+    let mut rng = crate::eval::values::ruby_random::Mt::from_seed_words(
+        &crate::eval::values::strings::hex_to_words(&seed),
     );
     let out: String = (0..length)
         .map(|_| charset[rng.rand_below(charset.len() as u64) as usize])
@@ -541,7 +543,7 @@ pub(super) fn f_seeded_rand_string(_c: &mut Compiler<'_>, a: &mut Args) -> R<Val
 }
 
 /// `shuffle(string_or_array)`: the elements (characters) in a random order.
-pub(super) fn f_shuffle(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_shuffle(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     undef_to_empty(a);
     if a.values.is_empty() {
         return Err(fail(c, a, "Wrong number of arguments given (0 for 1)"));
@@ -579,7 +581,7 @@ pub(super) fn f_shuffle(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 
 /// `str2saltedsha512(password)`: hex of a random 4-byte salt followed by
 /// SHA-512(salt + password) (the OS X password hash).
-pub(super) fn f_str2saltedsha512(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_str2saltedsha512(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     undef_to_empty(a);
     if a.values.len() != 1 {
         let n = a.values.len();
@@ -644,7 +646,7 @@ fn pbkdf2_sha512(password: &[u8], salt: &[u8], iterations: u32, len: usize) -> V
 /// `{password_hex, salt_hex, iterations}` (the macOS password hash). Sensitive arguments
 /// are unwrapped; the salt needs 8 bytes, the iterations lie strictly between 40,000 and
 /// 70,000.
-pub(super) fn f_str2saltedpbkdf2(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_str2saltedpbkdf2(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     undef_to_empty(a);
     if a.values.len() != 3 {
         let n = a.values.len();
@@ -684,7 +686,7 @@ pub(super) fn f_str2saltedpbkdf2(c: &mut Compiler<'_>, a: &mut Args) -> R<Value>
 
 /// `time([timezone])`: the seconds since the Unix epoch (the time zone does not change
 /// them).
-pub(super) fn f_time(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_time(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     undef_to_empty(a);
     if a.values.len() > 1 {
         let n = a.values.len();
@@ -810,7 +812,7 @@ fn toml_dump(out: &mut String, pairs: &TomlPairs<'_>, prefix: &[String]) -> Resu
 
 /// `to_toml(hash)`: the hash as TOML, as stdlib's TomlDumper writes it: keys sorted, plain
 /// values first (Ruby's `inspect` of each), then `[tables]`, then `[[table arrays]]`.
-pub(super) fn f_to_toml(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_to_toml(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let mut out = String::new();
     toml_visit(&mut out, &arg(a, 0), &[]).map_err(|v| no_method(c, a, "keys", &v))?;
     Ok(Value::Str(out))
@@ -818,7 +820,7 @@ pub(super) fn f_to_toml(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::eval::*;
 
     #[test]
     fn ruby_helpers() {
@@ -833,7 +835,7 @@ mod tests {
 
     #[test]
     fn signatures_sorted_for_binary_search() {
-        let sigs = crate::eval::stdlib_more::SIGNATURES;
+        let sigs = crate::eval::functions::stdlib_more::SIGNATURES;
         assert!(sigs.windows(2).all(|w| w[0].name < w[1].name));
     }
 

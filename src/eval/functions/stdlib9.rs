@@ -6,10 +6,10 @@
 //! call the namespaced ones, so with stdlib 9 installed the old names get these semantics
 //! too (`ensure_packages` here).
 
-use super::compiler::{Compiler, Flow, R};
-use super::functions::Args;
-use super::stdlib::{arg, fail_plain};
-use super::values::value::Value;
+use crate::eval::compiler::{Compiler, Flow, R};
+use crate::eval::functions::stdlib::{arg, fail_plain};
+use crate::eval::functions::Args;
+use crate::eval::values::value::Value;
 use indexmap::IndexMap;
 
 /// Whether the modulepath has stdlib 9 (its namespaced `ensure_packages`).
@@ -39,21 +39,21 @@ fn crc32(bytes: &[u8]) -> u32 {
 }
 
 /// `stdlib::crc32(data)`: the CRC-32 of the text in lower-case hex, without leading zeros.
-pub(super) fn f_crc32(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_crc32(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let text = scalar_text(&arg(a, 0));
     Ok(Value::Str(format!("{:x}", crc32(text.as_bytes()))))
 }
 
 /// `stdlib::sha256(data)`: the SHA-256 of the text in hex.
-pub(super) fn f_sha256(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_sha256(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let text = scalar_text(&arg(a, 0));
-    Ok(Value::Str(super::values::strings::sha256_hex(
+    Ok(Value::Str(crate::eval::values::strings::sha256_hex(
         text.as_bytes(),
     )))
 }
 
 /// `stdlib::nested_values(hash)`: the values of a hash and of the hashes in it, depth first.
-pub(super) fn f_nested_values(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_nested_values(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     fn walk(v: &Value, out: &mut Vec<Value>) {
         if let Value::Hash(h) = v {
             for (_, v) in h.iter() {
@@ -71,7 +71,7 @@ pub(super) fn f_nested_values(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 
 /// `stdlib::has_function(name)`: whether a function of that name exists: a Puppet-language
 /// function, one of Puppet's or Ordo's built-ins this compile has, or a module's Ruby one.
-pub(super) fn f_has_function(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_has_function(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let name = arg(a, 0).to_display();
     let name = name.strip_prefix("::").unwrap_or(&name).to_string();
     let found = c.find_function(&name).is_some()
@@ -82,7 +82,7 @@ pub(super) fn f_has_function(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 
 /// `stdlib::sort_by(iterable) |x| { key }`: Ruby's `sort_by` over an array, the characters
 /// of a string (joined again) or a hash's entries (`[key, value]`).
-pub(super) fn f_sort_by(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_sort_by(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let Some(l) = a.lambda else {
         return Err(fail_plain(c, a, "'stdlib::sort_by' expects a block"));
     };
@@ -105,7 +105,7 @@ pub(super) fn f_sort_by(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     }
     let mut failed = None;
     keyed.sort_by(|(x, _), (y, _)| {
-        super::functions::ruby_cmp(x, y).unwrap_or_else(|| {
+        crate::eval::functions::ruby_cmp(x, y).unwrap_or_else(|| {
             failed.get_or_insert((x.clone(), y.clone()));
             std::cmp::Ordering::Equal
         })
@@ -114,8 +114,8 @@ pub(super) fn f_sort_by(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         return Err(Flow::Err(c.runtime(
             format!(
                 "comparison of {} with {} failed",
-                super::stdlib::ruby_class(&x),
-                super::stdlib::ruby_class(&y)
+                crate::eval::functions::stdlib::ruby_class(&x),
+                crate::eval::functions::stdlib::ruby_class(&y)
             ),
             a.span,
         )));
@@ -140,7 +140,7 @@ pub(super) fn f_sort_by(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 
 /// `stdlib::merge(hashes...)` and `stdlib::merge(iterable) |acc, v|` / `|acc, k, v|`: the
 /// hashes merged left to right (`undef` and `''` skipped), or the hashes the block returns.
-pub(super) fn f_merge(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_merge(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let Some(l) = a.lambda else {
         let mut acc: IndexMap<Value, Value> = IndexMap::new();
         for v in &a.values {
@@ -184,7 +184,7 @@ pub(super) fn f_merge(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 /// with `ensure => installed` merged under the defaults, and `present`/`installed` kept as
 /// `present` when the package is already declared `present`. Unlike stdlib 8 a package
 /// declared with other attributes is declared again (a duplicate declaration).
-pub(super) fn f_ensure_packages(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(in crate::eval) fn f_ensure_packages(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let defaults = match arg(a, 1) {
         Value::Hash(h) => h.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
         _ => IndexMap::new(),
