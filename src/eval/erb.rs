@@ -300,6 +300,9 @@ impl Interp<'_, '_> {
                         }
                     }
                 }
+                if parts.iter().any(|p| matches!(p, NodePart::Code(_))) {
+                    self.charge(s.len())?;
+                }
                 Value::Str(s)
             }
             Node::Array(items) => {
@@ -396,6 +399,22 @@ impl Interp<'_, '_> {
                         return ip_addr(&a);
                     }
                 }
+                // `(a..b).each`: the range is gone through, not made (Ruby's is lazy); each
+                // step is a block call, bounded with the compile's lambda calls.
+                if let (Some(r), "each", Some(bl), true) =
+                    (recv, name.as_str(), block.as_ref(), args.is_empty())
+                {
+                    if let Node::Range(a, b, excl) = &**r {
+                        let (Value::Int(x), Value::Int(y)) = (self.eval(a)?, self.eval(b)?) else {
+                            return err("ranges of non-integers");
+                        };
+                        let end = if *excl { y.saturating_sub(1) } else { y };
+                        for i in x..=end {
+                            self.call_block(bl, vec![Value::Int(i)])?;
+                        }
+                        return Ok(Value::Undef);
+                    }
+                }
                 let rv = match recv {
                     Some(r) => Some(self.eval(r)?),
                     None => None,
@@ -441,7 +460,11 @@ impl Interp<'_, '_> {
                         return Ok(removed);
                     }
                 }
-                return self.call(rv, name, vals, block.as_ref());
+                let v = self.call(rv, name, vals, block.as_ref())?;
+                if let Value::Str(s) = &v {
+                    self.charge(s.len())?;
+                }
+                return Ok(v);
             }
             Node::Index(r, args) => {
                 let mut vals = vec![];
@@ -587,12 +610,12 @@ impl Interp<'_, '_> {
             Node::Seq(body) => self.run(body)?,
             Node::Text(i) => {
                 let t = self.texts[*i].clone();
-                self.out.push_str(&t);
+                self.emit(&t)?;
                 Value::Undef
             }
             Node::Out(x) => {
                 let v = self.eval(x)?;
-                self.out.push_str(&ruby_to_s(&v));
+                self.emit(&ruby_to_s(&v))?;
                 Value::Undef
             }
             Node::Next(v) => {
@@ -699,6 +722,7 @@ impl Interp<'_, '_> {
                         super::functions::MAX_STRING_BYTES
                     ));
                 }
+                self.charge(a.len() + b.len())?;
                 Str(format!("{a}{b}"))
             }
             ("+", Str(_), _) => {
@@ -713,6 +737,7 @@ impl Interp<'_, '_> {
                 if a.len().saturating_mul(n) > super::strings::MAX_FORMAT_WIDTH {
                     return err("argument too big");
                 }
+                self.charge(a.len() * n)?;
                 Str(a.repeat(n))
             }
             ("%", Str(f), _) => {
@@ -720,7 +745,9 @@ impl Interp<'_, '_> {
                     Array(x) => x.clone(),
                     other => vec![other.clone()],
                 };
-                Str(super::strings::sprintf(f, &args).or_else(err)?)
+                let s = super::strings::sprintf(f, &args).or_else(err)?;
+                self.charge(s.len())?;
+                Str(s)
             }
             ("+", Array(a), Array(b)) => Array(a.iter().chain(b.iter()).cloned().collect()),
             ("-", Array(a), Array(b)) => {
@@ -759,6 +786,7 @@ impl Interp<'_, '_> {
                         super::functions::MAX_STRING_BYTES
                     ));
                 }
+                self.charge(tail.len())?;
                 let v = Str(format!("{a}{tail}"));
                 self.write_back(lhs, &v);
                 v
@@ -802,6 +830,24 @@ impl Interp<'_, '_> {
         if let Some(p) = self.c.resources[idx].params.get_mut(name) {
             *p = v.clone();
         }
+    }
+
+    /// Counts a string just made against the compile's bound on the bytes of its strings.
+    fn charge(&mut self, len: usize) -> E<()> {
+        self.c.charge_string(len).or_else(err)
+    }
+
+    /// Writes to the template's output, which is one string (bounded as one).
+    fn emit(&mut self, text: &str) -> E<()> {
+        if self.out.len() + text.len() > super::functions::MAX_STRING_BYTES {
+            return err(format!(
+                "{LIMIT_MARK} a string longer than the {} bytes one value may have",
+                super::functions::MAX_STRING_BYTES
+            ));
+        }
+        self.charge(text.len())?;
+        self.out.push_str(text);
+        Ok(())
     }
 
     /// Counts a block call against the compile's bound on lambda calls (a template's loops

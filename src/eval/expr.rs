@@ -53,8 +53,14 @@ impl Compiler<'_> {
             r = Err(Flow::Err(self.runtime(msg, e.span)));
         }
         if let Ok(Value::Str(s)) = &r {
+            // Strings made here (not read from a variable) count against the compile's bound.
+            let made = matches!(e.kind, ExprKind::ConcatString(_) | ExprKind::Call(_));
             if let Err(too_long) = self.check_string_len(s.len(), e.span) {
                 r = Err(too_long);
+            } else if made {
+                if let Err(spent) = self.charge_string_at(s.len(), e.span) {
+                    r = Err(spent);
+                }
             }
         }
         match (r, label) {
@@ -70,7 +76,7 @@ impl Compiler<'_> {
     }
 
     /// A string of `len` bytes may be made (see `functions::MAX_STRING_BYTES`).
-    fn check_string_len(&self, len: usize, span: Span) -> R<()> {
+    pub(super) fn check_string_len(&self, len: usize, span: Span) -> R<()> {
         if len <= super::functions::MAX_STRING_BYTES {
             return Ok(());
         }
@@ -149,7 +155,9 @@ impl Compiler<'_> {
                         out.push(self.eval(it, scope)?);
                     }
                 }
-                Value::Array(out)
+                let v = Value::Array(out);
+                self.check_value_shape(&v, e.span)?;
+                v
             }
             ExprKind::Hash(entries) => {
                 let mut h = IndexMap::new();
@@ -158,7 +166,9 @@ impl Compiler<'_> {
                     let v = self.eval(&en.value, scope)?;
                     h.insert(k, v);
                 }
-                Value::Hash(h.into())
+                let v = Value::Hash(h.into());
+                self.check_value_shape(&v, e.span)?;
+                v
             }
             ExprKind::Variable(name) => self.lookup_var(name, scope, e.span)?,
             ExprKind::Access { left, keys } => {
@@ -390,7 +400,7 @@ impl Compiler<'_> {
             | ExprKind::TypeMapping { .. } => Value::Undef,
             ExprKind::Epp { body, .. } => self.eval(body, scope)?,
             ExprKind::RenderString(s) => {
-                self.render_push(s);
+                self.render_push(s, e.span)?;
                 Value::Undef
             }
             ExprKind::Render(inner) => {
@@ -400,9 +410,9 @@ impl Compiler<'_> {
                         if let Some(flag) = self.render_sensitive.last_mut() {
                             *flag = true;
                         }
-                        self.render_push(&x.to_display())
+                        self.render_push(&x.to_display(), e.span)?
                     }
-                    v => self.render_push(&v.to_display()),
+                    v => self.render_push(&v.to_display(), e.span)?,
                 }
                 Value::Undef
             }
@@ -1575,6 +1585,20 @@ impl Compiler<'_> {
     ) -> R<Value> {
         // An array grows in place (the operand is ours): `reduce` building an array by
         // `$memo + [$x]` copies it once per step, not twice.
+        // What `+` and `<<` make is bounded as a literal is (the top level only: a memo
+        // doubled by `$m + $m` at each step).
+        let len = |v: &Value| match v {
+            Value::Array(a) => a.len() as u64,
+            Value::Hash(h) => h.len() as u64,
+            _ => 1,
+        };
+        if matches!(op, BinaryOp::Add | BinaryOp::Shl)
+            && matches!(l, Value::Array(_) | Value::Hash(_))
+            && len(&l) + len(&r) > super::limits::MAX_VALUE_NODES
+        {
+            let msg = super::limits::too_many_elements();
+            return Err(Flow::Err(self.runtime(msg, operands.0.to(operands.1))));
+        }
         let l = match (op, l) {
             (BinaryOp::Add, Value::Array(mut out)) => {
                 match r {
@@ -2093,6 +2117,9 @@ impl Compiler<'_> {
             Vec::with_capacity(r.bodies.len());
         let mut default_attrs: Vec<super::catalog_ops::AttrValue> = vec![];
         let mut default_seen = false;
+        // The titles of every body so far (a set: an array of many titles is not checked
+        // against itself title by title).
+        let mut used: std::collections::HashSet<String> = Default::default();
         for body in &r.bodies {
             let tv = self.eval(&body.title, scope)?;
             if tv.is_undef() {
@@ -2125,8 +2152,7 @@ impl Compiler<'_> {
                         )))
                     }
                     Value::Str(s) => {
-                        let seen = |titles: &[String]| titles.iter().any(|t| t == s);
-                        if seen(&titles) || bodies.iter().any(|(titles, _)| seen(titles)) {
+                        if !used.insert(s.clone()) {
                             return Err(Flow::Err(self.issue(
                                 format!("The title '{s}' has already been used in this resource expression"),
                                 span,

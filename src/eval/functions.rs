@@ -522,10 +522,16 @@ impl Compiler<'_> {
         )))
     }
 
-    pub(super) fn render_push(&mut self, s: &str) {
+    /// Writes to the output of the EPP template being rendered: one string, bounded as one,
+    /// and counted against the compile's bound on the bytes of its strings.
+    pub(super) fn render_push(&mut self, s: &str, span: Span) -> R<()> {
+        let had = self.render_stack.last().map_or(0, String::len);
+        self.check_string_len(had + s.len(), span)?;
+        self.charge_string_at(s.len(), span)?;
         if let Some(buf) = self.render_stack.last_mut() {
             buf.push_str(s);
         }
+        Ok(())
     }
 }
 
@@ -1310,6 +1316,10 @@ fn f_reduce(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     };
     for x in rest {
         match c.call_lambda(l, vec![acc.clone(), x.clone()], a.scope, a.span) {
+            Ok(r) if super::limits::top_level_too_large(&r) => {
+                let msg = super::limits::too_many_elements();
+                return Err(Flow::Err(c.runtime(msg, a.span)));
+            }
             Ok(r) => acc = r,
             Err(Flow::Break(_)) => break,
             Err(e) => return Err(e),
@@ -1635,7 +1645,7 @@ fn f_split(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     Ok(Value::Array(parts))
 }
 
-fn f_join(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+fn f_join(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let sep = a.values.get(1).map(|v| v.to_display()).unwrap_or_default();
     match first_arg(a) {
         // Ruby's Array#join: nested arrays are joined too, each value as Ruby's to_s.
@@ -1650,12 +1660,12 @@ fn f_join(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
             }
             let mut all = vec![];
             flat(&items, &mut all);
-            Ok(Value::Str(
-                all.into_iter()
-                    .map(super::erb::ruby_to_s)
-                    .collect::<Vec<_>>()
-                    .join(&sep),
-            ))
+            let parts: Vec<String> = all.into_iter().map(super::erb::ruby_to_s).collect();
+            // Measured before it is made: a long separator between many elements.
+            let len = parts.iter().map(String::len).sum::<usize>()
+                + sep.len().saturating_mul(parts.len().saturating_sub(1));
+            c.check_string_len(len, a.span)?;
+            Ok(Value::Str(parts.join(&sep)))
         }
         other => Ok(Value::Str(other.to_display())),
     }

@@ -22,6 +22,7 @@ mod glob;
 pub mod hiera;
 mod hiera_lookup;
 pub mod host;
+mod limits;
 mod module_functions;
 mod output;
 mod params;
