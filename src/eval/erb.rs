@@ -113,6 +113,14 @@ type E<T> = Result<T, Ctl>;
 /// render instead.
 const LIMIT_MARK: &str = "evaluation stopped:";
 
+/// An array or hash a template built, within the compile's bounds on depth and size.
+fn shaped(v: Value) -> E<Value> {
+    match super::limits::value_shape_error(&v) {
+        None => Ok(v),
+        Some(msg) => err(msg),
+    }
+}
+
 fn err<T>(m: impl Into<String>) -> E<T> {
     Err(Ctl::Err(m.into()))
 }
@@ -310,7 +318,7 @@ impl Interp<'_, '_> {
                 for i in items {
                     out.push(self.eval(i)?);
                 }
-                Value::Array(out)
+                shaped(Value::Array(out))?
             }
             Node::Hash(pairs) => {
                 let mut h = IndexMap::new();
@@ -319,7 +327,7 @@ impl Interp<'_, '_> {
                     let v = self.eval(v)?;
                     h.insert(k, v);
                 }
-                Value::Hash(h.into())
+                shaped(Value::Hash(h.into()))?
             }
             Node::IVar(n) => self.ivar(n),
             Node::GVar(n) => return err(format!("global variable `${n}`")),
@@ -749,6 +757,11 @@ impl Interp<'_, '_> {
                 self.charge(s.len())?;
                 Str(s)
             }
+            ("+", Array(a), Array(b))
+                if (a.len() + b.len()) as u64 > super::limits::MAX_VALUE_NODES =>
+            {
+                return err(super::limits::too_many_elements());
+            }
             ("+", Array(a), Array(b)) => Array(a.iter().chain(b.iter()).cloned().collect()),
             ("-", Array(a), Array(b)) => {
                 Array(a.iter().filter(|x| !b.contains(x)).cloned().collect())
@@ -772,6 +785,7 @@ impl Interp<'_, '_> {
                 Array(out)
             }
             ("<<", Array(a), _) => {
+                shaped(r.clone())?;
                 let mut a = a.clone();
                 a.push(r.clone());
                 let v = Array(a);

@@ -189,3 +189,31 @@ fn ruby_templates_have_a_memory_cap_and_a_time_budget() {
     );
     assert!(start.elapsed() < Duration::from_secs(120));
 }
+
+/// Ordo's ERB parser and interpreter: code nested 100,000 deep is refused (it overflowed
+/// the stack: SIGABRT), and arrays or hashes a template nests or doubles are bounded.
+#[test]
+fn erb_nesting_is_bounded() {
+    let deep = format!(
+        "$x = inline_template('<%= {}{} %>')\n",
+        "[".repeat(100_000),
+        "]".repeat(100_000)
+    );
+    refused(&deep, "code nested more than 200 levels deep", 1);
+    let blocks = format!(
+        "\n$x = inline_template('<% {}{} %>')\n",
+        "[1].each do |x| ".repeat(100_000),
+        " end".repeat(100_000)
+    );
+    refused(&blocks, "code nested more than 200 levels deep", 2);
+    refused(
+        "$x = inline_template('<% a = 1; (1..100000).each { a = [a] } %><%= a.size %>')\n",
+        "nested more than 1000 levels deep",
+        1,
+    );
+    refused(
+        "$x = inline_template('<% a = [1]; (1..60).each { a << a } %><%= a.size %>')\n",
+        "an array or hash of more than 1000000 elements",
+        1,
+    );
+}
