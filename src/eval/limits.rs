@@ -4,7 +4,7 @@
 //! evaluation error with the location (docs/apply-safety.md, "the evaluator's limits").
 
 use super::compiler::{Compiler, Flow, R};
-use super::value::Value;
+use super::values::value::Value;
 use crate::span::Span;
 
 /// The bytes of all the strings one compile may make (interpolations, function results,

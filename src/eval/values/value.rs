@@ -1,6 +1,6 @@
 //! Runtime values of the Puppet language and how Puppet prints them.
 
-use super::types::PType;
+use crate::eval::types::PType;
 use indexmap::IndexMap;
 use serde_json::Value as Json;
 use std::hash::{Hash, Hasher};
@@ -76,7 +76,7 @@ fn record_failure(source: &str, e: &fancy_regex::Error) {
 /// (`functions::MAX_STRING_BYTES`: a long replacement at each of many empty matches) is not
 /// made: the failure is recorded as a match's is, and the subject comes back unchanged.
 fn replace_all_bounded(re: &regex::Regex, s: &str, repl: &str) -> String {
-    let max = super::functions::MAX_STRING_BYTES;
+    let max = crate::eval::functions::MAX_STRING_BYTES;
     // The common case: no result can be too long (each replacement at most `repl` plus,
     // through its group references, the subject, at each of at most `s.len() + 1` matches).
     let worst = (s.len() + 1)
@@ -808,7 +808,7 @@ impl Value {
 
     /// The name Puppet uses for the value's type in messages (`String`, `Integer`).
     pub fn type_name(&self) -> String {
-        super::types::infer(self).generalize().to_string()
+        crate::eval::types::infer(self).generalize().to_string()
     }
 
     /// `to_s` as used by interpolation, `notice` and string concatenation.
@@ -925,7 +925,7 @@ impl Value {
                         // A key that is not a string is written as Ruby's to_s of it.
                         let key = match k {
                             Value::Str(s) => s.clone(),
-                            Value::Array(_) | Value::Hash(_) => super::erb::ruby_inspect(k),
+                            Value::Array(_) | Value::Hash(_) => super::ruby_print::ruby_inspect(k),
                             other => other.to_display(),
                         };
                         (key, v.to_json())
