@@ -16,6 +16,7 @@ use std::sync::Arc;
 
 mod definitions;
 mod inputs;
+pub(in crate::eval) mod limits;
 pub(in crate::eval) mod scope;
 pub(in crate::eval) mod suggest;
 use inputs::*;
@@ -272,7 +273,7 @@ pub struct Compiler<'a> {
     /// Lambda calls so far (bounded by `functions::MAX_LAMBDA_CALLS`).
     pub(super) lambda_calls: u64,
     /// What the compile has used of its other bounds (see `limits`).
-    pub(super) budget: super::limits::Budget,
+    pub(super) budget: limits::Budget,
     /// The modules' Ruby functions described by Ruby so far (see `ruby_call`).
     pub(super) ruby: super::ruby_call::RubyState,
     /// Rudder priorities: pending class declarations, resolved conflicts.

@@ -118,7 +118,7 @@ const LIMIT_MARK: &str = "evaluation stopped:";
 
 /// An array or hash a template built, within the compile's bounds on depth and size.
 fn shaped(v: Value) -> E<Value> {
-    match super::limits::value_shape_error(&v) {
+    match super::compiler::limits::value_shape_error(&v) {
         None => Ok(v),
         Some(msg) => err(msg),
     }
@@ -729,9 +729,9 @@ impl Interp<'_, '_> {
                 Str(s)
             }
             ("+", Array(a), Array(b))
-                if (a.len() + b.len()) as u64 > super::limits::MAX_VALUE_NODES =>
+                if (a.len() + b.len()) as u64 > super::compiler::limits::MAX_VALUE_NODES =>
             {
-                return err(super::limits::too_many_elements());
+                return err(super::compiler::limits::too_many_elements());
             }
             ("+", Array(a), Array(b)) => Array(a.iter().chain(b.iter()).cloned().collect()),
             ("-", Array(a), Array(b)) => {

@@ -56,9 +56,8 @@ const MAX_CALL_DEPTH: usize = 200;
 /// and the elements one `range()` or integer iteration may produce.
 pub(super) const MAX_LAMBDA_CALLS: u64 = 1_000_000;
 pub(super) const MAX_ITEMS: i128 = 1_000_000;
-/// The longest string an expression may give (doubling a string by interpolation 40 times
-/// would ask for terabytes).
-pub(super) const MAX_STRING_BYTES: usize = 256 << 20;
+/// The longest string an expression may give.
+pub(super) const MAX_STRING_BYTES: usize = super::values::value::MAX_STRING_BYTES;
 
 /// The registry: name -> implementation. Add new functions here.
 pub fn builtin(name: &str) -> Option<Builtin> {
@@ -1320,8 +1319,8 @@ fn f_reduce(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     };
     for x in rest {
         match c.call_lambda(l, vec![acc.clone(), x.clone()], a.scope, a.span) {
-            Ok(r) if super::limits::top_level_too_large(&r) => {
-                let msg = super::limits::too_many_elements();
+            Ok(r) if super::compiler::limits::top_level_too_large(&r) => {
+                let msg = super::compiler::limits::too_many_elements();
                 return Err(Flow::Err(c.runtime(msg, a.span)));
             }
             Ok(r) => acc = r,

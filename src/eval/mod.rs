@@ -17,7 +17,6 @@ mod glob;
 pub mod hiera;
 mod hiera_lookup;
 pub mod host;
-mod limits;
 mod module_functions;
 pub mod parse_cache;
 mod resources;

@@ -1,4 +1,4 @@
-//! Bounds that hold for a whole compile (src/eval/limits.rs), end to end with the real
+//! Bounds that hold for a whole compile (src/eval/compiler/limits.rs), end to end with the real
 //! binary: many large strings, strings made long by one function (a separator, a global
 //! replacement), template output (EPP, ERB in Ordo and in the machine's Ruby), resources
 //! declared by a fan-out of defines, arrays and hashes nested or doubled by `reduce`. Each

@@ -253,9 +253,9 @@ impl Compiler<'_> {
         };
         if matches!(op, BinaryOp::Add | BinaryOp::Shl)
             && matches!(l, Value::Array(_) | Value::Hash(_))
-            && len(&l) + len(&r) > crate::eval::limits::MAX_VALUE_NODES
+            && len(&l) + len(&r) > crate::eval::compiler::limits::MAX_VALUE_NODES
         {
-            let msg = crate::eval::limits::too_many_elements();
+            let msg = crate::eval::compiler::limits::too_many_elements();
             return Err(Flow::Err(self.runtime(msg, operands.0.to(operands.1))));
         }
         let l = match (op, l) {

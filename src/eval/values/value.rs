@@ -72,11 +72,15 @@ fn record_failure(source: &str, e: &fancy_regex::Error) {
     ANY_GAVE_UP.with(|a| a.set(true));
 }
 
+/// The longest string an expression may give (doubling a string by interpolation 40 times
+/// would ask for terabytes).
+pub const MAX_STRING_BYTES: usize = 256 << 20;
+
 /// Every match replaced, as `replace_all`, but a result longer than one string may be
-/// (`functions::MAX_STRING_BYTES`: a long replacement at each of many empty matches) is not
+/// (`MAX_STRING_BYTES`: a long replacement at each of many empty matches) is not
 /// made: the failure is recorded as a match's is, and the subject comes back unchanged.
 fn replace_all_bounded(re: &regex::Regex, s: &str, repl: &str) -> String {
-    let max = crate::eval::functions::MAX_STRING_BYTES;
+    let max = MAX_STRING_BYTES;
     // The common case: no result can be too long (each replacement at most `repl` plus,
     // through its group references, the subject, at each of at most `s.len() + 1` matches).
     let worst = (s.len() + 1)

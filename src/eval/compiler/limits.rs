@@ -3,32 +3,32 @@
 //! Puppet has none of these and runs out of memory or stack instead; each gives an
 //! evaluation error with the location (docs/apply-safety.md, "the evaluator's limits").
 
-use super::compiler::{Compiler, Flow, R};
-use super::values::value::Value;
+use super::{Compiler, Flow, R};
+use crate::eval::values::value::Value;
 use crate::span::Span;
 
 /// The bytes of all the strings one compile may make (interpolations, function results,
 /// template output, ERB string operations), counted as they are made: together with the
-/// bound on one string (`functions::MAX_STRING_BYTES`), this bounds what strings cost.
-pub(super) const MAX_COMPILE_STRING_BYTES: u64 = 1 << 30;
+/// bound on one string (`values::value::MAX_STRING_BYTES`), this bounds what strings cost.
+pub(in crate::eval) const MAX_COMPILE_STRING_BYTES: u64 = 1 << 30;
 /// The resources one compile may declare (classes included).
-pub(super) const MAX_RESOURCES: usize = 200_000;
+pub(in crate::eval) const MAX_RESOURCES: usize = 200_000;
 /// How deep an array or hash built by the manifest may nest (`reduce` wrapping its memo).
-pub(super) const MAX_VALUE_DEPTH: usize = 1_000;
+pub(in crate::eval) const MAX_VALUE_DEPTH: usize = 1_000;
 /// The elements (keys, values, nested ones) one array or hash built by the manifest may hold
 /// (`reduce` doubling its memo).
-pub(super) const MAX_VALUE_NODES: u64 = 1_000_000;
+pub(in crate::eval) const MAX_VALUE_NODES: u64 = 1_000_000;
 
 /// What a compile has used of its bounds.
 #[derive(Default)]
-pub(super) struct Budget {
+pub(in crate::eval) struct Budget {
     string_bytes: u64,
 }
 
 impl Compiler<'_> {
     /// Counts a string of `len` bytes just made against the compile's bound: the message
     /// when it is passed.
-    pub(super) fn charge_string(&mut self, len: usize) -> Result<(), String> {
+    pub(in crate::eval) fn charge_string(&mut self, len: usize) -> Result<(), String> {
         self.budget.string_bytes = self.budget.string_bytes.saturating_add(len as u64);
         if self.budget.string_bytes <= MAX_COMPILE_STRING_BYTES {
             return Ok(());
@@ -39,13 +39,13 @@ impl Compiler<'_> {
     }
 
     /// [`Compiler::charge_string`] as an evaluation error at `span`.
-    pub(super) fn charge_string_at(&mut self, len: usize, span: Span) -> R<()> {
+    pub(in crate::eval) fn charge_string_at(&mut self, len: usize, span: Span) -> R<()> {
         self.charge_string(len)
             .map_err(|msg| Flow::Err(self.runtime(msg, span)))
     }
 
     /// One more resource may be declared.
-    pub(super) fn check_resource_count(&self, span: Span) -> R<()> {
+    pub(in crate::eval) fn check_resource_count(&self, span: Span) -> R<()> {
         if self.resources.len() < MAX_RESOURCES {
             return Ok(());
         }
@@ -56,7 +56,7 @@ impl Compiler<'_> {
     }
 
     /// An array or hash just built is within [`MAX_VALUE_DEPTH`] and [`MAX_VALUE_NODES`].
-    pub(super) fn check_value_shape(&self, v: &Value, span: Span) -> R<()> {
+    pub(in crate::eval) fn check_value_shape(&self, v: &Value, span: Span) -> R<()> {
         match value_shape_error(v) {
             None => Ok(()),
             Some(msg) => Err(Flow::Err(self.runtime(msg, span))),
@@ -67,7 +67,7 @@ impl Compiler<'_> {
 /// The top level of a value grown step by step (`reduce`'s memo) is within
 /// [`MAX_VALUE_NODES`]: checked at each step, without walking what it holds (the literals that
 /// nest it are walked).
-pub(super) fn top_level_too_large(v: &Value) -> bool {
+pub(in crate::eval) fn top_level_too_large(v: &Value) -> bool {
     let len = match v {
         Value::Array(a) => a.len(),
         Value::Hash(h) => h.len(),
@@ -77,7 +77,7 @@ pub(super) fn top_level_too_large(v: &Value) -> bool {
 }
 
 /// Why `v` is too deep or too large, if it is.
-pub(super) fn value_shape_error(v: &Value) -> Option<String> {
+pub(in crate::eval) fn value_shape_error(v: &Value) -> Option<String> {
     if !matches!(v, Value::Array(_) | Value::Hash(_)) {
         return None;
     }
@@ -91,7 +91,7 @@ pub(super) fn value_shape_error(v: &Value) -> Option<String> {
     }
 }
 
-pub(super) fn too_many_elements() -> String {
+pub(in crate::eval) fn too_many_elements() -> String {
     format!(
         "evaluation stopped: an array or hash of more than {MAX_VALUE_NODES} elements (nested ones included)"
     )
