@@ -9,8 +9,8 @@ usage: python3 bench/run.py [--ordo target/release/ordo] [--compiler ORDO_WITH_C
 For every shape and size, ../shared/tools/gen_manifest.py writes a manifest; then each command
 runs --runs times, Ordo and Puppet interleaved (ordo, puppet, ordo, puppet, ...) so that a
 change in the machine's load hits both alike, and the table reports the median wall time, the
-peak resident memory (ru_maxrss of the child and its waited-for descendants) and the speed-up
-Puppet/Ordo.
+peak resident memory (ru_maxrss of the child and its waited-for descendants), the speed-up
+Puppet/Ordo and the one-minute load average when the row was done.
 
   parse     ordo parse                      (no Puppet row: `puppet parser validate` also
                                              loads the whole runtime, so the ratio says little)
@@ -22,8 +22,13 @@ Puppet/Ordo.
             shape (wide: notify resources only) up to --apply-max (100,000), Puppet up to
             --puppet-apply-max (10,000)
 
-Apply runs use the generator's --root, absent before every noop and first run: the previous
-tree is moved aside rather than deleted, and the filesystem synced, untimed (see `set_aside`). When the measured `ordo apply` cannot read a manifest (the evaluator is not merged), the
+Apply runs use the generator's --root, absent before every noop and first run. --prepare
+says how it is made absent, untimed: `user` (the default) deletes the previous run's tree as a
+person timing the two commands by hand does (`rm -rf`, nothing synced), so each run meets
+what the other left (its dirty pages, the inodes it just freed); `calm` moves the tree aside
+and syncs the filesystem first (see `set_aside`), which measures each tool's own work and
+nothing of the other's. docs/performance.md explains why the two differ. When the measured
+`ordo apply` cannot read a manifest (the evaluator is not merged), the
 Ordo apply row is `ordo compile` then `ordo apply catalog.json`, timed together (both
 processes), which is what `puppet apply manifest.pp` does in one.
 
@@ -87,6 +92,12 @@ def generate(shape, n, root, path):
         subprocess.run([sys.executable, GEN, shape, str(n), "--root", root], stdout=f, check=True)
 
 
+def delete(root):
+    """Makes `root` absent as a person does between two timed runs: deleted, nothing synced."""
+    if os.path.lexists(root):
+        shutil.rmtree(root)
+
+
 def set_aside(root, trash):
     """Makes `root` absent for a first run, as on a machine that never had it: the previous
     run's tree is renamed into `trash` (removed with the work directory at the end), not
@@ -141,8 +152,8 @@ def row(shape, n, what, o, p, why=""):
     if o and p and o.median() > 0:
         ratio = "%.1fx" % (p.median() / o.median())
         mem = "%.1f%%" % (100.0 * max(o.mems) / max(p.mems)) if max(p.mems) else ""
-    return "| %s | %d | %s | %s | %s | %s | %s | %s | %s |" % (
-        shape, n, what, ot, om, pt, pm, ratio, mem)
+    return "| %s | %d | %s | %s | %s | %s | %s | %s | %s | %.1f |" % (
+        shape, n, what, ot, om, pt, pm, ratio, mem, os.getloadavg()[0])
 
 
 def main():
@@ -159,8 +170,13 @@ def main():
     ap.add_argument("--puppet-compile-max", type=int, default=10000)
     ap.add_argument("--puppet-apply-max", type=int, default=10000)
     ap.add_argument("--no-puppet", action="store_true")
+    ap.add_argument("--prepare", choices=("user", "calm"), default="user",
+                    help="how the apply root is made absent before a run (see above)")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--markdown", help="also write the table to this file")
+    ap.add_argument("--modes", default="parse,compile,check,noop,first,nochange",
+                    help="the rows to measure (comma-separated): parse, compile, check, and the "
+                    "apply modes noop, first (first run) and nochange")
     a = ap.parse_args()
     if a.quick:
         a.runs, a.sizes, a.shapes = 1, "1000", "chain,wide,io"
@@ -183,11 +199,11 @@ def main():
             "compiler for catalogs: %s" % (compiler or "none"),
             "puppet: %s" % (subprocess.run([puppet, "--version"], capture_output=True,
                                            text=True).stdout.strip() if puppet else "not run"),
-            "runs: %d per cell, interleaved; load average at start: %s"
-            % (a.runs, " ".join("%.1f" % x for x in os.getloadavg()))]
+            "runs: %d per cell, interleaved; apply roots prepared the %s way; load average at "
+            "start: %s" % (a.runs, a.prepare, " ".join("%.1f" % x for x in os.getloadavg()))]
     header = ("| shape | resources | command | Ordo median | Ordo peak RSS | Puppet median "
-              "| Puppet peak RSS | speed-up | Ordo memory / Puppet |\n"
-              "|---|---:|---|---:|---:|---:|---:|---:|---:|")
+              "| Puppet peak RSS | speed-up | Ordo memory / Puppet | load |\n"
+              "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|")
     for m in meta:
         print(m)
     print(header)
@@ -210,10 +226,12 @@ def main():
                     have_catalog = subprocess.run(
                         [compiler, "compile", manifest, "--node", NODE, "-o", catalog],
                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0
-                if shape != "io":
+                modes = set(a.modes.split(","))
+                if shape != "io" and "parse" in modes:
                     o = measure_pair(a.runs, [ordo, "parse", manifest] if can["parse"] else None,
                                      None)[0]
                     emit(row(shape, n, "parse", o, None, "no `parse`"))
+                if shape != "io" and "compile" in modes:
                     use_puppet = puppet and n <= a.puppet_compile_max
                     scratch = os.path.join(work, "out.json")
                     o, p = measure_pair(
@@ -224,6 +242,7 @@ def main():
                          "json", "--certname", NODE] if use_puppet else None)
                     emit(row(shape, n, "compile" if can["compile"] or not compiler else "compile [--compiler]",
                              o, p, "no `compile`"))
+                if shape != "io" and "check" in modes:
                     o = measure_pair(a.runs, [ordo, "check", catalog]
                                      if can["check"] and have_catalog else None, None)[0]
                     emit(row(shape, n, "check (catalog JSON)", o, None,
@@ -243,7 +262,10 @@ def main():
                 use_puppet = puppet and n <= a.puppet_apply_max
 
                 def fresh(_which, _i):
-                    set_aside(apply_root, os.path.join(work, "trash"))
+                    if a.prepare == "user":
+                        delete(apply_root)
+                    else:
+                        set_aside(apply_root, os.path.join(work, "trash"))
 
                 def ordo_apply(extra, j):
                     if direct:
@@ -254,9 +276,11 @@ def main():
                             compiler, manifest, NODE, os.path.join(work, "apply.json"), str(j),
                             ordo]
                 how = "" if direct else " [compile+apply]"
-                for what, extra, prep in (("apply --noop", ["--noop"], fresh),
-                                          ("apply (first run)", [], fresh),
-                                          ("apply (no change)", [], None)):
+                for mode, what, extra, prep in (("noop", "apply --noop", ["--noop"], fresh),
+                                                ("first", "apply (first run)", [], fresh),
+                                                ("nochange", "apply (no change)", [], None)):
+                    if mode not in modes:
+                        continue
                     for k, j in enumerate(jobs):
                         if what == "apply (no change)":
                             run_once(ordo_apply([], j))  # converge first (untimed)

@@ -35,6 +35,11 @@ pub const CODES: &[(&str, &str, &str)] = &[
         "a file given to `ordo parse` is not Puppet (an ERB template)",
     ),
     (
+        "unreadable",
+        "Parsing",
+        "a file given to `ordo parse` cannot be read",
+    ),
+    (
         "lexer",
         "Parsing",
         "a lexer warning Puppet also gives (an unknown escape in a string, ...)",

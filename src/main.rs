@@ -22,6 +22,12 @@ enum DumpFormat {
     Json,
 }
 
+#[derive(Clone, Copy, ValueEnum)]
+enum DiagFormat {
+    Human,
+    Json,
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Parse Puppet files (.pp, .epp) and report syntax errors.
@@ -29,6 +35,10 @@ enum Command {
         /// Print the AST (`pn` as `puppet parser dump --format pn`, or `json`).
         #[arg(long, value_enum)]
         dump: Option<DumpFormat>,
+        /// Diagnostics as text with code frames (`human`) or as one JSON array on stdout
+        /// (`json`, as `ordo check --format json`).
+        #[arg(long, value_enum, default_value = "human", conflicts_with = "dump")]
+        format: DiagFormat,
         /// The files to parse: manifests (.pp) and EPP templates (.epp).
         #[arg(required = true)]
         files: Vec<String>,
@@ -92,12 +102,16 @@ const MAIN_STACK: usize = 512 << 20;
 /// Runs a subcommand; returns its exit status.
 fn dispatch(command: Command) -> i32 {
     match command {
-        Command::Parse { dump, files } => {
+        Command::Parse {
+            dump,
+            format,
+            files,
+        } => {
             let dump = dump.map(|d| match d {
                 DumpFormat::Pn => ordo::cli::parse::Dump::Pn,
                 DumpFormat::Json => ordo::cli::parse::Dump::Json,
             });
-            if ordo::cli::parse::run(&files, dump) {
+            if ordo::cli::parse::run(&files, dump, matches!(format, DiagFormat::Json)) {
                 0
             } else {
                 1

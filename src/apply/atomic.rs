@@ -188,15 +188,29 @@ pub fn sync_dir(dir: &Path) -> io::Result<()> {
 /// New content written to a temporary file beside its target and not yet synced or renamed:
 /// the runner makes a batch of them durable at once ([`sync_staged`]), then commits each
 /// ([`Staged::commit`]) or, when the resource must not be applied after all, discards it.
+/// The file is closed once written (a batch of thousands would otherwise hold thousands of
+/// descriptors): a sync goes through its filesystem (`syncfs`), or reopens it to fsync it.
 pub struct Staged {
-    file: fs::File,
     tmp: PathBuf,
     target: PathBuf,
+    /// The filesystem the temporary file is on (`st_dev`); `None` when unknown.
+    dev: Option<u64>,
+    /// Whether `syncfs` on that filesystem is durable (see [`syncfs_is_durable`]).
+    syncfs_durable: bool,
 }
 
 impl Staged {
+    /// Takes the written temporary file `tmp` (open as `file`, closed here) for `target`.
     pub fn new(file: fs::File, tmp: PathBuf, target: PathBuf) -> Staged {
-        Staged { file, tmp, target }
+        use std::os::unix::fs::MetadataExt;
+        let dev = file.metadata().ok().map(|m| m.dev());
+        let syncfs_durable = dev.is_some() && syncfs_is_durable(&file);
+        Staged {
+            tmp,
+            target,
+            dev,
+            syncfs_durable,
+        }
     }
 
     /// The path the content is for.
@@ -204,22 +218,23 @@ impl Staged {
         &self.target
     }
 
+    /// fsyncs the temporary file through a new descriptor (the data and the inode are the
+    /// file's, whichever descriptor asks).
+    fn fsync(&self) -> io::Result<()> {
+        fs::File::open(&self.tmp)?.sync_all()
+    }
+
     /// Renames the (synced) temporary file over its target, noting the directory for
     /// [`sync_deferred_dirs`]; removes the temporary file if the rename fails.
     pub fn commit(self) -> io::Result<()> {
-        drop(self.file);
         commit_deferred(&self.tmp, &self.target)
     }
 
     /// Removes the temporary file: the target is left as it was.
     pub fn discard(self) {
-        drop(self.file);
         let _ = fs::remove_file(&self.tmp);
     }
 }
-
-/// At most this many fsyncs wait at once in [`each_at_once`].
-const SYNC_THREADS: usize = 32;
 
 /// Makes every staged file's content durable. The results are in the order of `staged`.
 ///
@@ -235,13 +250,36 @@ pub fn sync_staged(staged: &[&Staged]) -> Vec<io::Result<()>> {
         .iter()
         .map(|s| injected(&s.target, "sync").err().map(Err))
         .collect();
-    let files: Vec<(usize, &fs::File)> = staged
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| results[*i].is_none())
-        .map(|(i, s)| (i, &s.file))
-        .collect();
-    for (i, r) in sync_files(&files) {
+    let mut by_dev: Vec<(u64, Vec<usize>)> = Vec::new();
+    let mut alone: Vec<usize> = Vec::new();
+    for (i, s) in staged.iter().enumerate() {
+        if results[i].is_some() {
+            continue;
+        }
+        match s.dev.filter(|_| s.syncfs_durable) {
+            Some(dev) => match by_dev.iter_mut().find(|(d, _)| *d == dev) {
+                Some((_, group)) => group.push(i),
+                None => by_dev.push((dev, vec![i])),
+            },
+            None => alone.push(i),
+        }
+    }
+    for (_, group) in by_dev {
+        let synced = group.len() > 1
+            && fs::File::open(parent(&staged[group[0]].tmp))
+                .is_ok_and(|dir| rustix::fs::syncfs(&dir).is_ok());
+        if synced {
+            for i in group {
+                results[i] = Some(Ok(()));
+            }
+        } else {
+            // The fsync of each file reports its own error (a failed syncfs leaves the
+            // files' write errors for their fsyncs to report).
+            alone.extend(group);
+        }
+    }
+    let synced = each_at_once(&alone, |&i| staged[i].fsync());
+    for (i, r) in alone.into_iter().zip(synced) {
         results[i] = Some(r);
     }
     results
@@ -249,6 +287,9 @@ pub fn sync_staged(staged: &[&Staged]) -> Vec<io::Result<()>> {
         .map(|r| r.expect("one result each"))
         .collect()
 }
+
+/// At most this many fsyncs wait at once in [`each_at_once`].
+const SYNC_THREADS: usize = 32;
 
 /// Syncs the open files (each with its caller's index): one `syncfs` per filesystem holding
 /// several of them when that is durable there (see [`sync_staged`]), else an fsync each.

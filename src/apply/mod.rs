@@ -130,6 +130,19 @@ impl RunResult {
 /// error with its edges, or with `puppet_messages` Puppet's two lines and an info line
 /// explaining each cycle.
 pub fn validate(catalog: &Catalog, graph: &Graph, puppet_messages: bool) -> Vec<LogLine> {
+    validate_and_build(catalog, graph, puppet_messages).0
+}
+
+/// The providers of a catalog's managed resources, by graph node.
+type Providers = std::collections::HashMap<usize, Box<dyn providers::Provider>>;
+
+/// [`validate`], keeping the providers it builds for the run (each is built once).
+fn validate_and_build(
+    catalog: &Catalog,
+    graph: &Graph,
+    puppet_messages: bool,
+) -> (Vec<LogLine>, Providers) {
+    let mut built = Providers::with_capacity(graph.nodes.len());
     let mut out: Vec<LogLine> = sanity::check(catalog)
         .into_iter()
         .map(|m| LogLine::new(Level::Error, None, m))
@@ -140,15 +153,20 @@ pub fn validate(catalog: &Catalog, graph: &Graph, puppet_messages: bool) -> Vec<
             .iter()
             .map(|e| LogLine::new(Level::Error, None, graph.error_message(e))),
     );
-    for node in &graph.nodes {
+    for (n, node) in graph.nodes.iter().enumerate() {
         if node.container {
             continue;
         }
         let Some(i) = node.index else { continue };
-        if let Err(msg) = providers::build(&catalog.resources[i]) {
-            let loc = node.location();
-            let sep = if loc.is_empty() { "" } else { " " };
-            out.push(LogLine::new(Level::Error, None, format!("{msg}{sep}{loc}")));
+        match providers::build(&catalog.resources[i]) {
+            Ok(p) => {
+                built.insert(n, p);
+            }
+            Err(msg) => {
+                let loc = node.location();
+                let sep = if loc.is_empty() { "" } else { " " };
+                out.push(LogLine::new(Level::Error, None, format!("{msg}{sep}{loc}")));
+            }
         }
     }
     match schedule::catalog_schedules(catalog) {
@@ -210,7 +228,7 @@ pub fn validate(catalog: &Catalog, graph: &Graph, puppet_messages: bool) -> Vec<
             out.push(LogLine::new(Level::Info, None, text));
         }
     }
-    out
+    (out, built)
 }
 
 /// Applies a catalog. Every log line is passed to `sink` as it happens (and kept in the
@@ -219,11 +237,17 @@ pub fn validate(catalog: &Catalog, graph: &Graph, puppet_messages: bool) -> Vec<
 /// Values of sensitive parameters never reach `sink`, the log or the report (see `redact`).
 pub fn apply(catalog: &Catalog, opts: &ApplyOptions, sink: &mut dyn FnMut(&LogLine)) -> RunResult {
     let redactor = redact::Redactor::new(catalog);
-    let mut sink = |l: &LogLine| sink(&redactor.line(l));
+    let mut sink = |l: &LogLine| {
+        if redactor.is_empty() {
+            sink(l) // nothing to scrub: no copy of every line
+        } else {
+            sink(&redactor.line(l))
+        }
+    };
     // Requisite `_in` forms, globs and `use` rewrite the catalog before the graph.
     let (prepared, graph) = crate::graph::requisites::build(catalog, opts.ordering);
     let catalog = &prepared;
-    let problems = validate(catalog, &graph, opts.puppet_messages);
+    let (problems, providers) = validate_and_build(catalog, &graph, opts.puppet_messages);
     if problems.iter().any(|l| l.level == Level::Error) {
         for l in &problems {
             sink(l);
@@ -237,7 +261,7 @@ pub fn apply(catalog: &Catalog, opts: &ApplyOptions, sink: &mut dyn FnMut(&LogLi
         redactor.result(&mut result);
         return result;
     }
-    let mut result = transaction::run(catalog, &graph, opts, &mut sink);
+    let mut result = transaction::run(catalog, &graph, providers, opts, &mut sink);
     redactor.result(&mut result);
     result
 }

@@ -247,6 +247,8 @@ pub fn wanted(r: &Resource) -> Option<String> {
 pub struct Checked {
     path: PathBuf,
     times: BTreeMap<String, i64>,
+    /// Whether `record` changed anything since the load.
+    changed: bool,
 }
 
 impl Checked {
@@ -256,7 +258,11 @@ impl Checked {
             .ok()
             .and_then(|b| serde_json::from_slice(&b).ok())
             .unwrap_or_default();
-        Checked { path, times }
+        Checked {
+            path,
+            times,
+            changed: false,
+        }
     }
 
     pub fn last(&self, reference: &str) -> i64 {
@@ -264,10 +270,17 @@ impl Checked {
     }
 
     pub fn record(&mut self, reference: &str, now: i64) {
-        self.times.insert(reference.to_string(), now);
+        if self.times.insert(reference.to_string(), now) != Some(now) {
+            self.changed = true;
+        }
     }
 
+    /// Writes the times when they changed (a run without scheduled resources writes
+    /// nothing: each write is an fsync of the file and of its directory).
     pub fn save(&self) -> std::io::Result<()> {
+        if !self.changed {
+            return Ok(());
+        }
         let bytes = serde_json::to_vec_pretty(&self.times)?;
         super::atomic::write_file(&self.path, &bytes, 0o600)
     }

@@ -63,8 +63,10 @@ struct Deferred {
     staged: Option<Staged>,
 }
 
-/// At most this many new files wait in temporary files for one flush.
-const MAX_STAGED: usize = 256;
+/// At most this many new files wait in temporary files for one flush (one `syncfs` each:
+/// on a shared machine a `syncfs` also writes what other programs left dirty, so fewer is
+/// faster; a staged file holds no descriptor, so the batch is not bounded by open files).
+const MAX_STAGED: usize = 4096;
 
 /// What the parallel part of applying one resource produced.
 struct Applied {
@@ -94,7 +96,8 @@ struct Run<'a> {
     interrupted: Option<i32>,
     /// Anchors from which refresh edges lead to a resource that refreshes: only their events
     /// are worth keeping as pending.
-    relaying: HashSet<Vertex>,
+    /// Computed when an anchor first has events to keep (`None` until then).
+    relaying: Option<HashSet<Vertex>>,
     /// The catalog's schedules, when last each scheduled resource was checked, and now.
     schedules: Schedules,
     /// Vertices checked ahead, in walk order, waiting for `flush`.
@@ -105,6 +108,8 @@ struct Run<'a> {
     shared_opts: Arc<ApplyOptions>,
     /// The worker threads (`--jobs`).
     pool: Pool,
+    /// Each node's resource path, made once (a walk up its containers).
+    paths: Vec<std::cell::OnceCell<String>>,
 }
 
 struct Schedules {
@@ -117,18 +122,11 @@ struct Schedules {
 pub(super) fn run(
     catalog: &Catalog,
     graph: &Graph,
+    providers: HashMap<usize, Box<dyn Provider>>,
     opts: &ApplyOptions,
     sink: &mut dyn FnMut(&LogLine),
 ) -> RunResult {
     let start = Instant::now();
-    let mut providers = HashMap::new();
-    for (n, node) in graph.nodes.iter().enumerate() {
-        if let (false, Some(i)) = (node.container, node.index) {
-            if let Ok(p) = providers::build(&catalog.resources[i]) {
-                providers.insert(n, p);
-            }
-        }
-    }
     let mut r = Run {
         catalog,
         graph,
@@ -143,7 +141,7 @@ pub(super) fn run(
         pending: None,
         carried: HashMap::new(),
         interrupted: None,
-        relaying: HashSet::new(),
+        relaying: None,
         schedules: Schedules {
             known: super::schedule::catalog_schedules(catalog).unwrap_or_default(),
             checked: opts
@@ -157,6 +155,7 @@ pub(super) fn run(
         staged: StageSet::default(),
         shared_opts: Arc::new(opts.clone()),
         pool: Pool::new(opts.jobs.max(1) - 1),
+        paths: vec![std::cell::OnceCell::new(); graph.nodes.len()],
     };
     r.load_pending();
     let mut schedule = Schedule::new(graph);
@@ -357,10 +356,17 @@ impl Run<'_> {
         self.emit(LogLine::new(level, source, message));
     }
 
+    /// The resource path Puppet logs for a node (see `Graph::path`).
+    fn path(&self, node: usize) -> String {
+        self.paths[node]
+            .get_or_init(|| self.graph.path(node))
+            .clone()
+    }
+
     /// The name a vertex logs under: the resource path, or the container for anchors.
     fn source_name(&self, v: Vertex) -> String {
         match v {
-            Vertex::Resource(n) => self.graph.path(n),
+            Vertex::Resource(n) => self.path(n),
             _ => self.graph.name(v),
         }
     }
@@ -497,7 +503,7 @@ impl Run<'_> {
             return false;
         }
         if let Vertex::Resource(n) = v {
-            let path = self.graph.path(n);
+            let path = self.path(n);
             for f in failed {
                 if self.notified.insert(f) {
                     let dep = self.graph.nodes[f].reference.to_string();
@@ -534,7 +540,7 @@ impl Run<'_> {
             if let Vertex::Resource(n) = v {
                 if let Some(p) = self.providers.remove(&n) {
                     let controls = self.req.controls.get(&n).cloned();
-                    jobs.push((n, p, self.graph.path(n), !self.noop(v), controls));
+                    jobs.push((n, p, self.path(n), !self.noop(v), controls));
                 }
             }
         }
@@ -576,7 +582,7 @@ impl Run<'_> {
             return; // anchors have nothing to apply
         };
         let n = v.node();
-        let path = self.graph.path(n);
+        let path = self.path(n);
         for line in a.log {
             self.emit(line);
         }
@@ -663,26 +669,31 @@ impl Run<'_> {
 
     /// Sends events along the notifying edges out of `v`.
     fn queue_events(&mut self, v: Vertex, events: &[Event]) {
-        let mut groups: Vec<(String, Vec<Event>)> = Vec::new();
+        if events.is_empty() {
+            return;
+        }
+        // The usual resource notifies nothing: no grouping, no copies.
+        let targets: Vec<Vertex> = self
+            .graph
+            .out_edges(v)
+            .into_iter()
+            .filter(|(_, l)| l.refresh)
+            .map(|(t, _)| t)
+            .filter(|t| self.refreshable(*t))
+            .collect();
+        if targets.is_empty() {
+            return;
+        }
+        let mut groups: Vec<(&str, Vec<Event>)> = Vec::new();
         for e in events {
             match groups.iter_mut().find(|(name, _)| *name == e.name) {
                 Some((_, list)) => list.push(e.clone()),
-                None => groups.push((e.name.clone(), vec![e.clone()])),
+                None => groups.push((&e.name, vec![e.clone()])),
             }
         }
         let source = self.source_name(v);
         for (_, list) in groups {
-            let targets: Vec<Vertex> = self
-                .graph
-                .out_edges(v)
-                .into_iter()
-                .filter(|(_, l)| l.refresh)
-                .map(|(t, _)| t)
-                .collect();
-            for t in targets {
-                if !self.refreshable(t) {
-                    continue;
-                }
+            for &t in &targets {
                 if !matches!(t, Vertex::Completed(_)) {
                     let name = self.graph.name(t);
                     self.say(
@@ -727,7 +738,7 @@ impl Run<'_> {
             return;
         }
         if let Vertex::Resource(node) = v {
-            let path = self.graph.path(node);
+            let path = self.path(node);
             let Some(mut p) = self.providers.remove(&node) else {
                 return;
             };
@@ -807,9 +818,12 @@ impl Run<'_> {
         };
         let (tracker, deliver, warning) = Tracker::open(&path, self.opts.noop);
         self.pending = Some(tracker);
-        self.relaying = self.relaying_anchors();
         if let Some(w) = warning {
             self.say(Level::Warning, None, w);
+        }
+        if deliver.is_empty() {
+            self.sync_pending();
+            return;
         }
         let mut keys: HashMap<(String, Option<String>), Vertex> = HashMap::new();
         for (n, node) in self.graph.nodes.iter().enumerate() {
@@ -822,12 +836,10 @@ impl Run<'_> {
                 keys.insert(self.pending_key(v), v);
             }
         }
-        let index = (!deliver.is_empty())
-            .then(|| crate::graph::refs::RefIndex::new(&self.catalog.resources));
+        let index = crate::graph::refs::RefIndex::new(&self.catalog.resources);
         for p in deliver {
             let v = index
-                .as_ref()
-                .and_then(|index| index.resolve(&p.resource))
+                .resolve(&p.resource)
                 .map(|i| self.pending_key(Vertex::Resource(self.graph.node_of[i])).0)
                 .and_then(|reference| keys.get(&(reference, p.anchor.clone())).copied());
             let Some(v) = v.filter(|v| self.refreshable(*v)) else {
@@ -937,8 +949,20 @@ impl Run<'_> {
         type Key = (String, Option<String>);
         let mut by_key: std::collections::BTreeMap<Key, (Vertex, Vec<PendingEvent>)> =
             std::collections::BTreeMap::new();
+        let anchor_waits = |(v, q): (&Vertex, &Vec<Event>)| {
+            v.is_anchor() && q.iter().any(|e| e.status == EventStatus::Success)
+        };
+        if self.relaying.is_none()
+            && self
+                .queues
+                .iter()
+                .chain(self.carried.iter())
+                .any(anchor_waits)
+        {
+            self.relaying = Some(self.relaying_anchors());
+        }
         for (v, q) in self.queues.iter().chain(self.carried.iter()) {
-            if v.is_anchor() && !self.relaying.contains(v) {
+            if v.is_anchor() && !self.relaying.as_ref().is_some_and(|r| r.contains(v)) {
                 continue;
             }
             for e in q.iter().filter(|e| e.status == EventStatus::Success) {
@@ -971,7 +995,9 @@ impl Run<'_> {
         }
     }
 
-    fn report(&self, time: f64) -> Report {
+    /// The report of the run; takes each resource's events (the walk is over). Its `logs`
+    /// stay empty: the run's log is `RunResult::log`, which a written report includes.
+    fn report(&mut self, time: f64) -> Report {
         let mut summary = Summary {
             time,
             ..Summary::default()
@@ -982,10 +1008,9 @@ impl Run<'_> {
                 continue;
             }
             let v = Vertex::Resource(n);
-            let st = self.status.get(&v);
+            let st = self.status.remove(&v);
             let evaluated = st.is_some();
-            let empty = Status::default();
-            let st = st.unwrap_or(&empty);
+            let st = st.unwrap_or_default();
             let status = if st.failed || st.failed_to_restart {
                 "failed"
             } else if st.skipped || (!evaluated && self.interrupted.is_some()) {
@@ -1015,7 +1040,7 @@ impl Run<'_> {
             summary.events += st.events.len();
             resources.push(ResourceReport {
                 resource: node.reference.to_string(),
-                path: self.graph.path(n),
+                path: self.path(n),
                 file: node.file.as_deref().map(String::from),
                 line: node.line,
                 status: status.into(),
@@ -1023,19 +1048,19 @@ impl Run<'_> {
                 restarted: st.restarted,
                 events: st
                     .events
-                    .iter()
+                    .into_iter()
                     .map(|e| EventReport {
-                        property: e.property.clone(),
-                        name: e.name.clone(),
+                        property: e.property,
+                        name: e.name,
                         status: match e.status {
                             EventStatus::Success => "success",
                             EventStatus::Noop => "noop",
                             EventStatus::Failure => "failure",
                         }
                         .into(),
-                        previous_value: e.previous.clone(),
-                        desired_value: e.desired.clone(),
-                        message: e.message.clone(),
+                        previous_value: e.previous,
+                        desired_value: e.desired,
+                        message: e.message,
                     })
                     .collect(),
                 evaluation_time: st.time,
@@ -1058,7 +1083,7 @@ impl Run<'_> {
             noop: self.opts.noop,
             summary,
             resources,
-            logs: self.log.clone(),
+            logs: Vec::new(),
         }
     }
 }

@@ -538,8 +538,12 @@ pub fn run_catalog(catalog: &Catalog, args: &ApplyArgs) -> i32 {
             outln!("{}", summary(&result));
         }
     }
-    let mut report = result.report.clone();
-    report.logs = result.log.clone();
+    let code = result.exit_code(args.detailed_exitcodes);
+    if args.report.is_none() && !salt_on_stdout {
+        return code; // no report asked for: none is serialised
+    }
+    let mut report = result.report;
+    report.logs = result.log;
     let text = match args.report_format {
         ReportFormat::Ordo => report.to_json(),
         ReportFormat::Salt => {
@@ -547,16 +551,14 @@ pub fn run_catalog(catalog: &Catalog, args: &ApplyArgs) -> i32 {
                 .expect("a Salt return serialises")
         }
     };
-    let code = result.exit_code(args.detailed_exitcodes);
     match &args.report {
         // A report that could not be written fails the run (1 unless it failed already).
         Some(path) if !write_report(path, &text) => report_failed(code),
         Some(_) => code,
-        None if salt_on_stdout => {
+        None => {
             outln!("{text}");
             code
         }
-        None => code,
     }
 }
 

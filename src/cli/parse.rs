@@ -1,6 +1,6 @@
 //! `ordo parse FILE...`: parse files, print diagnostics, optionally dump the tree.
 
-use crate::diagnostics::render;
+use crate::diagnostics::{render, Diagnostic};
 use crate::parser::{parse, parse_epp};
 use crate::span::SourceMap;
 use std::io::Write;
@@ -12,14 +12,23 @@ pub enum Dump {
     Json,
 }
 
-/// Parses every file; returns whether all parsed without error.
-pub fn run(files: &[String], dump: Option<Dump>) -> bool {
+/// Parses every file; returns whether all parsed without error. With `json`, the
+/// diagnostics of every file are one JSON array on stdout (as `ordo check --format json`).
+pub fn run(files: &[String], dump: Option<Dump>, json: bool) -> bool {
     let mut sources = SourceMap::new();
     let opts = crate::cli::stderr_render_options();
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let mut err = std::io::stderr().lock();
     let mut ok = true;
+    let mut all: Vec<serde_json::Value> = Vec::new();
+    let mut report = |d: &Diagnostic, sources: &SourceMap, err: &mut dyn Write| {
+        if json {
+            all.push(crate::diagnostics::to_json(d, sources));
+        } else {
+            let _ = write!(err, "{}", render(d, sources, opts));
+        }
+    };
     let last = files.len().saturating_sub(1);
     for (i, path) in files.iter().enumerate() {
         if path.ends_with(".erb") {
@@ -29,7 +38,7 @@ pub fn run(files: &[String], dump: Option<Dump>) -> bool {
                 format!("{path} is an ERB template, not a Puppet manifest"),
             )
             .with_help("ERB is checked when a manifest renders it with template(); `ordo parse` reads .pp manifests and .epp templates");
-            let _ = write!(err, "{}", render(&d, &sources, opts));
+            report(&d, &sources, &mut err);
             ok = false;
             continue;
         }
@@ -38,7 +47,8 @@ pub fn run(files: &[String], dump: Option<Dump>) -> bool {
             Ok(bytes) => String::from_utf8(bytes)
                 .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
             Err(e) => {
-                let _ = writeln!(err, "error: cannot read {path}: {e}");
+                let d = Diagnostic::error("unreadable", format!("cannot read {path}: {e}"));
+                report(&d, &sources, &mut err);
                 ok = false;
                 continue;
             }
@@ -51,7 +61,7 @@ pub fn run(files: &[String], dump: Option<Dump>) -> bool {
             parse(text, id)
         };
         for d in &parsed.diagnostics {
-            let _ = write!(err, "{}", render(d, &sources, opts));
+            report(d, &sources, &mut err);
         }
         if parsed.has_errors() {
             ok = false;
@@ -68,6 +78,10 @@ pub fn run(files: &[String], dump: Option<Dump>) -> bool {
             // nodes for a big manifest) would only cost time, so it is leaked on purpose.
             std::mem::forget(parsed);
         }
+    }
+    if json {
+        let text = serde_json::to_string_pretty(&all).expect("diagnostics serialise");
+        super::note_stdout(writeln!(out, "{text}"));
     }
     // Likewise the source texts and their line tables.
     std::mem::forget(sources);

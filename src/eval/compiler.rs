@@ -225,8 +225,8 @@ pub struct Compiler<'a> {
     pub(super) nodes: Vec<NodeInfo>,
     pub(super) functions: HashMap<String, Rc<FunctionDef>>,
     /// Built-in functions as resolved by name (`None`: no such built-in), so that a call
-    /// looks the name up once rather than through every registry (see `call_function`).
-    pub(super) builtins: HashMap<String, Option<super::functions::Builtin>>,
+    /// looks the name up once (see `call_function`).
+    pub(super) builtins: HashMap<String, Option<super::functions::registry::Resolved>>,
     pub(super) type_aliases: HashMap<String, Expr>,
     pub(super) resolved_aliases: HashMap<String, PType>,
     pub(super) loaded_files: HashSet<String>,

@@ -21,7 +21,6 @@ mod module_functions;
 pub mod parse_cache;
 mod resources;
 mod ruby_call;
-mod signatures;
 mod stdlib;
 mod stdlib9;
 mod stdlib_crypt;
@@ -37,6 +36,10 @@ use crate::span::SourceMap;
 use serde_json::Value as Json;
 
 pub use compiler::Compiler;
+pub use functions::registry::{
+    Entry as FunctionEntry, Origin as FunctionOrigin, Purity, ENTRIES as FUNCTIONS,
+};
+pub use functions::signatures::names as signature_names;
 pub use resources::output::CatalogSource;
 pub use resources::priority;
 pub use resources::provenance::{ArrowEdge, CallEdge, Provenance};

@@ -3,37 +3,14 @@
 //! Puppet-language function of the same name exists on the modulepath.
 
 use super::compiler::{Compiler, R};
-use super::functions::{Args, Builtin};
+use super::functions::Args;
 use super::stdlib::{arg, fail_plain};
 use super::values::strings::{leading_size, ruby_to_f};
 use super::values::value::Value;
 use indexmap::IndexMap;
 
-pub fn builtin(name: &str) -> Option<Builtin> {
-    Some(match name {
-        "is_service_default" => f_is_service_default,
-        "normalize_ip_for_uri" => f_normalize_ip_for_uri,
-        "os_transport_url" => f_os_transport_url,
-        "inet6_prefix" => f_inet6_prefix,
-        "apache::bool2httpd" => f_bool2httpd,
-        "memcached::max_memory" => f_memcached_max_memory,
-        "mysql::password" => f_mysql_password,
-        "postgresql::postgresql_password" | "postgresql_password" => f_postgresql_password,
-        "postgresql::postgresql_escape" => f_postgresql_escape,
-        "postgresql::postgresql_acls_to_resources_hash" => f_postgresql_acls_to_resources_hash,
-        "mco_array_to_string" => f_mco_array_to_string,
-        "getvar_emptystring" => f_getvar_emptystring,
-        "ipaddresses" => f_ipaddresses,
-        "template_body" => f_template_body,
-        "collectd_convert_processes" => f_collectd_convert_processes,
-        "assemble_nexus_url" => f_assemble_nexus_url,
-        "inifile::create_ini_settings" => f_create_ini_settings,
-        _ => return None,
-    })
-}
-
 /// openstacklib: `'<SERVICE DEFAULT>'` marks an option left to the service's default.
-fn f_is_service_default(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_is_service_default(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     if a.values.len() != 1 {
         return Err(fail_plain(
             c,
@@ -56,7 +33,7 @@ fn bracket_ipv6(ip: &Value) -> Value {
     }
 }
 
-fn f_normalize_ip_for_uri(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_normalize_ip_for_uri(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let items = match arg(a, 0) {
         Value::Array(x) => x,
         _ => a.values.clone(),
@@ -69,7 +46,7 @@ fn f_normalize_ip_for_uri(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     })
 }
 
-fn f_inet6_prefix(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_inet6_prefix(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let wrap = |v: &Value| match v {
         Value::Str(s) if s.parse::<std::net::Ipv6Addr>().is_ok() => {
             Value::Str(format!("inet6:{s}"))
@@ -84,7 +61,7 @@ fn f_inet6_prefix(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 
 /// puppetlabs-apache: a boolean (or a string containing true/false, any case) as httpd's
 /// `On`/`Off`; anything else as its string.
-fn f_bool2httpd(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_bool2httpd(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let v = arg(a, 0);
     let has = |s: &str, w: &str| s.to_ascii_lowercase().contains(w);
     Ok(Value::str(match &v {
@@ -98,7 +75,7 @@ fn f_bool2httpd(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 
 /// saz-memcached: the cache size in MB, `arg` as a number of MB or as a percentage (default
 /// 95%) of the `memorysize` fact (`15.61 GiB`).
-fn f_memcached_max_memory(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_memcached_max_memory(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let given = arg(a, 0);
     let given = match given {
         Value::Undef | Value::Bool(false) => None,
@@ -142,7 +119,7 @@ fn f_memcached_max_memory(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 
 /// puppetlabs-mysql: MySQL's native password hash, `*` and the upper-case hex SHA-1 of the
 /// SHA-1 of the password; an empty password or one already hashed is returned as is.
-fn f_mysql_password(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_mysql_password(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let password = match arg(a, 0) {
         Value::Str(s) => s,
         other => {
@@ -170,7 +147,7 @@ fn f_mysql_password(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 }
 
 /// puppetlabs-postgresql: `md5` and the MD5 of the password followed by the user name.
-fn f_postgresql_password(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_postgresql_password(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let (user, password) = (arg(a, 0).to_display(), arg(a, 1).to_display());
     Ok(Value::Str(format!(
         "md5{}",
@@ -180,7 +157,7 @@ fn f_postgresql_password(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 
 /// puppetlabs-postgresql: a dollar-quoted string, with a tag from MD5 digests when the text
 /// holds `$$` or ends with `$`.
-fn f_postgresql_escape(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_postgresql_escape(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let input = arg(a, 0).to_display();
     if !(input.contains("$$") || input.ends_with('$')) {
         return Ok(Value::Str(format!("$${input}$$")));
@@ -219,7 +196,7 @@ fn present(v: Option<&Value>) -> Option<String> {
 }
 
 /// openstacklib's `os_transport_url`: `transport://user:pass@host:port,.../vhost?query`.
-fn f_os_transport_url(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_os_transport_url(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let Value::Hash(v) = arg(a, 0) else {
         return Err(fail_plain(
             c,
@@ -303,7 +280,7 @@ fn f_os_transport_url(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 }
 
 /// puppet-community-mcollective: each element of an array as Ruby's `to_s` writes it.
-fn f_mco_array_to_string(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_mco_array_to_string(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     match arg(a, 0) {
         Value::Array(items) => Ok(Value::Array(
             items
@@ -323,7 +300,7 @@ fn f_mco_array_to_string(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 }
 
 /// arioch-redis: a (qualified) variable's value, or `''` when it is unknown or undef.
-fn f_getvar_emptystring(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_getvar_emptystring(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     if a.values.len() != 1 {
         return Err(fail_plain(
             c,
@@ -343,7 +320,7 @@ fn f_getvar_emptystring(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 
 /// saz-ssh: the addresses of every interface but loopback, from the legacy facts
 /// `interfaces`, `ipaddress_<if>` and `ipaddress6_<if>`; `false` without `interfaces`.
-fn f_ipaddresses(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_ipaddresses(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let interfaces = match c.quiet_var("interfaces", a.scope) {
         Some(Value::Str(s)) => s,
         Some(v) if !v.is_undef() => v.to_display(),
@@ -365,7 +342,7 @@ fn f_ipaddresses(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 
 /// richardc-datacat: the unrendered text of templates (`mod/file` in the module's
 /// `templates/`), joined.
-fn f_template_body(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_template_body(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let mut out = String::new();
     for spec in a.values.clone() {
         let spec = spec.to_display();
@@ -386,7 +363,7 @@ fn f_template_body(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 /// puppetlabs-postgresql: `pg_hba.conf` lines as `postgresql::server::pg_hba_rule` bodies
 /// for `create_resources`, keyed `postgresql class generated rule ID INDEX` (the index of a
 /// line's first occurrence, as Ruby's `Array#index` gives it), ordered from `offset`.
-fn f_postgresql_acls_to_resources_hash(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_postgresql_acls_to_resources_hash(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let acls: Vec<String> = match arg(a, 0) {
         Value::Array(x) => x.iter().map(Value::to_display).collect(),
         _ => vec![],
@@ -451,7 +428,7 @@ fn f_postgresql_acls_to_resources_hash(c: &mut Compiler<'_>, a: &mut Args) -> R<
 
 /// collectd's `collectd_convert_processes(list)`: the old list of process names and
 /// `{'name' => .., ...}` hashes as the hash `create_resources` takes (a hash is kept).
-fn f_collectd_convert_processes(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_collectd_convert_processes(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let fail = |c: &Compiler<'_>, a: &Args, m: &str| {
         fail_plain(c, a, format!("convert_process_array(): {m}"))
     };
@@ -483,7 +460,7 @@ fn f_collectd_convert_processes(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> 
 
 /// archive's `assemble_nexus_url(url, params)`: the artifact content URL with the
 /// parameters as a query string (values escaped as Ruby's `CGI.escape`).
-fn f_assemble_nexus_url(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_assemble_nexus_url(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let url = arg(a, 0).to_display();
     let query: Vec<String> = match arg(a, 1) {
         Value::Hash(h) => h
@@ -516,7 +493,7 @@ fn cgi_escape(s: &str) -> String {
 /// inifile's `inifile::create_ini_settings(settings, defaults = {})`: an `ini_setting`
 /// per setting of each section, titled `"PATH [SECTION] SETTING"`, declared through
 /// `create_resources` with the defaults.
-fn f_create_ini_settings(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_create_ini_settings(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let Value::Hash(settings) = arg(a, 0) else {
         return Err(fail_plain(
             c,

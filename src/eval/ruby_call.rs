@@ -9,7 +9,7 @@
 
 use super::compiler::scope::ScopeId;
 use super::compiler::{Compiler, Flow, R};
-use super::signatures::{self, Block, BlockParam, Dispatch, Kind, Param, Signature};
+use super::functions::signatures::{self, Block, BlockParam, Dispatch, Kind, Param, Signature};
 use super::types::PType;
 use super::values::value::{Regex, Value};
 use super::LogLevel;

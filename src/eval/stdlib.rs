@@ -7,100 +7,13 @@
 
 use super::compiler::scope::ScopeId;
 use super::compiler::{Compiler, Flow, R};
-use super::functions::{Args, Builtin};
+use super::functions::Args;
 use super::types::PType;
 use super::values::ruby_random;
 use super::values::value::{Regex, Value};
 use super::LogLevel;
 use crate::catalog::TrimColons;
 use indexmap::IndexMap;
-
-/// Functions here that are Puppet's own, available without any module.
-pub const CORE: &[&str] = &[
-    "template",
-    "inline_template",
-    "lookup",
-    "hiera",
-    "hiera_array",
-    "hiera_hash",
-    "hiera_include",
-    "fqdn_rand",
-    "getvar",
-    "shellquote",
-];
-
-/// stdlib (and the few module) functions by name. Except for [`CORE`], a function exists only
-/// when a module on the modulepath ships it (`Loader::has_ruby_function`).
-pub fn builtin(name: &str) -> Option<Builtin> {
-    if let Some(f) = super::stdlib_validate::builtin(name) {
-        return Some(f);
-    }
-    if let Some(f) = super::stdlib_more::builtin(name) {
-        return Some(f);
-    }
-    if let Some(f) = super::stdlib_extra::builtin(name) {
-        return Some(f);
-    }
-    if let Some(f) = super::module_functions::builtin(name) {
-        return Some(f);
-    }
-    Some(match name {
-        "template" => super::erb::f_template,
-        "lookup" => super::hiera_lookup::f_lookup,
-        "hiera" => super::hiera_lookup::f_hiera,
-        "hiera_array" => super::hiera_lookup::f_hiera_array,
-        "hiera_hash" => super::hiera_lookup::f_hiera_hash,
-        "hiera_include" => super::hiera_lookup::f_hiera_include,
-        "inline_template" => super::erb::f_inline_template,
-        "ensure_resource" => f_ensure_resource,
-        "ensure_resources" => f_ensure_resources,
-        "ensure_packages" => f_ensure_packages,
-        "defined_with_params" => f_defined_with_params,
-        "getparam" => f_getparam,
-        "fqdn_rotate" => f_fqdn_rotate,
-        "fqdn_rand" => f_fqdn_rand,
-        "assert_private" => f_assert_private,
-        "getvar" => super::functions::f_getvar,
-        "fact" => f_fact,
-        "delete_undef_values" => f_delete_undef_values,
-        "delete_values" => f_delete_values,
-        "delete_at" => f_delete_at,
-        "values_at" => f_values_at,
-        "prefix" => f_prefix,
-        "suffix" => f_suffix,
-        "join_keys_to_values" => f_join_keys_to_values,
-        "dirname" => f_dirname,
-        "basename" => f_basename,
-        "bool2num" => f_bool2num,
-        "bool2str" => f_bool2str,
-        "num2bool" => f_num2bool,
-        "any2bool" => f_any2bool,
-        "to_json" => f_to_json,
-        "to_json_pretty" => f_to_json_pretty,
-        "to_yaml" => f_to_yaml,
-        "parsejson" => f_parsejson,
-        "parseyaml" => f_parseyaml,
-        "grep" => f_grep,
-        "deep_merge" => f_deep_merge,
-        "enclose_ipv6" => f_enclose_ipv6,
-        "shell_join" => f_shell_join,
-        "shell_escape" => f_shell_escape,
-        "uriescape" => f_uriescape,
-        "dig44" => f_dig44,
-        "base64" => f_base64,
-        "count" => f_count,
-        "last" => f_last,
-        "first" => f_first,
-        "union" => f_union,
-        "intersection" => f_intersection,
-        "difference" => f_difference,
-        "reject" => f_reject,
-        "deprecation" => f_deprecation,
-        "is_function_available" => f_is_function_available,
-        "array_to_string" | "join_array" => return None,
-        _ => return None,
-    })
-}
 
 // ---- helpers -------------------------------------------------------------------------------------
 
@@ -258,7 +171,7 @@ fn defined_with_params(
     })
 }
 
-fn f_defined_with_params(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_defined_with_params(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let reference = arg(a, 0);
     let params = match arg(a, 1) {
         Value::Hash(h) => h,
@@ -288,7 +201,7 @@ fn f_defined_with_params(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 
 /// stdlib's `getparam(Type[title], 'param')`: the parameter's value in the catalog so far,
 /// `''` when the resource or the value is missing.
-fn f_getparam(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_getparam(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let reference = arg(a, 0);
     if reference.is_undef() {
         return Err(fail_plain(c, a, "Must specify a reference"));
@@ -340,7 +253,7 @@ fn ensure_one(
     Ok(())
 }
 
-fn f_ensure_resource(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_ensure_resource(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     need_args(c, a, 2)?;
     let type_name = type_name_of(&arg(a, 0));
     let params = match arg(a, 2) {
@@ -367,7 +280,7 @@ fn f_ensure_resource(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     Ok(Value::Undef)
 }
 
-fn f_ensure_resources(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_ensure_resources(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     need_args(c, a, 2)?;
     let type_name = type_name_of(&arg(a, 0));
     let Value::Hash(instances) = arg(a, 1) else {
@@ -389,7 +302,7 @@ fn f_ensure_resources(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     Ok(Value::Undef)
 }
 
-fn f_ensure_packages(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_ensure_packages(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     if super::stdlib9::is_stdlib9(c) {
         // stdlib 9's deprecated `ensure_packages` calls `stdlib::ensure_packages`.
         return super::stdlib9::f_ensure_packages(c, a);
@@ -445,7 +358,7 @@ fn f_ensure_packages(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 
 // ---- scope ---------------------------------------------------------------------------------------
 
-fn f_assert_private(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_assert_private(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let module = c.quiet_var("module_name", a.scope).unwrap_or(Value::Undef);
     let caller = c
         .quiet_var("caller_module_name", a.scope)
@@ -467,24 +380,23 @@ fn f_assert_private(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     Err(fail_plain(c, a, msg))
 }
 
-fn f_fact(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_fact(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let name = arg(a, 0).to_display();
     let facts = c.fact_value("facts").unwrap_or(Value::Undef);
     let path: Vec<&str> = name.split('.').collect();
     Ok(dig_dotted(facts, &path))
 }
 
-fn f_deprecation(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_deprecation(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let msg = arg(a, 1).to_display();
     c.log(LogLevel::Warning, msg);
     Ok(Value::Undef)
 }
 
-fn f_is_function_available(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_is_function_available(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let name = arg(a, 0).to_display();
-    let known = builtin(&name).is_some()
-        || super::functions::builtin(&name).is_some()
-        || c.find_function(&name).is_some();
+    let known =
+        super::functions::registry::entry(&name).is_some() || c.find_function(&name).is_some();
     Ok(Value::Bool(known))
 }
 
@@ -513,7 +425,7 @@ fn ruby_join(vals: &[Value], sep: &str) -> String {
     out.join(sep)
 }
 
-fn f_fqdn_rotate(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_fqdn_rotate(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     need_args(c, a, 1)?;
     let value = arg(a, 0);
     let (mut items, is_str) = match &value {
@@ -541,7 +453,7 @@ fn f_fqdn_rotate(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     })
 }
 
-fn f_fqdn_rand(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_fqdn_rand(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     need_args(c, a, 1)?;
     let max = match arg(a, 0) {
         Value::Int(i) => i,
@@ -569,7 +481,7 @@ fn f_fqdn_rand(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 
 // ---- collections ---------------------------------------------------------------------------------
 
-fn f_delete_undef_values(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_delete_undef_values(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     Ok(match arg(a, 0) {
         Value::Hash(h) => Value::Hash(h.into_iter().filter(|(_, v)| !v.is_undef()).collect()),
         Value::Array(x) => Value::Array(x.into_iter().filter(|v| !v.is_undef()).collect()),
@@ -577,7 +489,7 @@ fn f_delete_undef_values(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     })
 }
 
-fn f_delete_values(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_delete_values(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let drop = arg(a, 1);
     match arg(a, 0) {
         Value::Hash(h) => Ok(Value::Hash(
@@ -594,7 +506,7 @@ fn f_delete_values(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     }
 }
 
-fn f_delete_at(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_delete_at(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let Value::Array(mut items) = arg(a, 0) else {
         return Err(fail(c, a, "Requires array to work with"));
     };
@@ -610,7 +522,7 @@ fn f_delete_at(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     Ok(Value::Array(items))
 }
 
-fn f_values_at(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_values_at(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let Value::Array(items) = arg(a, 0) else {
         return Err(fail(c, a, "Requires array to work with"));
     };
@@ -668,15 +580,15 @@ fn affix(c: &Compiler<'_>, a: &Args, before: bool) -> R<Value> {
     }
 }
 
-fn f_prefix(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_prefix(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     affix(c, a, true)
 }
 
-fn f_suffix(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_suffix(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     affix(c, a, false)
 }
 
-fn f_join_keys_to_values(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_join_keys_to_values(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let Value::Hash(h) = arg(a, 0) else {
         return Err(fail(c, a, "The first argument must be a hash"));
     };
@@ -704,7 +616,7 @@ fn f_join_keys_to_values(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     Ok(Value::Array(out))
 }
 
-fn f_dirname(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_dirname(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let Value::Str(p) = arg(a, 0) else {
         return Err(fail(c, a, "Requires string as argument"));
     };
@@ -717,7 +629,7 @@ fn f_dirname(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     }))
 }
 
-fn f_basename(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_basename(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let Value::Str(p) = arg(a, 0) else {
         return Err(fail(c, a, "Requires string as first argument"));
     };
@@ -748,12 +660,12 @@ fn to_bool(c: &Compiler<'_>, a: &Args, v: &Value) -> R<bool> {
     }
 }
 
-fn f_bool2num(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_bool2num(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let b = to_bool(c, a, &arg(a, 0))?;
     Ok(Value::Int(b as i64))
 }
 
-fn f_bool2str(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_bool2str(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let v = arg(a, 0);
     let Value::Bool(b) = v else {
         return Err(fail(c, a, "Requires a boolean to work with"));
@@ -765,7 +677,7 @@ fn f_bool2str(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     Ok(Value::Str(if b { t } else { f }))
 }
 
-fn f_num2bool(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_num2bool(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let n = match arg(a, 0) {
         Value::Int(i) => i as f64,
         Value::Float(f) => f,
@@ -776,7 +688,7 @@ fn f_num2bool(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     Ok(Value::Bool(n.trunc() > 0.0))
 }
 
-fn f_any2bool(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_any2bool(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     Ok(Value::Bool(match arg(a, 0) {
         Value::Bool(b) => b,
         Value::Undef => false,
@@ -789,11 +701,11 @@ fn f_any2bool(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 
 // ---- serialization -------------------------------------------------------------------------------
 
-fn f_to_json(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_to_json(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     Ok(Value::Str(arg(a, 0).to_json().to_string()))
 }
 
-fn f_to_json_pretty(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_to_json_pretty(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let mut v = arg(a, 0);
     if matches!(arg(a, 1), Value::Bool(true)) {
         v = strip_undef(v);
@@ -821,13 +733,13 @@ fn strip_undef(v: Value) -> Value {
     }
 }
 
-fn f_to_yaml(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_to_yaml(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     Ok(Value::Str(crate::eval::hiera::yaml::to_yaml(
         &arg(a, 0).to_json(),
     )))
 }
 
-fn f_parsejson(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_parsejson(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let text = arg(a, 0).to_display();
     match serde_json::from_str::<serde_json::Value>(&text) {
         Ok(j) => Ok(Value::from_json(&j)),
@@ -841,7 +753,7 @@ fn f_parsejson(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     }
 }
 
-fn f_parseyaml(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_parseyaml(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let text = arg(a, 0).to_display();
     match crate::eval::hiera::yaml::parse(&text) {
         Ok(j) => Ok(Value::from_json(&j)),
@@ -857,7 +769,7 @@ fn f_parseyaml(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 
 // ---- strings -------------------------------------------------------------------------------------
 
-fn f_grep(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_grep(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let Value::Array(items) = arg(a, 0) else {
         return Err(fail(c, a, "first argument must be an array"));
     };
@@ -889,7 +801,7 @@ pub(super) fn deep_merge_values(a: Value, b: Value) -> Value {
     }
 }
 
-fn f_deep_merge(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_deep_merge(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     need_args(c, a, 2)?;
     let mut out = Value::Hash(Default::default());
     for v in a.values.clone() {
@@ -912,7 +824,7 @@ fn f_deep_merge(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     Ok(out)
 }
 
-fn f_enclose_ipv6(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_enclose_ipv6(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let items = match arg(a, 0) {
         Value::Array(x) => x,
         other => vec![other],
@@ -951,7 +863,7 @@ pub(super) fn shell_escape(s: &str) -> String {
     out
 }
 
-fn f_shell_join(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_shell_join(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let Value::Array(items) = arg(a, 0) else {
         return Err(fail(c, a, "Requires an array"));
     };
@@ -964,7 +876,7 @@ fn f_shell_join(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     ))
 }
 
-fn f_shell_escape(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_shell_escape(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     Ok(Value::Str(shell_escape(&arg(a, 0).to_display())))
 }
 
@@ -982,7 +894,7 @@ fn uri_escape(s: &str) -> String {
     out
 }
 
-fn f_uriescape(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_uriescape(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     Ok(match arg(a, 0) {
         Value::Array(x) => Value::Array(
             x.iter()
@@ -993,7 +905,7 @@ fn f_uriescape(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     })
 }
 
-fn f_dig44(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_dig44(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let mut cur = arg(a, 0);
     let Value::Array(path) = arg(a, 1) else {
         return Ok(arg(a, 2));
@@ -1011,7 +923,7 @@ fn f_dig44(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     Ok(cur)
 }
 
-fn f_base64(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_base64(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let mode = arg(a, 0).to_display();
     let s = arg(a, 1).to_display();
     let method = match arg(a, 2) {
@@ -1058,7 +970,7 @@ fn f_base64(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     }
 }
 
-fn f_count(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_count(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let items = match arg(a, 0) {
         Value::Array(x) => x,
         Value::Hash(h) => h.into_inner().into_values().collect(),
@@ -1075,7 +987,7 @@ fn f_count(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     } as i64))
 }
 
-fn f_last(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_last(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     Ok(match arg(a, 0) {
         Value::Array(x) => x.last().cloned().unwrap_or(Value::Undef),
         Value::Str(s) => s
@@ -1087,7 +999,7 @@ fn f_last(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     })
 }
 
-fn f_first(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_first(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     Ok(match arg(a, 0) {
         Value::Array(x) => x.first().cloned().unwrap_or(Value::Undef),
         Value::Str(s) => s
@@ -1106,7 +1018,7 @@ fn two_arrays(c: &Compiler<'_>, a: &Args) -> R<(Vec<Value>, Vec<Value>)> {
     }
 }
 
-fn f_union(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_union(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let mut out: Vec<Value> = vec![];
     for v in a.values.clone() {
         let Value::Array(x) = v else {
@@ -1121,7 +1033,7 @@ fn f_union(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     Ok(Value::Array(out))
 }
 
-fn f_intersection(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_intersection(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let (x, y) = two_arrays(c, a)?;
     let mut out: Vec<Value> = vec![];
     for i in x {
@@ -1132,14 +1044,14 @@ fn f_intersection(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     Ok(Value::Array(out))
 }
 
-fn f_difference(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_difference(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let (x, y) = two_arrays(c, a)?;
     Ok(Value::Array(
         x.into_iter().filter(|i| !y.contains(i)).collect(),
     ))
 }
 
-fn f_reject(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_reject(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let Value::Array(items) = arg(a, 0) else {
         return Err(fail(c, a, "first argument must be an array"));
     };

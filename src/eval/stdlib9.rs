@@ -7,35 +7,10 @@
 //! too (`ensure_packages` here).
 
 use super::compiler::{Compiler, Flow, R};
-use super::functions::{Args, Builtin};
+use super::functions::Args;
 use super::stdlib::{arg, fail_plain};
 use super::values::value::Value;
 use indexmap::IndexMap;
-
-/// The functions here whose stdlib 9 semantics differ from the old name's, or that are new.
-pub fn builtin(name: &str) -> Option<Builtin> {
-    Some(match name {
-        "stdlib::crc32" => f_crc32,
-        "stdlib::sha256" => f_sha256,
-        "stdlib::nested_values" => f_nested_values,
-        "stdlib::has_function" => f_has_function,
-        "stdlib::sort_by" => f_sort_by,
-        "stdlib::ensure_packages" => f_ensure_packages,
-        "stdlib::merge" => f_merge,
-        _ => return None,
-    })
-}
-
-/// The name a native function runs under: a `stdlib::` name that only moved a function
-/// runs as the old name (the natives that serve several names tell them apart by it).
-pub fn native_name(lname: String) -> String {
-    match lname.strip_prefix("stdlib::") {
-        Some(old) if builtin(&lname).is_none() && super::stdlib::builtin(&lname).is_none() => {
-            old.to_string()
-        }
-        _ => lname,
-    }
-}
 
 /// Whether the modulepath has stdlib 9 (its namespaced `ensure_packages`).
 pub fn is_stdlib9(c: &Compiler<'_>) -> bool {
@@ -64,13 +39,13 @@ fn crc32(bytes: &[u8]) -> u32 {
 }
 
 /// `stdlib::crc32(data)`: the CRC-32 of the text in lower-case hex, without leading zeros.
-fn f_crc32(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_crc32(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let text = scalar_text(&arg(a, 0));
     Ok(Value::Str(format!("{:x}", crc32(text.as_bytes()))))
 }
 
 /// `stdlib::sha256(data)`: the SHA-256 of the text in hex.
-fn f_sha256(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_sha256(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let text = scalar_text(&arg(a, 0));
     Ok(Value::Str(super::values::strings::sha256_hex(
         text.as_bytes(),
@@ -78,7 +53,7 @@ fn f_sha256(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 }
 
 /// `stdlib::nested_values(hash)`: the values of a hash and of the hashes in it, depth first.
-fn f_nested_values(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_nested_values(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     fn walk(v: &Value, out: &mut Vec<Value>) {
         if let Value::Hash(h) = v {
             for (_, v) in h.iter() {
@@ -96,7 +71,7 @@ fn f_nested_values(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 
 /// `stdlib::has_function(name)`: whether a function of that name exists: a Puppet-language
 /// function, one of Puppet's or Ordo's built-ins this compile has, or a module's Ruby one.
-fn f_has_function(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_has_function(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let name = arg(a, 0).to_display();
     let name = name.strip_prefix("::").unwrap_or(&name).to_string();
     let found = c.find_function(&name).is_some()
@@ -107,7 +82,7 @@ fn f_has_function(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 
 /// `stdlib::sort_by(iterable) |x| { key }`: Ruby's `sort_by` over an array, the characters
 /// of a string (joined again) or a hash's entries (`[key, value]`).
-fn f_sort_by(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_sort_by(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let Some(l) = a.lambda else {
         return Err(fail_plain(c, a, "'stdlib::sort_by' expects a block"));
     };
@@ -165,7 +140,7 @@ fn f_sort_by(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 
 /// `stdlib::merge(hashes...)` and `stdlib::merge(iterable) |acc, v|` / `|acc, k, v|`: the
 /// hashes merged left to right (`undef` and `''` skipped), or the hashes the block returns.
-fn f_merge(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_merge(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let Some(l) = a.lambda else {
         let mut acc: IndexMap<Value, Value> = IndexMap::new();
         for v in &a.values {

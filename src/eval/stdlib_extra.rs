@@ -8,39 +8,12 @@
 //! text Puppet users see. The 4.x functions' dispatches are in `stdlib_more::SIGNATURES`.
 
 use super::compiler::{Compiler, R};
-use super::functions::{Args, Builtin};
+use super::functions::Args;
 use super::stdlib::{arg, fail, fail_plain, inspect, ruby_class};
 use super::stdlib_more::{arity_exact, map_strings, no_method, ruby_inspect, undef_to_empty};
 use super::types::PType;
 use super::values::value::{format_float, Regex, Value};
 use super::LogLevel;
-
-pub fn builtin(name: &str) -> Option<Builtin> {
-    Some(match name {
-        "regexpescape" => f_regexpescape,
-        "delete_regex" => f_delete_regex,
-        "convert_base" => f_convert_base,
-        "type3x" => f_type3x,
-        "stdlib::extname" => f_extname,
-        "is_a" => f_is_a,
-        "validate_domain_name" | "validate_email_address" => f_validate_name,
-        "stdlib::ip_in_range" => f_ip_in_range,
-        "parsepson" => f_parsepson,
-        "loadyaml" | "loadjson" => f_load_file,
-        "glob" => f_glob,
-        "seeded_rand_string" => f_seeded_rand_string,
-        "shuffle" => f_shuffle,
-        "str2saltedsha512" => f_str2saltedsha512,
-        "str2saltedpbkdf2" => f_str2saltedpbkdf2,
-        "time" => f_time,
-        "has_interface_with" => f_has_interface_with,
-        "has_ip_address" | "has_ip_network" => f_has_ip,
-        "load_module_metadata" => f_load_module_metadata,
-        "stdlib::str2resource" => f_str2resource,
-        "to_toml" => f_to_toml,
-        _ => return None,
-    })
-}
 
 // ---- text ----------------------------------------------------------------------------------------
 
@@ -67,13 +40,13 @@ fn regexp_escape(s: &str) -> String {
 
 /// `regexpescape(string_or_array)`: `Regexp.escape` of a string, or of each string of an
 /// array (other elements kept).
-fn f_regexpescape(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_regexpescape(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     map_strings(c, a, regexp_escape)
 }
 
 /// `delete_regex(collection, patterns)`: drops the array elements (hash keys) that match
 /// `\bPATTERN\b` for any of the patterns; elements that are not strings never match.
-fn f_delete_regex(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_delete_regex(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     undef_to_empty(a);
     if a.values.len() != 2 {
         let n = a.values.len();
@@ -114,7 +87,7 @@ fn has_digit_line(s: &str) -> bool {
 }
 
 /// `convert_base(number, base)`: the integer (or base-10 string) written in base 2 to 36.
-fn f_convert_base(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_convert_base(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     undef_to_empty(a);
     arity_exact(c, a, 2)?;
     let (number, base) = (arg(a, 0), arg(a, 1));
@@ -168,7 +141,7 @@ fn to_radix(n: i128, base: u32) -> String {
 
 /// `type3x(value)` (deprecated): the Ruby class as Puppet 3 named it; a string that reads
 /// back as the same integer or float is `integer` or `float`.
-fn f_type3x(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_type3x(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     undef_to_empty(a);
     arity_exact(c, a, 1)?;
     let name = match arg(a, 0) {
@@ -202,7 +175,7 @@ fn is_canonical_int(s: &str) -> bool {
 /// `stdlib::extname(filename)`: Ruby's `File.extname` on a POSIX system: the last
 /// component's text from its last dot (`.` alone for a trailing dot); none when the only
 /// dots lead the name (`.profile`).
-fn f_extname(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_extname(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let path = arg(a, 0).to_display();
     let trimmed = path.trim_end_matches('/');
     let base = trimmed.rsplit('/').next().unwrap_or("");
@@ -213,7 +186,7 @@ fn f_extname(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 // ---- checks --------------------------------------------------------------------------------------
 
 /// `is_a(value, type)`: whether the value is an instance of the type.
-fn f_is_a(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_is_a(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     Ok(Value::Bool(match arg(a, 1) {
         Value::Type(t) => t.is_instance(&arg(a, 0)),
         _ => false,
@@ -223,7 +196,7 @@ fn f_is_a(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 /// `validate_domain_name(names...)` and `validate_email_address(addresses...)`: fail on the
 /// first argument that is not a string, or not a domain name (an email address) by
 /// `is_domain_name` (`is_email_address`).
-fn f_validate_name(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_validate_name(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     undef_to_empty(a);
     if a.values.is_empty() {
         return Err(fail(c, a, "wrong number of arguments (0; must be > 0)"));
@@ -306,7 +279,7 @@ fn ip_block(text: &str) -> Result<IpBlock, String> {
 
 /// `stdlib::ip_in_range(address, range_or_ranges)`: whether the address lies in the range
 /// (any of the ranges); an address of the other family never does.
-fn f_ip_in_range(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_ip_in_range(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let ip = ip_block(&arg(a, 0).to_display()).map_err(|m| fail_plain(c, a, m))?;
     let ranges = match arg(a, 1) {
         Value::Array(items) => items,
@@ -324,7 +297,7 @@ fn f_ip_in_range(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 /// `has_interface_with(interface)`: whether the `interfaces` fact (comma-separated) names
 /// it; `has_interface_with(kind, value)`: whether the fact `kind` (say `ipaddress`), or
 /// `kind_IFACE` for one of the interfaces, equals the value.
-fn f_has_interface_with(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_has_interface_with(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     undef_to_empty(a);
     let n = a.values.len();
     if n == 0 || n > 2 {
@@ -377,7 +350,7 @@ fn has_interface_with(c: &Compiler<'_>, a: &Args) -> bool {
 
 /// `has_ip_address(address)` and `has_ip_network(network)`: `has_interface_with` with the
 /// kind `ipaddress` (`network`).
-fn f_has_ip(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_has_ip(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     undef_to_empty(a);
     arity_exact(c, a, 1)?;
     let kind = if a.name == "has_ip_address" {
@@ -392,7 +365,7 @@ fn f_has_ip(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 
 /// `load_module_metadata(module[, allow_empty])`: the module's `metadata.json` as data; a
 /// module without one gives `{}` when allowed, else an error (as does a missing module).
-fn f_load_module_metadata(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_load_module_metadata(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     undef_to_empty(a);
     if !(1..=2).contains(&a.values.len()) {
         return Err(fail(c, a, "Wrong number of arguments, expects one or two"));
@@ -417,7 +390,7 @@ fn f_load_module_metadata(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 
 /// `stdlib::str2resource('Type[title]')`: a reference to that resource, which must be in
 /// the catalog already.
-fn f_str2resource(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_str2resource(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let text = arg(a, 0).to_display();
     // Puppet::Resource.type_and_title: `TYPE[TITLE]`, the title taking all up to the last `]`.
     let parsed = text
@@ -451,7 +424,7 @@ fn f_str2resource(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 
 /// `parsepson(text[, default])`: `PSON.load` of the text; the default (when given) instead
 /// of the parser's error.
-fn f_parsepson(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_parsepson(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     match super::values::pson::load(&arg(a, 0).to_display()) {
         Ok(v) => Ok(v),
         Err(_) if a.values.len() > 1 => Ok(arg(a, 1)),
@@ -463,7 +436,7 @@ fn f_parsepson(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 /// PSON), or the default when the file holds nothing (null or false) or cannot be read or
 /// parsed (then an error without a default). A missing file warns and gives the default.
 /// Ordo does not fetch `http(s)://` URLs: those fail (or give the default).
-fn f_load_file(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_load_file(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     undef_to_empty(a);
     if a.values.is_empty() {
         // Both functions check `args.length >= 1` themselves, after Puppet's arity check.
@@ -514,7 +487,7 @@ fn f_load_file(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 /// `glob(pattern_or_patterns)`: Ruby's `Dir.glob`: the paths that match, each pattern's
 /// in name order within each directory, relative to the working directory for a relative
 /// pattern.
-fn f_glob(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_glob(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     undef_to_empty(a);
     arity_exact(c, a, 1)?;
     let patterns = match arg(a, 0) {
@@ -548,7 +521,7 @@ fn random_u64(c: &Compiler<'_>) -> u64 {
 
 /// `seeded_rand_string(length, seed[, charset])`: `length` characters of the charset
 /// (default `0-9a-zA-Z`) drawn by Ruby's `Random` seeded with the seed's SHA-256.
-fn f_seeded_rand_string(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_seeded_rand_string(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let length = match arg(a, 0) {
         Value::Int(n) => n.max(0) as u64,
         _ => 0,
@@ -568,7 +541,7 @@ fn f_seeded_rand_string(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 }
 
 /// `shuffle(string_or_array)`: the elements (characters) in a random order.
-fn f_shuffle(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_shuffle(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     undef_to_empty(a);
     if a.values.is_empty() {
         return Err(fail(c, a, "Wrong number of arguments given (0 for 1)"));
@@ -606,7 +579,7 @@ fn f_shuffle(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 
 /// `str2saltedsha512(password)`: hex of a random 4-byte salt followed by
 /// SHA-512(salt + password) (the OS X password hash).
-fn f_str2saltedsha512(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_str2saltedsha512(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     undef_to_empty(a);
     if a.values.len() != 1 {
         let n = a.values.len();
@@ -671,7 +644,7 @@ fn pbkdf2_sha512(password: &[u8], salt: &[u8], iterations: u32, len: usize) -> V
 /// `{password_hex, salt_hex, iterations}` (the macOS password hash). Sensitive arguments
 /// are unwrapped; the salt needs 8 bytes, the iterations lie strictly between 40,000 and
 /// 70,000.
-fn f_str2saltedpbkdf2(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_str2saltedpbkdf2(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     undef_to_empty(a);
     if a.values.len() != 3 {
         let n = a.values.len();
@@ -711,7 +684,7 @@ fn f_str2saltedpbkdf2(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 
 /// `time([timezone])`: the seconds since the Unix epoch (the time zone does not change
 /// them).
-fn f_time(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_time(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     undef_to_empty(a);
     if a.values.len() > 1 {
         let n = a.values.len();
@@ -837,7 +810,7 @@ fn toml_dump(out: &mut String, pairs: &TomlPairs<'_>, prefix: &[String]) -> Resu
 
 /// `to_toml(hash)`: the hash as TOML, as stdlib's TomlDumper writes it: keys sorted, plain
 /// values first (Ruby's `inspect` of each), then `[tables]`, then `[[table arrays]]`.
-fn f_to_toml(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_to_toml(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let mut out = String::new();
     toml_visit(&mut out, &arg(a, 0), &[]).map_err(|v| no_method(c, a, "keys", &v))?;
     Ok(Value::Str(out))

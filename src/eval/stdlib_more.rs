@@ -9,41 +9,12 @@
 //! that Puppet's type check of the arguments (with its messages) runs before them.
 
 use super::compiler::{Compiler, R};
-use super::functions::{Args, Builtin};
-use super::signatures::{Block, BlockParam, Dispatch, Kind, Param, Signature};
+use super::functions::signatures::{Block, BlockParam, Dispatch, Kind, Param, Signature};
+use super::functions::Args;
 use super::stdlib::{arg, fail, fail_plain, inspect, ruby_class};
 use super::values::strings::{leading_size, ruby_to_i};
 use super::values::value::{format_float, Value};
 use super::LogLevel;
-
-pub fn builtin(name: &str) -> Option<Builtin> {
-    Some(match name {
-        "squeeze" => f_squeeze,
-        "swapcase" => f_swapcase,
-        "reverse" => f_reverse,
-        "clamp" => f_clamp,
-        "dos2unix" => f_dos2unix,
-        "unix2dos" => f_unix2dos,
-        "shell_split" => f_shell_split,
-        "try_get_value" => f_try_get_value,
-        "to_bytes" => f_to_bytes,
-        "seeded_rand" => f_seeded_rand,
-        "fqdn_rand_string" => f_fqdn_rand_string,
-        "fqdn_uuid" => f_fqdn_uuid,
-        "stdlib::start_with" => f_start_with,
-        "stdlib::end_with" => f_end_with,
-        "stdlib::xml_encode" => f_xml_encode,
-        "to_python" => f_to_python,
-        "to_ruby" => f_to_ruby,
-        "type_of" => f_type_of,
-        "sprintf_hash" => f_sprintf_hash,
-        "batch_escape" => f_batch_escape,
-        "powershell_escape" => f_powershell_escape,
-        "os_version_gte" => f_os_version_gte,
-        "pw_hash" => super::stdlib_crypt::f_pw_hash,
-        _ => return None,
-    })
-}
 
 const fn p(name: &'static str, ty: &'static str, kind: Kind) -> Param {
     Param { name, ty, kind }
@@ -451,7 +422,7 @@ fn squeeze_str(s: &str, set: Option<&CharSet>) -> String {
 
 // ---- strings -------------------------------------------------------------------------------------
 
-fn f_squeeze(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_squeeze(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     undef_to_empty(a);
     let n = a.values.len();
     if n != 1 && n != 2 {
@@ -506,7 +477,7 @@ fn swapcase_str(s: &str) -> String {
     out
 }
 
-fn f_swapcase(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_swapcase(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     map_strings(c, a, swapcase_str)
 }
 
@@ -536,7 +507,7 @@ pub(super) fn map_strings(
     }
 }
 
-fn f_reverse(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_reverse(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     undef_to_empty(a);
     if a.values.is_empty() {
         return Err(fail(c, a, "Wrong number of arguments given (0 for 1)"));
@@ -551,7 +522,7 @@ fn f_reverse(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     }
 }
 
-fn f_dos2unix(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_dos2unix(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     undef_to_empty(a);
     arity_exact(c, a, 1)?;
     let Value::Str(s) = arg(a, 0) else {
@@ -560,7 +531,7 @@ fn f_dos2unix(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     Ok(Value::str(s.replace("\r\n", "\n")))
 }
 
-fn f_unix2dos(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_unix2dos(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     undef_to_empty(a);
     arity_exact(c, a, 1)?;
     let Value::Str(s) = arg(a, 0) else {
@@ -660,7 +631,7 @@ fn shellsplit(line: &str) -> Result<Vec<String>, ()> {
     Ok(words)
 }
 
-fn f_shell_split(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_shell_split(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     undef_to_empty(a);
     if a.values.len() != 1 {
         return Err(fail(
@@ -680,7 +651,7 @@ fn f_shell_split(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     }
 }
 
-fn f_batch_escape(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_batch_escape(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let mut out = String::from("\"");
     for ch in ruby_to_s(&arg(a, 0)).chars() {
         match ch {
@@ -696,7 +667,7 @@ fn f_batch_escape(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     Ok(Value::str(out))
 }
 
-fn f_powershell_escape(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_powershell_escape(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let mut out = String::new();
     for ch in ruby_to_s(&arg(a, 0)).chars() {
         match ch {
@@ -718,21 +689,21 @@ fn affixes(v: Value) -> Vec<String> {
     }
 }
 
-fn f_start_with(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_start_with(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let s = arg(a, 0).to_display();
     Ok(Value::Bool(
         affixes(arg(a, 1)).iter().any(|x| s.starts_with(x.as_str())),
     ))
 }
 
-fn f_end_with(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_end_with(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let s = arg(a, 0).to_display();
     Ok(Value::Bool(
         affixes(arg(a, 1)).iter().any(|x| s.ends_with(x.as_str())),
     ))
 }
 
-fn f_xml_encode(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_xml_encode(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let s = arg(a, 0).to_display();
     let attr = matches!(arg(a, 1), Value::Str(t) if t == "attr");
     let mut out = String::new();
@@ -757,7 +728,7 @@ fn f_xml_encode(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 
 // ---- numbers -------------------------------------------------------------------------------------
 
-fn f_clamp(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_clamp(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     undef_to_empty(a);
     arity_min(c, a, 1)?;
     fn flat(v: Value, out: &mut Vec<Value>) {
@@ -812,7 +783,7 @@ fn f_clamp(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     Ok(Value::Int(nums[1]))
 }
 
-fn f_to_bytes(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_to_bytes(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     undef_to_empty(a);
     if a.values.len() != 1 {
         return Err(fail(
@@ -862,7 +833,7 @@ fn positive_int(v: &Value) -> Option<u64> {
     (n > 0).then_some(n as u64)
 }
 
-fn f_seeded_rand(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_seeded_rand(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     undef_to_empty(a);
     arity_exact(c, a, 2)?;
     let Some(max) = positive_int(&arg(a, 0)) else {
@@ -876,7 +847,7 @@ fn f_seeded_rand(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     ))
 }
 
-fn f_fqdn_rand_string(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_fqdn_rand_string(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     undef_to_empty(a);
     arity_min(c, a, 1)?;
     let Some(length) = positive_int(&arg(a, 0)) else {
@@ -922,7 +893,7 @@ fn ruby_join(vals: &[Value], sep: &str) -> String {
     out.join(sep)
 }
 
-fn f_fqdn_uuid(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_fqdn_uuid(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     undef_to_empty(a);
     if a.values.is_empty() {
         return Err(fail_plain(c, a, "fqdn_uuid: No arguments given"));
@@ -965,7 +936,7 @@ fn f_fqdn_uuid(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     Ok(Value::str(parts.join("-")))
 }
 
-fn f_os_version_gte(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_os_version_gte(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let facts = c.fact_value("facts").unwrap_or(Value::Undef);
     let get = |k: &str| match &facts {
         Value::Hash(h) => h.get(&Value::str(k)).cloned().unwrap_or(Value::Undef),
@@ -984,7 +955,7 @@ fn f_os_version_gte(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 
 // ---- data ----------------------------------------------------------------------------------------
 
-fn f_try_get_value(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_try_get_value(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     undef_to_empty(a);
     arity_min(c, a, 1)?;
     c.log(
@@ -1044,7 +1015,7 @@ fn ruby_split(s: &str, sep: &str) -> Vec<String> {
     parts
 }
 
-fn f_type_of(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_type_of(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     Ok(Value::Type(Box::new(super::types::infer(&arg(a, 0)))))
 }
 
@@ -1079,7 +1050,7 @@ fn to_ruby(v: &Value) -> String {
     super::values::value::container_text(v, " => ", &to_ruby).unwrap_or_else(|| ruby_inspect(v))
 }
 
-fn f_to_python(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_to_python(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let v = arg(a, 0);
     if !plain_data(&v) {
         return Err(fail(c, a, "Ordo converts plain data only (no rich data)"));
@@ -1087,7 +1058,7 @@ fn f_to_python(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     Ok(Value::str(to_python(&v)))
 }
 
-fn f_to_ruby(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_to_ruby(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let v = arg(a, 0);
     if !plain_data(&v) {
         return Err(fail(c, a, "Ordo converts plain data only (no rich data)"));
@@ -1095,7 +1066,7 @@ fn f_to_ruby(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     Ok(Value::str(to_ruby(&v)))
 }
 
-fn f_sprintf_hash(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_sprintf_hash(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     c.call_function(
         "deprecation",
         vec![

@@ -2,33 +2,11 @@
 //! `is_*` predicates, with stdlib 8.5's rules and messages.
 
 use super::compiler::{Compiler, Flow, R};
-use super::functions::{Args, Builtin};
+use super::functions::Args;
 use super::stdlib::{arg, fail, fail_plain, inspect, ruby_class};
 use super::types::{self, PType};
 use super::values::value::{Regex, Value};
 use super::LogLevel;
-
-pub fn builtin(name: &str) -> Option<Builtin> {
-    Some(match name {
-        "validate_legacy" => f_validate_legacy,
-        "validate_string"
-        | "validate_bool"
-        | "validate_array"
-        | "validate_hash"
-        | "validate_absolute_path"
-        | "validate_integer"
-        | "validate_numeric"
-        | "validate_re"
-        | "validate_slength"
-        | "validate_ip_address"
-        | "validate_ipv4_address"
-        | "validate_ipv6_address" => f_validate,
-        "is_string" | "is_array" | "is_hash" | "is_bool" | "is_integer" | "is_numeric"
-        | "is_float" | "is_absolute_path" | "is_ip_address" | "is_ipv4_address"
-        | "is_ipv6_address" | "is_domain_name" | "is_mac_address" | "is_email_address" => f_is,
-        _ => return None,
-    })
-}
 
 pub(super) fn is_integer_like(v: &Value) -> bool {
     match v {
@@ -140,7 +118,7 @@ fn predicate(name: &str, v: &Value) -> bool {
     }
 }
 
-fn f_is(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_is(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     Ok(Value::Bool(predicate(&a.name, &arg(a, 0))))
 }
 
@@ -310,7 +288,7 @@ fn legacy_check(name: &str, args: &[Value]) -> Result<(), String> {
     }
 }
 
-fn f_validate(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_validate(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     if a.values.is_empty() {
         return Err(fail(c, a, "wrong number of arguments (0; must be > 0)"));
     }
@@ -344,7 +322,7 @@ impl Compiler<'_> {
 
 /// `validate_legacy(Type, 'validate_x', value, extra...)`: the type decides; the old
 /// validator only chooses between a deprecation warning and a failure.
-fn f_validate_legacy(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_validate_legacy(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     if a.values.len() < 3 {
         return Err(fail_plain(
             c,

@@ -156,6 +156,9 @@ fn sorted(m: Map<String, Json>) -> Map<String, Json> {
 
 /// Gathers the facts of this machine.
 pub fn gather(opts: &Options) -> Gathered {
+    // The two facts that run a program wait on it beside the rest, not before it.
+    let augeas = std::thread::spawn(system::augeas_version);
+    let isa = std::thread::spawn(|| util::run("uname", &["-p"]));
     let uname = rustix::system::uname();
     let mut g = Gather {
         core: Map::new(),
@@ -165,14 +168,17 @@ pub fn gather(opts: &Options) -> Gathered {
             machine: uname.machine().to_string_lossy().into_owned(),
             release: uname.release().to_string_lossy().into_owned(),
         },
-        isa: util::run("uname", &["-p"])
+        isa: isa
+            .join()
+            .ok()
+            .flatten()
             .map(|s| s.trim().rsplit('.').next().unwrap_or("").to_string())
             .unwrap_or_else(|| "unknown".into()),
     };
     os::gather(&mut g);
     net::gather(&mut g);
     hardware::gather(&mut g);
-    system::gather(&mut g);
+    system::gather(&mut g, augeas.join().ok().flatten());
     g.core("facterversion", json!(FACTER_VERSION));
     let mut external = Map::new();
     if !opts.no_external {

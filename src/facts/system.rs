@@ -7,7 +7,8 @@ use crate::digest::{hex, sha1, sha256};
 use serde_json::{json, Map, Value as Json};
 use std::path::{Path, PathBuf};
 
-pub fn gather(g: &mut Gather) {
+/// The system facts; `augeas` is [`augeas_version`]'s answer (asked ahead, see `gather`).
+pub fn gather(g: &mut Gather, augeas: Option<String>) {
     identity(g);
     if let Some(p) = std::env::var_os("PATH") {
         g.core("path", json!(p.to_string_lossy()));
@@ -40,29 +41,9 @@ pub fn gather(g: &mut Gather) {
         "fips_enabled",
         json!(read("/proc/sys/crypto/fips_enabled").is_some_and(|v| v == "1")),
     );
-    if let Some(tool) = which("augparse") {
-        let out = std::process::Command::new(tool)
-            .arg("--version")
-            .stdin(std::process::Stdio::null())
-            .output();
-        if let Ok(o) = out {
-            let text = format!(
-                "{}{}",
-                String::from_utf8_lossy(&o.stdout),
-                String::from_utf8_lossy(&o.stderr)
-            );
-            let v = text
-                .lines()
-                .find_map(|l| l.strip_prefix("augparse "))
-                .and_then(|r| {
-                    let v = r.split_whitespace().next()?;
-                    (v.split('.').count() == 3).then(|| v.to_string())
-                });
-            if let Some(v) = v {
-                g.core("augeas", json!({"version": v}));
-                g.legacy("augeasversion", json!(v));
-            }
-        }
+    if let Some(v) = augeas {
+        g.core("augeas", json!({"version": v}));
+        g.legacy("augeasversion", json!(v));
     }
     ruby(g);
     ssh(g);
@@ -289,4 +270,25 @@ fn ssh(g: &mut Gather) {
     if !fact.is_empty() {
         g.core("ssh", Json::Object(fact));
     }
+}
+
+/// The version `augparse --version` prints (Facter's `augeas.version`), if augparse is there.
+pub fn augeas_version() -> Option<String> {
+    let tool = which("augparse")?;
+    let o = std::process::Command::new(tool)
+        .arg("--version")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    text.lines()
+        .find_map(|l| l.strip_prefix("augparse "))
+        .and_then(|r| {
+            let v = r.split_whitespace().next()?;
+            (v.split('.').count() == 3).then(|| v.to_string())
+        })
 }

@@ -1,7 +1,8 @@
 //! Goldens of what each command prints for the manifests of `fixtures/commands/` (missing
 //! relationship targets, near-miss names, a cycle, module Ruby types, Ordo's extension
 //! metaparameters, control bytes), through the binary: `check` (text and `--format json`),
-//! `compile` (its errors), `apply --noop` in Ordo's and Puppet's log formats, and `parse`.
+//! `compile` (its errors), `apply --noop` in Ordo's and Puppet's log formats, and `parse`
+//! (text and `--format json`).
 //! `UPDATE_EXPECT=1` rewrites `NAME.expected`; review the diff.
 
 use crate::common;
@@ -11,6 +12,7 @@ use std::process::Command;
 /// The commands run on each fixture, with the arguments every compile gets.
 const COMMANDS: &[&[&str]] = &[
     &["parse"],
+    &["parse", "--format", "json"],
     &["check"],
     &["check", "--format", "json"],
     &["compile"],

@@ -332,10 +332,14 @@ fn eval_rooms_follow_their_arrows() {
 }
 
 /// Files that are over the limit today, with the size they may not pass: each is to be
-/// split, never grown. Generated data is exempt.
-const OVERSIZED: &[(&str, usize)] = &[("eval/functions.rs", 3450), ("eval/signatures.rs", 4250)];
+/// split, never grown. None today.
+const OVERSIZED: &[(&str, usize)] = &[];
 
 const MAX_LINES: usize = 1500;
+
+/// Generated data, exempt from the limit: the table of Puppet's function signatures that
+/// `scripts/gen_signatures.py --write` writes whole (the code that reads it is held to it).
+const GENERATED: &[&str] = &["eval/functions/signatures_data.rs"];
 
 #[test]
 fn source_files_stay_readable() {
@@ -348,6 +352,9 @@ fn source_files_stay_readable() {
             .unwrap_or(f)
             .to_string_lossy()
             .into_owned();
+        if GENERATED.contains(&rel.as_str()) {
+            continue;
+        }
         let lines = std::fs::read_to_string(f).expect("read").lines().count();
         let limit = OVERSIZED
             .iter()
@@ -396,4 +403,51 @@ fn every_diagnostic_code_is_documented() {
         .map(|(c, _, _)| *c)
         .collect();
     assert_eq!(listed, registered);
+}
+
+/// Whether a line maps a function name to an implementation (`"name" => f_name,`), as a
+/// name-keyed table of functions does.
+fn maps_a_function_name(line: &str) -> bool {
+    let Some((left, right)) = line.trim().split_once(" => ") else {
+        return false;
+    };
+    let names = left.split(" | ").all(|n| {
+        n.len() > 2
+            && n.starts_with('"')
+            && n.ends_with('"')
+            && n[1..n.len() - 1]
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == ':')
+    });
+    let target = right.trim_end_matches(',');
+    let last = target.rsplit("::").next().unwrap_or(target);
+    names && last.starts_with("f_") && !target.contains(['(', ' '])
+}
+
+/// Built-in functions are found through one registry (src/eval/functions/registry.rs),
+/// never through a `match name { "x" => f_x, .. }` table elsewhere.
+#[test]
+fn built_in_functions_have_one_registry() {
+    let mut files = vec![];
+    rust_files(&src(), &mut files);
+    let registry = Path::new("eval/functions/registry.rs");
+    let mut problems = vec![];
+    for f in &files {
+        let rel = f.strip_prefix(src()).unwrap_or(f);
+        if rel == registry {
+            continue;
+        }
+        let text = std::fs::read_to_string(f).expect("read source");
+        for (i, line) in code(&text).lines().enumerate() {
+            if maps_a_function_name(line) {
+                problems.push(format!("{}:{}: {}", rel.display(), i + 1, line.trim()));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    assert!(maps_a_function_name(r#"        "each" | "map" => f_each,"#));
+    assert!(maps_a_function_name(
+        r#"        "lookup" => super::hiera_lookup::f_lookup,"#
+    ));
+    assert!(!maps_a_function_name(r#"        "each" => (1, 2),"#));
 }

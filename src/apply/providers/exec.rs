@@ -72,7 +72,7 @@ fn seconds(t: &str, what: &str) -> Result<f64, String> {
 }
 
 impl Exec {
-    pub fn new(r: &Resource) -> Result<Exec, String> {
+    pub fn new(r: &Resource, kind: &super::ResourceType) -> Result<Exec, String> {
         // Puppet 7 runs a command given as an array as it is, without a shell.
         let command_argv = match r.parameters.get("command") {
             Some(Json::Array(items)) if !items.is_empty() => Some(
@@ -109,13 +109,13 @@ impl Exec {
                 return Err(param_failure(r, "umask", detail));
             }
         }
-        let shell = match param_str(r, "provider").as_deref() {
-            None | Some("posix") => false,
-            Some("shell") => true,
-            Some(other) => {
+        let shell = match kind.provider_of(r) {
+            Ok(p) => p == "shell",
+            Err(other) => {
                 return Err(format!(
-                    "Invalid exec provider '{other}' for Exec[{}] (Ordo supports posix and shell)",
-                    r.title
+                    "Invalid exec provider '{other}' for Exec[{}] (Ordo supports {})",
+                    r.title,
+                    kind.provider_names().join(" and ")
                 ))
             }
         };

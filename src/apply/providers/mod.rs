@@ -93,38 +93,189 @@ pub trait Provider: Send {
 
 use crate::catalog::metaparams::METAPARAMS;
 
-/// Builds the provider of a managed resource, validating its attributes first.
+/// A resource type Ordo applies: one entry per type, the only place that names them.
+pub struct ResourceType {
+    /// Puppet's name of the type (lower case).
+    pub name: &'static str,
+    /// The attributes Ordo's provider reads (metaparameters aside); any other is refused.
+    pub attributes: &'static [&'static str],
+    /// The providers of the type (Puppet's names) that Ordo implements, in the order it
+    /// picks one for a resource that names none; empty where the type has a single one
+    /// and the `provider` attribute is not read.
+    pub providers: &'static [ProviderKind],
+    /// Whether it changes the machine (`anchor` and `schedule` only order and time the
+    /// others): the refusal of a type Ordo does not have names these.
+    pub manages: bool,
+    /// Builds the provider of a resource of this type (its attributes already checked).
+    pub build: BuildProvider,
+}
+
+/// Builds the provider of a resource, given its type's entry.
+pub type BuildProvider = fn(&'static ResourceType, &Resource) -> Result<Box<dyn Provider>, String>;
+
+/// One of Puppet's providers of a type, as Ordo implements it.
+pub struct ProviderKind {
+    pub name: &'static str,
+    pub suitable: Suitable,
+}
+
+/// When a provider serves a resource that does not name one.
+pub enum Suitable {
+    /// Always (the type's default).
+    Default,
+    /// When the machine has a feature (systemd running it).
+    When(fn() -> bool),
+    /// Only when named (`provider => dpkg`).
+    Named,
+}
+
+const fn kind(name: &'static str, suitable: Suitable) -> ProviderKind {
+    ProviderKind { name, suitable }
+}
+
+/// Whether systemd runs the machine (the systemd service provider's confine).
+fn systemd_runs() -> bool {
+    std::path::Path::new("/run/systemd/system").is_dir()
+}
+
+/// Every resource type Ordo applies.
+pub static TYPES: &[ResourceType] = &[
+    ResourceType {
+        name: "notify",
+        attributes: notify::ATTRIBUTES,
+        providers: &[],
+        manages: true,
+        build: |_, r| Ok(Box::new(notify::Notify::new(r)?)),
+    },
+    ResourceType {
+        name: "file",
+        attributes: file::ATTRIBUTES,
+        providers: &[],
+        manages: true,
+        build: |_, r| Ok(Box::new(file::File::new(r)?)),
+    },
+    ResourceType {
+        name: "exec",
+        attributes: exec::ATTRIBUTES,
+        providers: &[
+            kind("posix", Suitable::Default),
+            kind("shell", Suitable::Named),
+        ],
+        manages: true,
+        build: |k, r| Ok(Box::new(exec::Exec::new(r, k)?)),
+    },
+    ResourceType {
+        name: "package",
+        attributes: package::ATTRIBUTES,
+        providers: &[
+            kind("apt", Suitable::Default),
+            kind("dpkg", Suitable::Named),
+        ],
+        manages: true,
+        build: |k, r| Ok(Box::new(package::Package::new(r, k)?)),
+    },
+    ResourceType {
+        name: "service",
+        attributes: service::ATTRIBUTES,
+        providers: &[
+            kind("systemd", Suitable::When(systemd_runs)),
+            kind("init", Suitable::Default),
+            kind("debian", Suitable::Named),
+            kind("base", Suitable::Named),
+        ],
+        manages: true,
+        build: |k, r| Ok(Box::new(service::Service::new(r, k)?)),
+    },
+    ResourceType {
+        name: "user",
+        attributes: usergroup::USER_ATTRIBUTES,
+        providers: &[],
+        manages: true,
+        build: |_, r| Ok(Box::new(usergroup::User::new(r)?)),
+    },
+    ResourceType {
+        name: "group",
+        attributes: usergroup::GROUP_ATTRIBUTES,
+        providers: &[],
+        manages: true,
+        build: |_, r| Ok(Box::new(usergroup::Group::new(r)?)),
+    },
+    // stdlib's `anchor` and Puppet's `schedule`: nothing to converge.
+    ResourceType {
+        name: "anchor",
+        attributes: &["name"],
+        providers: &[],
+        manages: false,
+        build: |_, _| Ok(Box::new(Anchor)),
+    },
+    ResourceType {
+        name: "schedule",
+        attributes: &[
+            "name",
+            "period",
+            "periodmatch",
+            "range",
+            "repeat",
+            "weekday",
+        ],
+        providers: &[],
+        manages: false,
+        build: |_, _| Ok(Box::new(Anchor)),
+    },
+];
+
+/// The entry of a type (any case).
+pub fn resource_type(t: &str) -> Option<&'static ResourceType> {
+    TYPES.iter().find(|k| k.name.eq_ignore_ascii_case(t))
+}
+
 /// Whether Ordo has a provider for resources of type `t` (any case); the others (the modules'
 /// Ruby types, `cron`, ...) compile but cannot be applied.
 pub fn can_apply(t: &str) -> bool {
-    [
-        "notify", "file", "exec", "package", "service", "user", "group", "anchor", "schedule",
-    ]
-    .iter()
-    .any(|k| k.eq_ignore_ascii_case(t))
+    resource_type(t).is_some()
 }
 
-pub fn build(r: &Resource) -> Result<Box<dyn Provider>, String> {
-    let t = r.type_name.to_ascii_lowercase();
-    let known: &[&str] = match t.as_str() {
-        "notify" => notify::ATTRIBUTES,
-        "file" => file::ATTRIBUTES,
-        "exec" => exec::ATTRIBUTES,
-        "package" => package::ATTRIBUTES,
-        "service" => service::ATTRIBUTES,
-        "user" => usergroup::USER_ATTRIBUTES,
-        "group" => usergroup::GROUP_ATTRIBUTES,
-        "anchor" => &["name"],
-        "schedule" => &["name", "period", "periodmatch", "range", "repeat", "weekday"],
-        _ => {
-            return Err(format!(
-                "Ordo cannot manage resources of type '{}' ({}[{}]); supported types: notify, file, exec, package, service, user, group",
-                t, r.type_name, r.title
-            ))
+impl ResourceType {
+    /// The provider a resource of this type uses: the one it names, or the first suitable
+    /// one. `Err`: the name it gives, which Ordo does not implement.
+    pub fn provider_of(&self, r: &Resource) -> Result<&'static str, String> {
+        let named = param_str(r, "provider");
+        let found = self.providers.iter().find(|k| match &named {
+            Some(n) => k.name == n,
+            None => match k.suitable {
+                Suitable::Default => true,
+                Suitable::When(holds) => holds(),
+                Suitable::Named => false,
+            },
+        });
+        match (found, named) {
+            (Some(k), _) => Ok(k.name),
+            (None, Some(n)) => Err(n),
+            (None, None) => Err(String::new()),
         }
+    }
+
+    /// The names of its providers (`apt, dpkg`).
+    pub fn provider_names(&self) -> Vec<&'static str> {
+        self.providers.iter().map(|k| k.name).collect()
+    }
+}
+
+/// Builds the provider of a managed resource, validating its attributes first.
+pub fn build(r: &Resource) -> Result<Box<dyn Provider>, String> {
+    let Some(kind) = resource_type(&r.type_name) else {
+        let names: Vec<&str> = TYPES.iter().filter(|k| k.manages).map(|k| k.name).collect();
+        return Err(format!(
+            "Ordo cannot manage resources of type '{}' ({}[{}]); supported types: {}",
+            r.type_name.to_ascii_lowercase(),
+            r.type_name,
+            r.title,
+            names.join(", ")
+        ));
     };
+    let t = kind.name;
     for name in r.parameters.keys() {
-        if !known.contains(&name.as_str())
+        if !kind.attributes.contains(&name.as_str())
             && !METAPARAMS.contains(&name.as_str())
             && !crate::catalog::metaparams::is_extension_metaparam(name)
         {
@@ -144,16 +295,7 @@ pub fn build(r: &Resource) -> Result<Box<dyn Provider>, String> {
             return Err(param_failure(r, "loglevel", detail));
         }
     }
-    Ok(match t.as_str() {
-        "notify" => Box::new(notify::Notify::new(r)?),
-        "file" => Box::new(file::File::new(r)?),
-        "exec" => Box::new(exec::Exec::new(r)?),
-        "package" => Box::new(package::Package::new(r)?),
-        "service" => Box::new(service::Service::new(r)?),
-        "user" => Box::new(usergroup::User::new(r)?),
-        "group" => Box::new(usergroup::Group::new(r)?),
-        _ => Box::new(Anchor),
-    })
+    (kind.build)(kind, r)
 }
 
 /// stdlib's `anchor`: a no-op resource that only orders, and passes refresh events on.

@@ -79,14 +79,14 @@ fn checked(args: &[&str]) -> Result<(), String> {
 }
 
 impl Package {
-    pub fn new(r: &Resource) -> Result<Package, String> {
-        let dpkg = match param_str(r, "provider").as_deref() {
-            None | Some("apt") => false,
-            Some("dpkg") => true,
-            Some(p) => {
+    pub fn new(r: &Resource, kind: &super::ResourceType) -> Result<Package, String> {
+        let dpkg = match kind.provider_of(r) {
+            Ok(p) => p == "dpkg",
+            Err(p) => {
                 return Err(format!(
-                    "Package[{}]: provider '{p}' is not supported by Ordo (apt, dpkg)",
-                    r.title
+                    "Package[{}]: provider '{p}' is not supported by Ordo ({})",
+                    r.title,
+                    kind.provider_names().join(", ")
                 ))
             }
         };

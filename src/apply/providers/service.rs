@@ -74,17 +74,15 @@ fn quote(s: &str) -> String {
 }
 
 impl Service {
-    pub fn new(r: &Resource) -> Result<Service, String> {
-        let systemd = match param_str(r, "provider").as_deref() {
-            Some("systemd") => true,
-            Some("debian" | "init" | "base") => false,
-            Some(p) => {
+    pub fn new(r: &Resource, kind: &super::ResourceType) -> Result<Service, String> {
+        let systemd = match kind.provider_of(r) {
+            Ok(p) => p == "systemd",
+            Err(p) => {
                 return Err(format!(
                     "Service[{}]: provider '{p}' is not supported by Ordo",
                     r.title
                 ))
             }
-            None => std::path::Path::new("/run/systemd/system").is_dir(),
         };
         let enable = match param_str(r, "enable").as_deref() {
             None => None,

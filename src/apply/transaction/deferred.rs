@@ -49,7 +49,7 @@ impl Run<'_> {
         let mut jobs: Vec<(Vertex, Option<Job>)> = Vec::new();
         for &v in batch {
             let provider = match v {
-                Vertex::Resource(n) => self.providers.remove(&n).map(|p| (p, self.graph.path(n))),
+                Vertex::Resource(n) => self.providers.remove(&n).map(|p| (p, self.path(n))),
                 _ => None,
             };
             jobs.push((v, provider));

@@ -85,7 +85,7 @@ impl Run<'_> {
     /// Leaves a resource unrun: it succeeds without changes, and drops the events it got.
     fn not_run(&mut self, v: Vertex, comment: String) {
         let n = v.node();
-        let path = self.graph.path(n);
+        let path = self.path(n);
         self.say(Level::Info, Some(path), comment.clone());
         self.req.comments.entry(n).or_default().push(comment);
         if self.queues.remove(&v).is_some_and(|q| !q.is_empty()) {
@@ -106,7 +106,7 @@ impl Run<'_> {
                 let Some(mut p) = self.providers.remove(&m) else {
                     continue;
                 };
-                let path = self.graph.path(m);
+                let path = self.path(m);
                 let mut cx = super::context(self.opts, &path);
                 // The target's own onlyif/unless count; retries and check_cmd do not (noop).
                 let controls = self
@@ -142,7 +142,7 @@ impl Run<'_> {
             let name = self.graph.nodes[n].reference.to_string();
             let m = format!("{name} failed with failhard set: the run ends here");
             self.req.comments.entry(n).or_default().push(m.clone());
-            self.say(Level::Error, Some(self.graph.path(n)), m);
+            self.say(Level::Error, Some(self.path(n)), m);
         }
     }
 
@@ -213,7 +213,7 @@ impl Run<'_> {
                         .cloned()
                         .collect();
                     if !changed.is_empty() && source.is_none() {
-                        source = Some(self.graph.path(m));
+                        source = Some(self.path(m));
                     }
                     events.extend(changed);
                 }

@@ -1076,12 +1076,6 @@ mod tests {
     }
 }
 
-/// Ruby's `Random.new(seed).rand(max)` (MT19937 seeded from the seed's 32-bit words), which
-/// `fqdn_rand` uses; `seed` is given as its 32-bit words, least significant first.
-pub fn ruby_random_int(seed_words: &[u32], max: u64) -> u64 {
-    super::ruby_random::Mt::from_seed_words(seed_words).rand_below(max)
-}
-
 /// The 32-bit words of a big hexadecimal number, least significant first, without
 /// leading zero words (Ruby's `rb_integer_pack` of `hex.hex`).
 pub fn hex_to_words(hex: &str) -> Vec<u32> {
@@ -1131,6 +1125,11 @@ pub fn shellquote(words: &[String]) -> String {
 #[cfg(test)]
 mod random_tests {
     use super::*;
+
+    /// Ruby's `Random.new(seed).rand(max)`, the seed given as its 32-bit words.
+    fn ruby_random_int(seed_words: &[u32], max: u64) -> u64 {
+        crate::eval::values::ruby_random::Mt::from_seed_words(seed_words).rand_below(max)
+    }
 
     #[test]
     fn ruby_random_matches_ruby() {
