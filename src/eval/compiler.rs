@@ -16,6 +16,7 @@ use std::sync::Arc;
 
 mod definitions;
 mod inputs;
+pub(in crate::eval) mod limits;
 pub(in crate::eval) mod scope;
 pub(in crate::eval) mod suggest;
 use inputs::*;
@@ -271,6 +272,8 @@ pub struct Compiler<'a> {
     pub(super) class_depth: usize,
     /// Lambda calls so far (bounded by `functions::MAX_LAMBDA_CALLS`).
     pub(super) lambda_calls: u64,
+    /// What the compile has used of its other bounds (see `limits`).
+    pub(super) budget: limits::Budget,
     /// The modules' Ruby functions described by Ruby so far (see `ruby_call`).
     pub(super) ruby: super::functions::ruby_call::RubyState,
     /// Rudder priorities: pending class declarations, resolved conflicts.
@@ -388,6 +391,7 @@ impl<'a> Compiler<'a> {
             call_depth: 0,
             class_depth: 0,
             lambda_calls: 0,
+            budget: Default::default(),
             ruby: Default::default(),
             priority: Default::default(),
             recorder: Default::default(),

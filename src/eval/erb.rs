@@ -116,6 +116,14 @@ type E<T> = Result<T, Ctl>;
 /// render instead.
 const LIMIT_MARK: &str = "evaluation stopped:";
 
+/// An array or hash a template built, within the compile's bounds on depth and size.
+fn shaped(v: Value) -> E<Value> {
+    match super::compiler::limits::value_shape_error(&v) {
+        None => Ok(v),
+        Some(msg) => err(msg),
+    }
+}
+
 fn err<T>(m: impl Into<String>) -> E<T> {
     Err(Ctl::Err(m.into()))
 }
@@ -271,6 +279,9 @@ impl Interp<'_, '_> {
                         }
                     }
                 }
+                if parts.iter().any(|p| matches!(p, NodePart::Code(_))) {
+                    self.charge(s.len())?;
+                }
                 Value::Str(s)
             }
             Node::Array(items) => {
@@ -278,7 +289,7 @@ impl Interp<'_, '_> {
                 for i in items {
                     out.push(self.eval(i)?);
                 }
-                Value::Array(out)
+                shaped(Value::Array(out))?
             }
             Node::Hash(pairs) => {
                 let mut h = IndexMap::new();
@@ -287,7 +298,7 @@ impl Interp<'_, '_> {
                     let v = self.eval(v)?;
                     h.insert(k, v);
                 }
-                Value::Hash(h.into())
+                shaped(Value::Hash(h.into()))?
             }
             Node::IVar(n) => self.ivar(n),
             Node::GVar(n) => return err(format!("global variable `${n}`")),
@@ -367,6 +378,22 @@ impl Interp<'_, '_> {
                         return ip_addr(&a);
                     }
                 }
+                // `(a..b).each`: the range is gone through, not made (Ruby's is lazy); each
+                // step is a block call, bounded with the compile's lambda calls.
+                if let (Some(r), "each", Some(bl), true) =
+                    (recv, name.as_str(), block.as_ref(), args.is_empty())
+                {
+                    if let Node::Range(a, b, excl) = &**r {
+                        let (Value::Int(x), Value::Int(y)) = (self.eval(a)?, self.eval(b)?) else {
+                            return err("ranges of non-integers");
+                        };
+                        let end = if *excl { y.saturating_sub(1) } else { y };
+                        for i in x..=end {
+                            self.call_block(bl, vec![Value::Int(i)])?;
+                        }
+                        return Ok(Value::Undef);
+                    }
+                }
                 let rv = match recv {
                     Some(r) => Some(self.eval(r)?),
                     None => None,
@@ -412,7 +439,11 @@ impl Interp<'_, '_> {
                         return Ok(removed);
                     }
                 }
-                return self.call(rv, name, vals, block.as_ref());
+                let v = self.call(rv, name, vals, block.as_ref())?;
+                if let Value::Str(s) = &v {
+                    self.charge(s.len())?;
+                }
+                return Ok(v);
             }
             Node::Index(r, args) => {
                 let mut vals = vec![];
@@ -558,12 +589,12 @@ impl Interp<'_, '_> {
             Node::Seq(body) => self.run(body)?,
             Node::Text(i) => {
                 let t = self.texts[*i].clone();
-                self.out.push_str(&t);
+                self.emit(&t)?;
                 Value::Undef
             }
             Node::Out(x) => {
                 let v = self.eval(x)?;
-                self.out.push_str(&ruby_to_s(&v));
+                self.emit(&ruby_to_s(&v))?;
                 Value::Undef
             }
             Node::Next(v) => {
@@ -670,6 +701,7 @@ impl Interp<'_, '_> {
                         super::functions::MAX_STRING_BYTES
                     ));
                 }
+                self.charge(a.len() + b.len())?;
                 Str(format!("{a}{b}"))
             }
             ("+", Str(_), _) => {
@@ -684,6 +716,7 @@ impl Interp<'_, '_> {
                 if a.len().saturating_mul(n) > super::values::strings::MAX_FORMAT_WIDTH {
                     return err("argument too big");
                 }
+                self.charge(a.len() * n)?;
                 Str(a.repeat(n))
             }
             ("%", Str(f), _) => {
@@ -691,7 +724,14 @@ impl Interp<'_, '_> {
                     Array(x) => x.clone(),
                     other => vec![other.clone()],
                 };
-                Str(super::values::strings::sprintf(f, &args).or_else(err)?)
+                let s = super::values::strings::sprintf(f, &args).or_else(err)?;
+                self.charge(s.len())?;
+                Str(s)
+            }
+            ("+", Array(a), Array(b))
+                if (a.len() + b.len()) as u64 > super::compiler::limits::MAX_VALUE_NODES =>
+            {
+                return err(super::compiler::limits::too_many_elements());
             }
             ("+", Array(a), Array(b)) => Array(a.iter().chain(b.iter()).cloned().collect()),
             ("-", Array(a), Array(b)) => {
@@ -716,6 +756,7 @@ impl Interp<'_, '_> {
                 Array(out)
             }
             ("<<", Array(a), _) => {
+                shaped(r.clone())?;
                 let mut a = a.clone();
                 a.push(r.clone());
                 let v = Array(a);
@@ -730,6 +771,7 @@ impl Interp<'_, '_> {
                         super::functions::MAX_STRING_BYTES
                     ));
                 }
+                self.charge(tail.len())?;
                 let v = Str(format!("{a}{tail}"));
                 self.write_back(lhs, &v);
                 v
@@ -773,6 +815,24 @@ impl Interp<'_, '_> {
         if let Some(p) = self.c.resources[idx].params.get_mut(name) {
             *p = v.clone();
         }
+    }
+
+    /// Counts a string just made against the compile's bound on the bytes of its strings.
+    fn charge(&mut self, len: usize) -> E<()> {
+        self.c.charge_string(len).or_else(err)
+    }
+
+    /// Writes to the template's output, which is one string (bounded as one).
+    fn emit(&mut self, text: &str) -> E<()> {
+        if self.out.len() + text.len() > super::functions::MAX_STRING_BYTES {
+            return err(format!(
+                "{LIMIT_MARK} a string longer than the {} bytes one value may have",
+                super::functions::MAX_STRING_BYTES
+            ));
+        }
+        self.charge(text.len())?;
+        self.out.push_str(text);
+        Ok(())
     }
 
     /// Counts a block call against the compile's bound on lambda calls (a template's loops

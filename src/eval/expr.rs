@@ -56,8 +56,14 @@ impl Compiler<'_> {
             r = Err(Flow::Err(self.runtime(msg, e.span)));
         }
         if let Ok(Value::Str(s)) = &r {
+            // Strings made here (not read from a variable) count against the compile's bound.
+            let made = matches!(e.kind, ExprKind::ConcatString(_) | ExprKind::Call(_));
             if let Err(too_long) = self.check_string_len(s.len(), e.span) {
                 r = Err(too_long);
+            } else if made {
+                if let Err(spent) = self.charge_string_at(s.len(), e.span) {
+                    r = Err(spent);
+                }
             }
         }
         match (r, label) {
@@ -73,7 +79,7 @@ impl Compiler<'_> {
     }
 
     /// A string of `len` bytes may be made (see `functions::MAX_STRING_BYTES`).
-    fn check_string_len(&self, len: usize, span: Span) -> R<()> {
+    pub(super) fn check_string_len(&self, len: usize, span: Span) -> R<()> {
         if len <= super::functions::MAX_STRING_BYTES {
             return Ok(());
         }
@@ -152,7 +158,9 @@ impl Compiler<'_> {
                         out.push(self.eval(it, scope)?);
                     }
                 }
-                Value::Array(out)
+                let v = Value::Array(out);
+                self.check_value_shape(&v, e.span)?;
+                v
             }
             ExprKind::Hash(entries) => {
                 let mut h = IndexMap::new();
@@ -161,7 +169,9 @@ impl Compiler<'_> {
                     let v = self.eval(&en.value, scope)?;
                     h.insert(k, v);
                 }
-                Value::Hash(h.into())
+                let v = Value::Hash(h.into());
+                self.check_value_shape(&v, e.span)?;
+                v
             }
             ExprKind::Variable(name) => self.lookup_var(name, scope, e.span)?,
             ExprKind::Access { left, keys } => {
@@ -393,7 +403,7 @@ impl Compiler<'_> {
             | ExprKind::TypeMapping { .. } => Value::Undef,
             ExprKind::Epp { body, .. } => self.eval(body, scope)?,
             ExprKind::RenderString(s) => {
-                self.render_push(s);
+                self.render_push(s, e.span)?;
                 Value::Undef
             }
             ExprKind::Render(inner) => {
@@ -403,9 +413,9 @@ impl Compiler<'_> {
                         if let Some(flag) = self.render_sensitive.last_mut() {
                             *flag = true;
                         }
-                        self.render_push(&x.to_display())
+                        self.render_push(&x.to_display(), e.span)?
                     }
-                    v => self.render_push(&v.to_display()),
+                    v => self.render_push(&v.to_display(), e.span)?,
                 }
                 Value::Undef
             }

@@ -28,6 +28,11 @@ module Puppet
 end
 
 module OrdoHost
+  # The memory module code may use (address space, set by Ordo): past it, an allocation
+  # raises NoMemoryError, which fails the request instead of exhausting the machine.
+  MEMORY = ENV['ORDO_RUBY_MEMORY'].to_i
+  Process.setrlimit(Process::RLIMIT_AS, MEMORY) if MEMORY > 0
+
   PROTO_OUT = STDOUT.dup
   PROTO_IN = STDIN.dup
   PROTO_OUT.binmode
@@ -103,7 +108,11 @@ module OrdoHost
       bt = (e.backtrace || []).reject { |l| l.include?(__FILE__) }
       {
         'class' => e.class.name.to_s,
-        'message' => e.message.to_s.encode('UTF-8', invalid: :replace, undef: :replace),
+        'message' => if e.is_a?(NoMemoryError)
+                       "#{e.message}: Ruby may use #{MEMORY} bytes of memory"
+                     else
+                       e.message.to_s.encode('UTF-8', invalid: :replace, undef: :replace)
+                     end,
         'callback' => e.is_a?(CallbackError),
         'puppet' => e.is_a?(Puppet::Error),
         'where' => bt.first.to_s,

@@ -28,6 +28,11 @@ const HOST_RB: &str = concat!(include_str!("require.rb"), include_str!("host.rb"
 /// The longest Ordo waits for one message of Ruby (a function's answer or callback).
 pub const CALL_TIMEOUT: Duration = Duration::from_secs(20);
 
+/// The address space the Ruby child may use (`RLIMIT_AS`, set by host.rb itself at its
+/// start): module code or a template that allocates past it fails with Ruby's
+/// `NoMemoryError` instead of exhausting the machine.
+pub const RUBY_MEMORY: u64 = 2 << 30;
+
 /// The most of Ruby's standard error kept for messages.
 const STDERR_KEPT: usize = 8192;
 
@@ -73,6 +78,7 @@ impl RubyProcess {
             .args(["--net", "--map-root-user", &self.program])
             .args(ruby_args)
             .env("ORDO_RUBY_HOST", "1")
+            .env("ORDO_RUBY_MEMORY", RUBY_MEMORY.to_string())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -85,6 +91,7 @@ impl RubyProcess {
         let child = Command::new(&self.program)
             .args(ruby_args)
             .env("ORDO_RUBY_HOST", "1")
+            .env("ORDO_RUBY_MEMORY", RUBY_MEMORY.to_string())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

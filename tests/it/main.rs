@@ -20,6 +20,7 @@ mod catalog_refusals;
 mod check_fixtures;
 mod command_output;
 mod common;
+mod compile_limits;
 mod compile_nodes;
 mod compile_output;
 mod conformance_compile;

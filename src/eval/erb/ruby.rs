@@ -426,9 +426,16 @@ pub struct Parser {
     toks: Vec<Tok>,
     pos: usize,
     locals: Vec<std::collections::HashSet<String>>,
+    /// Nesting of the statements and expressions being parsed (see [`MAX_NESTING`]).
+    depth: usize,
 }
 
 type PR<T> = Result<T, String>;
+
+/// How deep a template's code may nest (brackets, blocks, unary operators), as a manifest's
+/// expressions: deeper code is refused, not parsed until the stack overflows. The message
+/// starts as the compile's other bounds do, so Ruby is not asked to render it either.
+const MAX_NESTING: usize = 200;
 
 fn describe(t: Option<&Tok>) -> String {
     match t {
@@ -448,7 +455,37 @@ impl Parser {
             toks,
             pos: 0,
             locals: vec![Default::default()],
+            depth: 0,
         }
+    }
+
+    /// Runs `f` one nesting level deeper, refused past [`MAX_NESTING`].
+    fn nested<T>(&mut self, f: impl FnOnce(&mut Self) -> PR<T>) -> PR<T> {
+        if self.depth >= MAX_NESTING {
+            return Err(format!(
+                "evaluation stopped: code nested more than {MAX_NESTING} levels deep is not supported"
+            ));
+        }
+        self.depth += 1;
+        let r = f(self);
+        self.depth -= 1;
+        r
+    }
+
+    fn stmt(&mut self) -> PR<Node> {
+        self.nested(Parser::stmt_at)
+    }
+
+    pub fn expr(&mut self) -> PR<Node> {
+        self.nested(Parser::expr_at)
+    }
+
+    fn unary(&mut self) -> PR<Node> {
+        self.nested(Parser::unary_at)
+    }
+
+    fn not_expr(&mut self) -> PR<Node> {
+        self.nested(Parser::not_expr_at)
     }
 
     fn peek(&self) -> Option<&Tok> {
@@ -544,7 +581,7 @@ impl Parser {
         Ok(out)
     }
 
-    fn stmt(&mut self) -> PR<Node> {
+    fn stmt_at(&mut self) -> PR<Node> {
         let mut n = match self.peek() {
             Some(Tok::Text(i)) => {
                 let i = *i;
@@ -607,14 +644,14 @@ impl Parser {
         }
     }
 
-    fn not_expr(&mut self) -> PR<Node> {
+    fn not_expr_at(&mut self) -> PR<Node> {
         if self.eat_kw("not") {
             return Ok(Node::Not(Box::new(self.not_expr()?)));
         }
         self.expr()
     }
 
-    pub fn expr(&mut self) -> PR<Node> {
+    fn expr_at(&mut self) -> PR<Node> {
         // Assignment.
         if let (Some(Tok::Ident(n)), Some(Tok::Op(op))) =
             (self.toks.get(self.pos), self.toks.get(self.pos + 1))
@@ -742,7 +779,7 @@ impl Parser {
         self.binary_level(&["*", "/", "%"], Parser::unary)
     }
 
-    fn unary(&mut self) -> PR<Node> {
+    fn unary_at(&mut self) -> PR<Node> {
         if self.eat_op("!") {
             return Ok(Node::Not(Box::new(self.unary()?)));
         }

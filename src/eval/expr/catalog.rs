@@ -206,6 +206,9 @@ impl Compiler<'_> {
         )> = Vec::with_capacity(r.bodies.len());
         let mut default_attrs: Vec<crate::eval::resources::catalog_ops::AttrValue> = vec![];
         let mut default_seen = false;
+        // The titles of every body so far (a set: an array of many titles is not checked
+        // against itself title by title).
+        let mut used: std::collections::HashSet<String> = Default::default();
         for body in &r.bodies {
             let tv = self.eval(&body.title, scope)?;
             if tv.is_undef() {
@@ -238,8 +241,7 @@ impl Compiler<'_> {
                         )))
                     }
                     Value::Str(s) => {
-                        let seen = |titles: &[String]| titles.iter().any(|t| t == s);
-                        if seen(&titles) || bodies.iter().any(|(titles, _)| seen(titles)) {
+                        if !used.insert(s.clone()) {
                             return Err(Flow::Err(self.issue(
                                 format!("The title '{s}' has already been used in this resource expression"),
                                 span,

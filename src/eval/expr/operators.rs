@@ -244,6 +244,20 @@ impl Compiler<'_> {
     ) -> R<Value> {
         // An array grows in place (the operand is ours): `reduce` building an array by
         // `$memo + [$x]` copies it once per step, not twice.
+        // What `+` and `<<` make is bounded as a literal is (the top level only: a memo
+        // doubled by `$m + $m` at each step).
+        let len = |v: &Value| match v {
+            Value::Array(a) => a.len() as u64,
+            Value::Hash(h) => h.len() as u64,
+            _ => 1,
+        };
+        if matches!(op, BinaryOp::Add | BinaryOp::Shl)
+            && matches!(l, Value::Array(_) | Value::Hash(_))
+            && len(&l) + len(&r) > crate::eval::compiler::limits::MAX_VALUE_NODES
+        {
+            let msg = crate::eval::compiler::limits::too_many_elements();
+            return Err(Flow::Err(self.runtime(msg, operands.0.to(operands.1))));
+        }
         let l = match (op, l) {
             (BinaryOp::Add, Value::Array(mut out)) => {
                 match r {

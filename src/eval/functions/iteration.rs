@@ -389,6 +389,10 @@ pub(super) fn f_reduce(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     };
     for x in rest {
         match c.call_lambda(l, vec![acc.clone(), x.clone()], a.scope, a.span) {
+            Ok(r) if crate::eval::compiler::limits::top_level_too_large(&r) => {
+                let msg = crate::eval::compiler::limits::too_many_elements();
+                return Err(Flow::Err(c.runtime(msg, a.span)));
+            }
             Ok(r) => acc = r,
             Err(Flow::Break(_)) => break,
             Err(e) => return Err(e),

@@ -74,7 +74,7 @@ pub(super) const MAX_LAMBDA_CALLS: u64 = 1_000_000;
 pub(super) const MAX_ITEMS: i128 = 1_000_000;
 /// The longest string an expression may give (doubling a string by interpolation 40 times
 /// would ask for terabytes).
-pub(super) const MAX_STRING_BYTES: usize = 256 << 20;
+pub(super) const MAX_STRING_BYTES: usize = super::values::value::MAX_STRING_BYTES;
 
 impl Compiler<'_> {
     pub(super) fn eval_call(&mut self, call: &Call, scope: ScopeId, span: Span) -> R<Value> {
@@ -429,10 +429,16 @@ impl Compiler<'_> {
         )))
     }
 
-    pub(super) fn render_push(&mut self, s: &str) {
+    /// Writes to the output of the EPP template being rendered: one string, bounded as one,
+    /// and counted against the compile's bound on the bytes of its strings.
+    pub(in crate::eval) fn render_push(&mut self, s: &str, span: Span) -> R<()> {
+        let had = self.render_stack.last().map_or(0, String::len);
+        self.check_string_len(had + s.len(), span)?;
+        self.charge_string_at(s.len(), span)?;
         if let Some(buf) = self.render_stack.last_mut() {
             buf.push_str(s);
         }
+        Ok(())
     }
 }
 

@@ -106,7 +106,7 @@ pub(super) fn f_split(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     Ok(Value::Array(parts))
 }
 
-pub(super) fn f_join(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+pub(super) fn f_join(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let sep = a.values.get(1).map(|v| v.to_display()).unwrap_or_default();
     match first_arg(a) {
         // Ruby's Array#join: nested arrays are joined too, each value as Ruby's to_s.
@@ -121,12 +121,15 @@ pub(super) fn f_join(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
             }
             let mut all = vec![];
             flat(&items, &mut all);
-            Ok(Value::Str(
-                all.into_iter()
-                    .map(crate::eval::values::ruby_print::ruby_to_s)
-                    .collect::<Vec<_>>()
-                    .join(&sep),
-            ))
+            let parts: Vec<String> = all
+                .into_iter()
+                .map(crate::eval::values::ruby_print::ruby_to_s)
+                .collect();
+            // Measured before it is made: a long separator between many elements.
+            let len = parts.iter().map(String::len).sum::<usize>()
+                + sep.len().saturating_mul(parts.len().saturating_sub(1));
+            c.check_string_len(len, a.span)?;
+            Ok(Value::Str(parts.join(&sep)))
         }
         other => Ok(Value::Str(other.to_display())),
     }

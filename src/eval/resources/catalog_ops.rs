@@ -272,6 +272,7 @@ impl Compiler<'_> {
             TypeKind::Define(_) => ResourceKind::DefinedType,
             _ => ResourceKind::CompilableType,
         };
+        self.check_resource_count(span)?;
         let idx = self.new_res(capitalize_type(type_name), title, scope, rkind, span);
         {
             let line = self.span_line(span);

@@ -72,6 +72,47 @@ fn record_failure(source: &str, e: &fancy_regex::Error) {
     ANY_GAVE_UP.with(|a| a.set(true));
 }
 
+/// The longest string an expression may give (doubling a string by interpolation 40 times
+/// would ask for terabytes).
+pub const MAX_STRING_BYTES: usize = 256 << 20;
+
+/// Every match replaced, as `replace_all`, but a result longer than one string may be
+/// (`MAX_STRING_BYTES`: a long replacement at each of many empty matches) is not
+/// made: the failure is recorded as a match's is, and the subject comes back unchanged.
+fn replace_all_bounded(re: &regex::Regex, s: &str, repl: &str) -> String {
+    let max = MAX_STRING_BYTES;
+    // The common case: no result can be too long (each replacement at most `repl` plus,
+    // through its group references, the subject, at each of at most `s.len() + 1` matches).
+    let worst = (s.len() + 1)
+        .saturating_mul(repl.len().saturating_mul(s.len().max(1)))
+        .saturating_add(s.len());
+    if worst <= max {
+        return re.replace_all(s, repl).into_owned();
+    }
+    let mut out = String::new();
+    let mut last = 0;
+    for caps in re.captures_iter(s) {
+        let Some(m) = caps.get(0) else { continue };
+        out.push_str(&s[last..m.start()]);
+        caps.expand(repl, &mut out);
+        last = m.end();
+        if out.len() > max {
+            break;
+        }
+    }
+    out.push_str(&s[last..]);
+    if out.len() <= max {
+        return out;
+    }
+    GAVE_UP.with(|g| {
+        g.borrow_mut().get_or_insert_with(|| {
+            format!("evaluation stopped: a string longer than the {max} bytes one value may have")
+        });
+    });
+    ANY_GAVE_UP.with(|a| a.set(true));
+    s.to_string()
+}
+
 /// The message of a match that could not be answered (past the backtracking limit), taken
 /// once. The matching methods cannot fail (a `Pattern` type check is a plain yes or no), so
 /// they answer "no match" and record the failure here; the evaluator turns it into an error
@@ -253,7 +294,7 @@ impl Regex {
     /// Replaces the first (or every) match; `repl` uses `${1}` group syntax.
     pub fn replace(&self, s: &str, repl: &str, all: bool) -> String {
         match &*self.engine {
-            Engine::Plain(re) if all => re.replace_all(s, repl).into_owned(),
+            Engine::Plain(re) if all => replace_all_bounded(re, s, repl),
             Engine::Plain(re) => re.replace(s, repl).into_owned(),
             Engine::Fancy(re) => retry_past_limit(&self.source, re, |r| {
                 r.try_replacen(s, if all { 0 } else { 1 }, repl)

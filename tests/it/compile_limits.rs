@@ -1,0 +1,219 @@
+//! Bounds that hold for a whole compile (src/eval/compiler/limits.rs), end to end with the real
+//! binary: many large strings, strings made long by one function (a separator, a global
+//! replacement), template output (EPP, ERB in Ordo and in the machine's Ruby), resources
+//! declared by a fan-out of defines, arrays and hashes nested or doubled by `reduce`. Each
+//! must stop with an evaluation error naming the line, under a memory cap and in bounded
+//! time, never exhaust the machine.
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const ORDO: &str = env!("CARGO_BIN_EXE_ordo");
+
+/// The address space the compile may use: well above what the bounds allow, far below
+/// what the attacks would take without them.
+const MEMORY_CAP: &str = "--as=8589934592";
+
+/// `ordo compile` of `manifest` (under `prlimit`, when there is one), with a time limit:
+/// exit code and standard error.
+fn compile(manifest: &str) -> (i32, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let pp = dir.path().join("site.pp");
+    std::fs::write(&pp, manifest).unwrap();
+    let mut c = if Command::new("prlimit").arg("--version").output().is_ok() {
+        let mut c = Command::new("prlimit");
+        c.arg(MEMORY_CAP).arg(ORDO);
+        c
+    } else {
+        Command::new(ORDO)
+    };
+    c.arg("compile")
+        .arg(&pp)
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > Duration::from_secs(300) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("ordo compile did not finish within 300 s:\n{manifest}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn refused(manifest: &str, message: &str, line: u32) {
+    let (code, err) = compile(manifest);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains(message), "expected {message:?} in:\n{err}");
+    assert!(
+        err.contains(&format!("line: {line}")),
+        "expected line {line} in:\n{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+const BUDGET: &str = "evaluation stopped: the strings made by this compile passed 1073741824 bytes";
+const ONE_STRING: &str = "one value may have";
+
+#[test]
+fn many_large_strings_pass_the_compile_budget() {
+    refused(
+        "$s = sprintf('%0100000d', 1)\n$x = Integer[1, 20000].map |$i| { \"${s}${i}\" }\n",
+        BUDGET,
+        2,
+    );
+    // Each a function result, each under the bound of one string.
+    refused(
+        "$x = Integer[1, 20000].map |$i|\n  { sprintf('%0100000d', $i) }\n",
+        BUDGET,
+        2,
+    );
+}
+
+#[test]
+fn one_function_cannot_make_a_string_past_the_bound_of_one() {
+    // A long separator between many elements is measured before it is joined.
+    refused(
+        "$a = Integer[1, 100000].map |$i| { $i }\n$s = sprintf('%010000d', 1)\n$j = $a.join($s)\n",
+        ONE_STRING,
+        3,
+    );
+    // A long replacement at each empty match of a global substitution.
+    refused(
+        "$s = sprintf('%0100000d', 1)\n$t = sprintf('%05000d', 1)\n$j = regsubst($t, '', $s, 'G')\n",
+        ONE_STRING,
+        3,
+    );
+}
+
+#[test]
+fn template_output_is_bounded() {
+    // EPP: a loop writing a variable's long value.
+    refused(
+        "$s = sprintf('%0100000d', 1)\n\n$x = inline_epp('<% Integer[1, 999999].each |$i| { -%><%= $s %><% } -%>', {'s' => $s})\n",
+        ONE_STRING,
+        1,
+    );
+    // ERB run by Ordo: many strings each under Ruby's `*` bound.
+    refused(
+        "$x = inline_template('<% a = (1..1000).map { \"x\" * 16_000_000 } %><%= a.size %>')\n",
+        BUDGET,
+        1,
+    );
+}
+
+#[test]
+fn nesting_and_doubling_by_reduce_are_bounded() {
+    refused(
+        "notice('a')\n$m = Integer[1, 20000].reduce({}) |$m, $i| { {'a' => $m} }\n",
+        "evaluation stopped: an array or hash nested more than 1000 levels deep",
+        2,
+    );
+    refused(
+        "$m = Integer[1, 2000].reduce([]) |$m, $i| { [$m] }\n",
+        "nested more than 1000 levels deep",
+        1,
+    );
+    let many = "evaluation stopped: an array or hash of more than 1000000 elements";
+    refused(
+        "$m = Integer[1, 40].reduce({}) |$m, $i| { {'a' => $m, 'b' => $m} }\n",
+        many,
+        1,
+    );
+    refused(
+        "$m = Integer[1, 40].reduce([1]) |$m, $i| { $m + $m }\n",
+        many,
+        1,
+    );
+    refused(
+        "$m = Integer[1, 40].reduce([1]) |$m, $i| { [$m, $m].flatten }\n",
+        many,
+        1,
+    );
+}
+
+#[test]
+fn resources_declared_are_bounded() {
+    // 3,000 defines of 1,000 resources each; no lambda at all in the fan-out.
+    refused(
+        "$t = Integer[1, 1000].map |$i| { \"t${i}\" }\n\
+         define d() { notify { $::t.map |$x| { \"${title}-${x}\" }: } }\n\
+         $u = Integer[1, 3000].map |$i| { \"u${i}\" }\n\
+         d { $u: }\n",
+        "evaluation stopped: more than 200000 resources in one compile",
+        2,
+    );
+}
+
+#[test]
+fn iterations_are_bounded_without_materializing() {
+    refused(
+        "Integer[1, 1000000000].each |$i| { }\n",
+        "cannot iterate over 1000000000 elements (at most 1000000)",
+        1,
+    );
+    refused(
+        "\n$x = inline_template('<% (1..1_000_000_000).each do |i| %>x<% end %>')\n",
+        "evaluation stopped",
+        2,
+    );
+}
+
+/// ERB that only the machine's Ruby can run (`loop`, `while`): a memory cap and a time
+/// budget on the child, then a clear error.
+#[test]
+fn ruby_templates_have_a_memory_cap_and_a_time_budget() {
+    let ruby = Command::new("ruby").arg("--version").output().is_ok();
+    if !crate::common::prerequisite(ruby, "ruby") {
+        return;
+    }
+    refused(
+        "$x = inline_template('<% s = []; while true; s << (\"x\" * 100_000_000); end %>')\n",
+        "failed to allocate memory: Ruby may use 2147483648 bytes of memory",
+        1,
+    );
+    let start = Instant::now();
+    refused(
+        "\n$x = inline_template('<% loop do %>x<% end %>')\n",
+        "Ruby did not answer within 20 seconds and was stopped",
+        2,
+    );
+    assert!(start.elapsed() < Duration::from_secs(120));
+}
+
+/// Ordo's ERB parser and interpreter: code nested 100,000 deep is refused (it overflowed
+/// the stack: SIGABRT), and arrays or hashes a template nests or doubles are bounded.
+#[test]
+fn erb_nesting_is_bounded() {
+    let deep = format!(
+        "$x = inline_template('<%= {}{} %>')\n",
+        "[".repeat(100_000),
+        "]".repeat(100_000)
+    );
+    refused(&deep, "code nested more than 200 levels deep", 1);
+    let blocks = format!(
+        "\n$x = inline_template('<% {}{} %>')\n",
+        "[1].each do |x| ".repeat(100_000),
+        " end".repeat(100_000)
+    );
+    refused(&blocks, "code nested more than 200 levels deep", 2);
+    refused(
+        "$x = inline_template('<% a = 1; (1..100000).each { a = [a] } %><%= a.size %>')\n",
+        "nested more than 1000 levels deep",
+        1,
+    );
+    refused(
+        "$x = inline_template('<% a = [1]; (1..60).each { a << a } %><%= a.size %>')\n",
+        "an array or hash of more than 1000000 elements",
+        1,
+    );
+}
