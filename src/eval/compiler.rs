@@ -262,6 +262,9 @@ pub struct Compiler<'a> {
     /// then Sensitive).
     pub(super) render_sensitive: Vec<bool>,
     pub(super) hiera_cache: crate::eval::hiera::Cache,
+    /// The file number of each EPP template rendered so far, by name: a template rendered
+    /// again with the same text keeps its number (and its tree, parsed once).
+    pub(super) epp_files: std::collections::HashMap<String, FileId>,
     /// Nesting of Puppet-language function calls.
     pub(super) call_depth: usize,
     /// Nesting of class declarations (bounded by `catalog_ops::MAX_CLASS_DEPTH`).
@@ -382,6 +385,7 @@ impl<'a> Compiler<'a> {
             render_stack: Vec::new(),
             render_sensitive: Vec::new(),
             hiera_cache: Default::default(),
+            epp_files: Default::default(),
             call_depth: 0,
             class_depth: 0,
             lambda_calls: 0,
@@ -1111,6 +1115,24 @@ impl<'a> Compiler<'a> {
         })
     }
 
+    /// Parses an EPP template, or takes its tree from the loader's shared cache (by the
+    /// template's name, which the cache keeps apart from manifests').
+    pub(super) fn parse_epp_shared(
+        &mut self,
+        name: &str,
+        text: &str,
+    ) -> std::sync::Arc<super::parse_cache::Parsed> {
+        let file = match self.epp_files.get(name) {
+            Some(&id) if self.sources.get(id).is_some_and(|f| f.text == text) => id,
+            _ => {
+                let id = self.sources.add(name, text);
+                self.epp_files.insert(name.to_string(), id);
+                id
+            }
+        };
+        self.tree(&format!("epp {name}"), text, file, parse_epp_source)
+    }
+
     /// Parses a manifest or module file, or takes its tree from the loader's shared cache.
     fn parse_shared(
         &self,
@@ -1118,15 +1140,26 @@ impl<'a> Compiler<'a> {
         text: &str,
         file: FileId,
     ) -> std::sync::Arc<super::parse_cache::Parsed> {
+        self.tree(name, text, file, parse_source)
+    }
+
+    /// A file's tree by `parse`, or from the loader's shared cache under `key`.
+    fn tree(
+        &self,
+        key: &str,
+        text: &str,
+        file: FileId,
+        parse: fn(&str, FileId) -> inputs::ParsedSource,
+    ) -> std::sync::Arc<super::parse_cache::Parsed> {
         let parse = || {
-            let p = parse_source(text, file);
+            let p = parse(text, file);
             super::parse_cache::Parsed {
                 program: p.program,
                 diagnostics: p.diagnostics,
             }
         };
         match self.loader.parse_cache() {
-            Some(cache) => cache.get(name, text, file, parse),
+            Some(cache) => cache.get(key, text, file, parse),
             None => std::sync::Arc::new(parse()),
         }
     }

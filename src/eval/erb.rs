@@ -120,7 +120,7 @@ fn err<T>(m: impl Into<String>) -> E<T> {
 struct Interp<'c, 'a> {
     c: &'c mut Compiler<'a>,
     scope: ScopeId,
-    texts: Vec<String>,
+    template: std::sync::Arc<Compiled>,
     out: String,
     locals: Vec<HashMap<String, Value>>,
     ivars: HashMap<String, Value>,
@@ -129,11 +129,41 @@ struct Interp<'c, 'a> {
     /// variable behind it, as one shared array or hash.
     aliases: HashMap<String, String>,
     /// Methods the template defines (`def`).
-    methods: HashMap<String, std::rc::Rc<Block>>,
+    methods: HashMap<String, std::sync::Arc<Block>>,
+    span: crate::span::Span,
+}
+
+/// A template lexed and parsed: what renders it in any scope (shared by the compiles of
+/// the same code through the loader's parse cache).
+#[derive(Debug)]
+pub struct Compiled {
+    body: Vec<Node>,
+    /// The template's text between its tags.
+    texts: Vec<String>,
     /// Names the template assigns somewhere (`x = ...`): in Ruby a local exists, as nil,
     /// once the parser has seen its assignment, even in a branch that did not run.
     assigned: std::collections::HashSet<String>,
-    span: crate::span::Span,
+}
+
+/// Lexes and parses a template; `Err`: what Ordo's ERB does not support.
+pub fn compile(text: &str) -> Result<Compiled, String> {
+    let (toks, texts) =
+        compile_template(text).map_err(|e| format!("Ordo's ERB does not support {e}"))?;
+    let assigned = toks
+        .windows(2)
+        .filter_map(|w| match w {
+            [Tok::Ident(n), Tok::Op("=")] => Some(n.clone()),
+            _ => None,
+        })
+        .collect();
+    let body = Parser::new(toks)
+        .program()
+        .map_err(|e| format!("Ordo's ERB does not support this Ruby: {e}"))?;
+    Ok(Compiled {
+        body,
+        texts,
+        assigned,
+    })
 }
 
 /// Ruby's `to_s`.
@@ -586,8 +616,8 @@ impl Interp<'_, '_> {
             },
             Node::Seq(body) => self.run(body)?,
             Node::Text(i) => {
-                let t = self.texts[*i].clone();
-                self.out.push_str(&t);
+                let template = self.template.clone();
+                self.out.push_str(&template.texts[*i]);
                 Value::Undef
             }
             Node::Out(x) => {
@@ -951,7 +981,9 @@ impl Interp<'_, '_> {
                 "raise" | "fail" => err(ruby_to_s(&a0)),
                 "scope" => err("`scope` without a method"),
                 "puts" | "print" | "p" => err(format!("`{name}` (templates must not print)")),
-                other if self.assigned.contains(other) && args.is_empty() => Ok(Value::Undef),
+                other if self.template.assigned.contains(other) && args.is_empty() => {
+                    Ok(Value::Undef)
+                }
                 other => err(format!("undefined local variable or method `{other}'")),
             };
         };

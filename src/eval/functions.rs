@@ -3264,9 +3264,8 @@ impl Compiler<'_> {
         scope: ScopeId,
         span: Span,
     ) -> R<Value> {
-        let file = self.sources.add(name, text);
-        let parsed = super::compiler::parse_epp_source(text, file);
-        let Some(program) = parsed.program else {
+        let parsed = self.parse_epp_shared(name, text);
+        let Some(program) = &parsed.program else {
             // Puppet's EppEvaluator: `epp(): Invalid EPP: <parse error> (file: ..)`, the
             // inline text's file named `inlined-epp-text`.
             let (func, shown) = if name == "inline_epp" {
@@ -3288,7 +3287,7 @@ impl Compiler<'_> {
         let source = self.scopes[scope].source.clone();
         let mut s = Scope::with_source(ScopeKind::Local, Some(scope), Some(scope), source);
         s.resource = self.scopes[scope].resource;
-        self.in_call_scope(s, |c, sid| c.run_epp(&program, params, sid, span))
+        self.in_call_scope(s, |c, sid| c.run_epp(program, params, sid, span))
     }
 
     fn run_epp(

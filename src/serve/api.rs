@@ -259,6 +259,7 @@ impl Server {
             facts,
             inputs,
             Some(env.cache.clone()),
+            Some(env.files.clone()),
             Mode::Catalog,
         ) {
             Ok(r) => r,
