@@ -223,9 +223,11 @@ certname = bench-puppetserver
 ssldir = {confdir}/ssl
 cadir = {confdir}/ca
 environmentpath = {code}/environments
+# In [main]: puppetserver does not take it from [server] (`puppet config print
+# environment_timeout --section server` says 0 then: the code parsed at every request).
+environment_timeout = unlimited
 [server]
 autosign = true
-environment_timeout = unlimited
 storeconfigs = false
 reports = none
 """)

@@ -1,7 +1,7 @@
 //! `ordo compile`: manifest + facts + modules in, Puppet JSON catalog out.
 
 use crate::catalog::Catalog;
-use crate::cli::shared_files::{memo, SharedFiles};
+use crate::cli::shared_files::{memo, Shared, SharedFiles};
 use crate::eval::{self, CompileOptions, Loader};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -663,11 +663,10 @@ fn compile_result_with(
             crate::facts::local_facts(&node, &dirs)
         }
     };
-    let result =
-        compile_text(manifest, &text, &node, facts, inputs, None, None, mode).map_err(|e| {
-            eprintln!("Error: {e}");
-            1
-        })?;
+    let result = compile_text(manifest, &text, &node, facts, inputs, None, mode).map_err(|e| {
+        eprintln!("Error: {e}");
+        1
+    })?;
     Ok((result, node))
 }
 
@@ -680,8 +679,7 @@ pub fn compile_text(
     node: &str,
     facts: serde_json::Value,
     inputs: &CompileInputs,
-    cache: Option<std::sync::Arc<eval::parse_cache::ParseCache>>,
-    files: Option<std::sync::Arc<SharedFiles>>,
+    shared: Option<Shared>,
     mode: Mode,
 ) -> Result<eval::CompileResult, String> {
     let opts = CompileOptions {
@@ -701,9 +699,9 @@ pub fn compile_text(
     if inputs.storeconfigs {
         loader.exports = Some(export_store(inputs).load_all()?);
     }
-    loader.parse_cache = cache;
-    if let Some(f) = files {
-        loader.files = f;
+    if let Some((trees, files)) = shared {
+        loader.parse_cache = Some(trees);
+        loader.files = files;
     }
     loader.ruby = Some(crate::ruby::shared());
     loader.host.deadline = inputs.deadline;

@@ -12,7 +12,7 @@
 //! name; the other nodes still compile, and the exit status is 1. A summary line ends the run.
 
 use super::compile::{catalog_text, compile_text, CompileInputs};
-use crate::cli::shared_files::SharedFiles;
+use crate::cli::shared_files::{Shared, SharedFiles};
 use crate::eval::parse_cache::ParseCache;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -78,10 +78,9 @@ fn compile_node(
     node: &NodeFile,
     inputs: &CompileInputs,
     outdir: &Path,
-    shared: &(Arc<ParseCache>, Arc<SharedFiles>),
+    shared: &Shared,
     pretty: bool,
 ) -> Outcome {
-    let (cache, files) = shared;
     let mut messages = String::new();
     let facts = match crate::facts::read_facts(&node.facts) {
         Ok(f) => f,
@@ -100,8 +99,7 @@ fn compile_node(
         &node.name,
         facts,
         inputs,
-        Some(cache.clone()),
-        Some(files.clone()),
+        Some(shared.clone()),
         super::compile::Mode::Catalog,
     ) {
         Ok(r) => r,

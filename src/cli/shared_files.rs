@@ -17,6 +17,9 @@ pub const MAX_BYTES: usize = 64 << 20;
 /// The most files (found or missing) kept.
 pub const MAX_ENTRIES: usize = 100_000;
 
+/// What the compiles of the same code share: the trees, and the files.
+pub type Shared = (Arc<crate::eval::parse_cache::ParseCache>, Arc<SharedFiles>);
+
 #[derive(Default)]
 pub struct SharedFiles {
     texts: Mutex<Texts>,

@@ -1,8 +1,7 @@
 //! The compiler state and the compile phases.
 
-use super::scope::{Scope, ScopeId, ScopeKind};
 use super::types::PType;
-use super::value::Value;
+use super::values::value::Value;
 use super::{CompileOptions, CompileResult, Loader, LogLevel, LogLine};
 use crate::ast::{ClassDef, DefineDef, Expr, ExprKind, FunctionDef, NodeDef, Program};
 use crate::catalog::ResourceKind;
@@ -11,12 +10,16 @@ use crate::diagnostics::Diagnostic;
 use crate::fxhash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use crate::span::{FileId, SourceMap, Span};
 use indexmap::{IndexMap, IndexSet};
+use scope::{Scope, ScopeId, ScopeKind};
 use std::rc::Rc;
 use std::sync::Arc;
 
+mod definitions;
 mod inputs;
+pub(in crate::eval) mod scope;
+pub(in crate::eval) mod suggest;
+pub(super) use inputs::parse_source;
 use inputs::*;
-pub(super) use inputs::{parse_epp_source, parse_source};
 
 /// Why evaluation stopped early: an error, or `break`/`next`/`return` travelling to the
 /// construct that handles them.
@@ -48,14 +51,14 @@ impl From<EvalError> for Flow {
     }
 }
 
-pub use super::tags::Tags;
+pub use super::resources::tags::Tags;
 
 /// A resource being built.
 #[derive(Clone, Debug)]
 pub struct Res {
     pub type_name: String,
     pub title: String,
-    pub params: super::params::ParamMap,
+    pub params: super::resources::params::ParamMap,
     /// Which definition set each parameter and where (see [`ParamSetters`]).
     pub setters: ParamSetters,
     pub tags: Tags,
@@ -238,16 +241,16 @@ pub struct Compiler<'a> {
     #[allow(clippy::vec_box)]
     pub(super) resources: Vec<Box<Res>>,
     /// (Type, title) -> resource.
-    pub(super) index: super::res_index::ResIndex,
+    pub(super) index: super::resources::res_index::ResIndex,
     /// (Type, namevar or alias) -> resource.
-    pub(super) aliases: super::res_index::AliasIndex,
+    pub(super) aliases: super::resources::res_index::AliasIndex,
     pub(super) containment: Vec<(usize, usize)>,
     pub(super) class_scopes: HashMap<String, ScopeId>,
     pub(super) class_list: Vec<String>,
     pub(super) catalog_tags: IndexSet<std::sync::Arc<str>>,
-    pub(super) collectors: Vec<super::collect::Collector>,
+    pub(super) collectors: Vec<super::resources::collect::Collector>,
     pub(super) relationships: Vec<Relationship>,
-    pub(super) pending_overrides: Vec<super::catalog_ops::Override>,
+    pub(super) pending_overrides: Vec<super::resources::catalog_ops::Override>,
     pub(super) logs: Vec<LogLine>,
     /// Deprecated functions already warned about (Puppet's `warn_once`).
     pub(super) warned_deprecations: std::collections::HashSet<String>,
@@ -274,9 +277,9 @@ pub struct Compiler<'a> {
     /// The modules' Ruby functions described by Ruby so far (see `ruby_call`).
     pub(super) ruby: super::ruby_call::RubyState,
     /// Rudder priorities: pending class declarations, resolved conflicts.
-    pub(super) priority: super::priority::PriorityState,
+    pub(super) priority: super::resources::priority::PriorityState,
     /// Spans of edges and Ordo's own warnings, for `ordo check`.
-    pub(super) recorder: super::provenance::Recorder,
+    pub(super) recorder: super::resources::provenance::Recorder,
     /// Inside a type alias body or a type string, where unknown names stay references.
     pub(super) type_alias_depth: usize,
     /// The first module file refused when loaded (a definition outside its namespace).
@@ -309,7 +312,7 @@ pub struct Compiler<'a> {
     pub(super) untagged_title: bool,
     /// The tags a resource type name gives its resources, made once per type: the
     /// resources share their strings.
-    type_tags: HashMap<String, super::tags::Tags>,
+    type_tags: HashMap<String, super::resources::tags::Tags>,
     /// Attribute names, one shared string each for every resource's parameters (see
     /// [`Compiler::attr_name`]).
     attr_names: crate::fxhash::FxHashSet<Arc<str>>,
@@ -344,7 +347,7 @@ pub(super) struct ParamGuard {
 /// What a successful compile made: the catalog, or what it is made of.
 enum Compiled {
     Catalog(crate::catalog::Catalog),
-    Source(super::output::CatalogSource),
+    Source(super::resources::output::CatalogSource),
 }
 
 impl<'a> Compiler<'a> {
@@ -481,7 +484,7 @@ impl<'a> Compiler<'a> {
     /// Parses and compiles the main manifest.
     pub fn run(mut self, name: &str, text: &str) -> CompileResult {
         // A failed match left over from an earlier compile on this thread is not this one's.
-        let _ = super::value::take_regex_failure();
+        let _ = super::values::value::take_regex_failure();
         let file = self.sources.add(name, text);
         self.main_file = file;
         let parsed = self.parse_shared(name, text, file);
@@ -792,407 +795,6 @@ impl<'a> Compiler<'a> {
 
     // ---- definitions ----------------------------------------------------------------------
 
-    /// Records classes, defines, nodes, functions and type aliases found in a file, with
-    /// nested definitions named inside their class (`class a { class b {} }` is `a::b`).
-    /// Remembers which module's file defines class or defined type `name` (for
-    /// `$module_name`); nothing for the main manifest.
-    fn note_module(&mut self, name: &str, file: FileId) {
-        if let Some(m) = self.module_files.get(&file) {
-            self.def_modules
-                .entry(name.to_string())
-                .or_insert_with(|| m.clone());
-        }
-    }
-
-    /// Puppet's refusal of a second definition: `SUBJECT is already defined (file: ...,
-    /// line: ...)AS; cannot VERB (file: ..., line: ...)`.
-    fn redefinition(
-        &self,
-        subject: &str,
-        earlier: Span,
-        as_what: &str,
-        verb: &str,
-        at: Span,
-    ) -> EvalError {
-        self.plain(
-            format!(
-                "{subject} is already defined {}{as_what}; cannot {verb} {}",
-                self.span_location(earlier),
-                self.span_location(at)
-            ),
-            Some(at),
-        )
-    }
-
-    /// Puppet's `warn_if_metaparam`: a parameter named after a metaparameter needs a
-    /// default (and then is the metaparameter's value for what the definition contains).
-    fn metaparameter_names(
-        &self,
-        params: &[crate::ast::Parameter],
-        name: &str,
-    ) -> Result<(), EvalError> {
-        match params
-            .iter()
-            .find(|p| p.value.is_none() && super::catalog_ops::METAPARAMS.contains(&p.name.as_str()))
-        {
-            Some(p) => Err(self.plain(
-                format!(
-                    "{} is a metaparameter; please choose another parameter name in the {name} definition",
-                    p.name
-                ),
-                None,
-            )),
-            None => Ok(()),
-        }
-    }
-
-    /// Records the definitions of a tree (the parser has already given nested classes and
-    /// defines their qualified names, as Puppet's name stack does).
-    pub(super) fn register_definitions(&mut self, e: &Expr) -> Result<(), EvalError> {
-        match &e.kind {
-            ExprKind::Block(items) => {
-                for item in items {
-                    self.register_definitions(item)?;
-                }
-            }
-            ExprKind::Class(def) => {
-                if let Some(body) = &def.body {
-                    self.register_definitions(body)?;
-                }
-                let name = definition_name(&def.name);
-                // A name defines one class or define, once (Puppet's messages).
-                if let Some(&earlier) = self.class_spans.get(&name) {
-                    let subject = format!("Class '{name}'");
-                    return Err(self.redefinition(&subject, earlier, "", "redefine", e.span));
-                }
-                if let Some(&earlier) = self.define_spans.get(&name) {
-                    let subject = format!("Definition '{name}'");
-                    let verb = "be redefined as a class";
-                    return Err(self.redefinition(&subject, earlier, "", verb, e.span));
-                }
-                self.metaparameter_names(&def.params, &name)?;
-                self.class_spans.insert(name.clone(), e.span);
-                self.note_module(&name, e.span.file);
-                // The tree's definition, shared; a copy only to rename it.
-                let mut def = def.clone();
-                if def.name != name {
-                    std::sync::Arc::make_mut(&mut def).name = name.clone();
-                }
-                self.classes.entry(name).or_insert(def);
-            }
-            ExprKind::Define(def) => {
-                let name = definition_name(&def.name);
-                if let Some(&earlier) = self.define_spans.get(&name) {
-                    let at = self.sources.get(earlier.file).map(|f| {
-                        let (line, col) = f.line_col(earlier.start as usize);
-                        format!("file://{}?line={line}&pos={col}", f.name)
-                    });
-                    return Err(self.plain(
-                        format!(
-                            "Attempt to redefine entity 'http://puppet.com/2016.1/runtime/type/{name}'. Originally set at {}.",
-                            at.unwrap_or_default()
-                        ),
-                        Some(e.span),
-                    ));
-                }
-                if let Some(&earlier) = self.class_spans.get(&name) {
-                    let (subject, verb) = (format!("'{name}'"), "redefine as a definition");
-                    return Err(self.redefinition(&subject, earlier, " as a class", verb, e.span));
-                }
-                self.metaparameter_names(&def.params, &name)?;
-                self.define_spans.insert(name.clone(), e.span);
-                self.note_module(&name, e.span.file);
-                let mut def = def.clone();
-                if def.name != name {
-                    std::sync::Arc::make_mut(&mut def).name = name.clone();
-                }
-                self.defines.entry(name).or_insert(def);
-            }
-            ExprKind::Node(def) => {
-                for m in &def.matches {
-                    let Some(key) = node_match_key(m) else {
-                        continue;
-                    };
-                    let earlier = self.nodes.iter().find(|n| {
-                        n.def
-                            .matches
-                            .iter()
-                            .any(|o| node_match_key(o) == Some(key.clone()))
-                    });
-                    if let Some(earlier) = earlier {
-                        let subject = format!("Node '{key}'");
-                        return Err(self.redefinition(
-                            &subject,
-                            earlier.span,
-                            "",
-                            "redefine",
-                            e.span,
-                        ));
-                    }
-                }
-                self.nodes.push(NodeInfo {
-                    def: def.clone().into(),
-                    span: e.span,
-                })
-            }
-            ExprKind::Function(def) => {
-                self.functions.insert(
-                    def.name.trim_colons().to_lowercase(),
-                    Rc::new((**def).clone()),
-                );
-            }
-            ExprKind::TypeAlias { name, type_expr } => {
-                self.type_aliases
-                    .insert(name.trim_colons().to_string(), (**type_expr).clone());
-            }
-            _ => {}
-        }
-        Ok(())
-    }
-
-    /// Loads the file that should define `name` (`mod::a::b` -> `mod/manifests/a/b.pp`).
-    pub(super) fn autoload(&mut self, name: &str, dir: &str) -> bool {
-        let name = name.trim_colons().to_lowercase();
-        let segs: Vec<&str> = name.split("::").collect();
-        let module = segs[0];
-        if dir != "manifests" {
-            if segs.len() == 1 {
-                return false;
-            }
-            return self.load_module_file(module, &format!("{dir}/{}.pp", segs[1..].join("/")));
-        }
-        // `a::b::c` is looked for in a/manifests/b/c.pp, then in the files of its enclosing
-        // namespaces (a/manifests/b.pp, a/manifests/init.pp), where it may be nested.
-        let mut loaded = false;
-        for n in (1..=segs.len()).rev() {
-            let path = if n == 1 {
-                "manifests/init.pp".to_string()
-            } else {
-                format!("manifests/{}.pp", segs[1..n].join("/"))
-            };
-            loaded |= self.load_module_file(module, &path);
-            if self.classes.contains_key(&name) || self.defines.contains_key(&name) {
-                break;
-            }
-        }
-        loaded
-    }
-
-    pub(super) fn load_module_file(&mut self, module: &str, path: &str) -> bool {
-        let key = format!("{module}/{path}");
-        if !self.loaded_files.insert(key) {
-            return false;
-        }
-        let Some((display, text)) = self.loader.load(module, path) else {
-            return false;
-        };
-        let file = self.sources.add(display.clone(), text.clone());
-        self.module_files.insert(file, module.to_string());
-        let parsed = self.parse_shared(&display, &text, file);
-        self.log_validation_warnings(&parsed.diagnostics);
-        match &parsed.program {
-            Some(p) => {
-                if let Some(e) = self.misplaced_definition(module, path, &display, &p.body) {
-                    self.load_error.get_or_insert(e);
-                    return false;
-                }
-                self.queue_param_type_checks(&p.body);
-                self.register_definitions(&p.body).is_ok()
-            }
-            // A module file that does not parse fails the compile with its syntax error
-            // (what it should have defined is then unknown, a consequence).
-            None => {
-                if let Some(d) = parsed.diagnostics.iter().find(|d| d.is_error()) {
-                    let loc = self.line_col_location(d.span);
-                    let e = EvalError {
-                        msg: join_loc(d.message.clone(), &loc),
-                        span: d.span,
-                        formatted: true,
-                    };
-                    self.load_error.get_or_insert(e);
-                }
-                false
-            }
-        }
-    }
-
-    /// Puppet's rule for autoloaded files: `MOD/manifests/a/b.pp` (and `functions/`, `types/`)
-    /// may only define names in the `mod::a::b` namespace (`init.pp`: `mod`).
-    fn misplaced_definition(
-        &self,
-        module: &str,
-        path: &str,
-        display: &str,
-        body: &Expr,
-    ) -> Option<EvalError> {
-        let parts: Vec<String> = path.to_lowercase().split('/').map(String::from).collect();
-        if !matches!(
-            parts.first().map(String::as_str),
-            Some("manifests" | "functions" | "types")
-        ) {
-            return None;
-        }
-        let mut names = vec![module.to_lowercase()];
-        names.extend(parts[1..parts.len() - 1].iter().cloned());
-        let file_name = parts.last()?;
-        if !(parts.len() == 2 && file_name == "init.pp") {
-            names.push(
-                file_name
-                    .strip_suffix(".pp")
-                    .unwrap_or(file_name)
-                    .to_string(),
-            );
-        }
-        let namespace = names.join("::");
-        let items = match &body.kind {
-            ExprKind::Block(items) => items.as_slice(),
-            _ => std::slice::from_ref(body),
-        };
-        // Only definitions may be at the top of an autoloaded file (Puppet's
-        // internal_check_top_construct_in_module).
-        let stray = items.iter().find_map(|item| {
-            let (label, at) = match &item.kind {
-                ExprKind::Resource(_) => ("Resource Statement".to_string(), item.span),
-                ExprKind::ResourceDefaults { .. } => {
-                    ("Resource Defaults Expression".into(), item.span)
-                }
-                ExprKind::ResourceOverride { .. } => ("Resource Override".into(), item.span),
-                ExprKind::Assignment { op, left, right } => (
-                    format!("'{}' expression", op.as_str()),
-                    self.operator_span(left.span, right.span, op.as_str()),
-                ),
-                ExprKind::Relationship { op, left, right } => (
-                    format!("'{}' expression", op.as_str()),
-                    self.operator_span(left.span, right.span, op.as_str()),
-                ),
-                ExprKind::Call(c) if c.kind == crate::ast::CallKind::Method => {
-                    ("Method call".into(), item.span)
-                }
-                ExprKind::Call(_) => ("Function Call".into(), item.span),
-                ExprKind::If { .. } => ("'if' statement".into(), item.span),
-                ExprKind::Unless { .. } => ("'unless' Statement".into(), item.span),
-                ExprKind::Case { .. } => ("'case' statement".into(), item.span),
-                ExprKind::Node(_) => ("Node Definition".into(), item.span),
-                _ => return None,
-            };
-            let loc = self.line_col_location(Some(at));
-            Some(EvalError {
-                msg: join_loc(
-                    format!(
-                        "This {label} is unacceptable as a top level construct in this location"
-                    ),
-                    &loc,
-                ),
-                span: Some(at),
-                formatted: true,
-            })
-        });
-        if stray.is_some() {
-            return stray;
-        }
-        items.iter().find_map(|item| {
-            let name = match &item.kind {
-                ExprKind::Class(d) => d.name.as_str(),
-                ExprKind::Define(d) => d.name.as_str(),
-                ExprKind::Function(d) => d.name.as_str(),
-                ExprKind::TypeAlias { name, .. } => name.as_str(),
-                _ => return None,
-            };
-            let name = name.trim_colons();
-            (!name.to_lowercase().starts_with(&namespace)).then(|| {
-                let loc = self.line_col_location(Some(item.span));
-                EvalError {
-                    msg: join_loc(
-                        format!(
-                            "Unacceptable location. The name '{name}' is unacceptable in file '{display}'"
-                        ),
-                        &loc,
-                    ),
-                    span: Some(item.span),
-                    formatted: true,
-                }
-            })
-        })
-    }
-
-    /// Parses an EPP template, or takes its tree from the loader's shared cache (by the
-    /// template's name, which the cache keeps apart from manifests').
-    pub(super) fn parse_epp_shared(
-        &mut self,
-        name: &str,
-        text: &str,
-    ) -> std::sync::Arc<super::parse_cache::Parsed> {
-        let file = match self.epp_files.get(name) {
-            Some(&id) if self.sources.get(id).is_some_and(|f| f.text == text) => id,
-            _ => {
-                let id = self.sources.add(name, text);
-                self.epp_files.insert(name.to_string(), id);
-                id
-            }
-        };
-        self.tree(&format!("epp {name}"), text, file, parse_epp_source)
-    }
-
-    /// Parses a manifest or module file, or takes its tree from the loader's shared cache.
-    fn parse_shared(
-        &self,
-        name: &str,
-        text: &str,
-        file: FileId,
-    ) -> std::sync::Arc<super::parse_cache::Parsed> {
-        self.tree(name, text, file, parse_source)
-    }
-
-    /// A file's tree by `parse`, or from the loader's shared cache under `key`.
-    fn tree(
-        &self,
-        key: &str,
-        text: &str,
-        file: FileId,
-        parse: fn(&str, FileId) -> inputs::ParsedSource,
-    ) -> std::sync::Arc<super::parse_cache::Parsed> {
-        let parse = || {
-            let p = parse(text, file);
-            super::parse_cache::Parsed {
-                program: p.program,
-                diagnostics: p.diagnostics,
-            }
-        };
-        match self.loader.parse_cache() {
-            Some(cache) => cache.get(key, text, file, parse),
-            None => std::sync::Arc::new(parse()),
-        }
-    }
-
-    pub(super) fn find_class(&mut self, name: &str) -> Option<std::sync::Arc<ClassDef>> {
-        let name = lowercase(name.trim_colons());
-        if let Some(c) = self.classes.get(&*name) {
-            return Some(c.clone());
-        }
-        self.autoload(&name, "manifests");
-        self.classes.get(&*name).cloned()
-    }
-
-    pub(super) fn find_define(&mut self, name: &str) -> Option<std::sync::Arc<DefineDef>> {
-        let name = lowercase(name.trim_colons());
-        if let Some(c) = self.defines.get(&*name) {
-            return Some(c.clone());
-        }
-        self.autoload(&name, "manifests");
-        self.defines.get(&*name).cloned()
-    }
-
-    pub(super) fn find_function(&mut self, name: &str) -> Option<Rc<FunctionDef>> {
-        let name = lowercase(name.trim_colons());
-        if let Some(f) = self.functions.get(&*name) {
-            return Some(f.clone());
-        }
-        if name.contains("::") {
-            self.autoload(&name, "functions");
-        }
-        self.functions.get(&*name).cloned()
-    }
-
     // ---- scopes --------------------------------------------------------------------------------
 
     /// The shared string of attribute name `name` (a resource's parameters are named by
@@ -1232,7 +834,7 @@ impl<'a> Compiler<'a> {
         {
             self.scopes.pop();
         } else if let Some(s) = self.scopes.get_mut(sid) {
-            s.vars = super::scope::Vars::default();
+            s.vars = scope::Vars::default();
             s.matches = None;
         }
         r
@@ -1413,7 +1015,7 @@ impl<'a> Compiler<'a> {
             'regex: for n in &self.nodes {
                 for m in &n.def.matches {
                     if let ExprKind::Regex(src) = &m.kind {
-                        if let Ok(re) = super::value::Regex::new(src) {
+                        if let Ok(re) = super::values::value::Regex::new(src) {
                             if let Some(groups) = re.captures(&name) {
                                 let title = regex_node_name(src);
                                 found = Some((n.def.clone(), title, Some(groups)));

@@ -1,12 +1,12 @@
 //! Function calls: the built-in function registry, Puppet-language functions and lambdas.
 
-use super::catalog_ops::{flatten_values, ref_parts, res_type};
+use super::compiler::scope::{Scope, ScopeId, ScopeKind};
 use super::compiler::{Compiler, Flow, R};
-use super::expr::{num_f64, parse_number};
-use super::scope::{Scope, ScopeId, ScopeKind};
-use super::strings;
+use super::resources::catalog_ops::{flatten_values, ref_parts, res_type};
 use super::types::{self, PType};
-use super::value::{puppet_eq, Regex, Value};
+use super::values::numbers::{num_f64, parse_number};
+use super::values::strings;
+use super::values::value::{puppet_eq, Regex, Value};
 use super::LogLevel;
 use crate::ast::{Call, CallKind, Expr, ExprKind, Lambda, Parameter};
 use crate::catalog::TrimColons;
@@ -806,7 +806,7 @@ fn f_tag(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let container = c.scope_resource(a.scope);
     for v in &a.values {
         // The function's failure is an evaluation error of the call (with its column).
-        if let Some(bad) = super::catalog_ops::invalid_tag(v) {
+        if let Some(bad) = super::resources::catalog_ops::invalid_tag(v) {
             return Err(Flow::Err(c.runtime(format!("Invalid tag '{bad}'"), a.span)));
         }
         for t in flatten_values(v) {
@@ -892,7 +892,11 @@ fn f_defined(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 /// `fail` is a 3.x function: each argument is Ruby's `to_s` of it (an array or hash in
 /// Ruby's inspect form, `{"a"=>nil}`), joined by spaces.
 fn f_fail(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
-    let msg: Vec<String> = a.values.iter().map(super::erb::ruby_to_s).collect();
+    let msg: Vec<String> = a
+        .values
+        .iter()
+        .map(super::values::ruby_print::ruby_to_s)
+        .collect();
     Err(Flow::Err(c.runtime(msg.join(" "), a.span)))
 }
 
@@ -1056,7 +1060,7 @@ fn f_tree_each(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     // Without a block: an iterator of `[path, value]` pairs.
     let Some(l) = a.lambda else {
         return Ok(Value::Iterator(std::sync::Arc::new(
-            super::value::IterValue {
+            super::values::value::IterValue {
                 elem: PType::Any,
                 items: nodes
                     .into_iter()
@@ -1109,7 +1113,7 @@ fn f_call(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 /// first), or for a `$name`, `dig` into that variable (Puppet's `DeferredResolver`).
 fn resolve_deferred(
     c: &mut Compiler<'_>,
-    d: &super::value::Deferred,
+    d: &super::values::value::Deferred,
     scope: ScopeId,
     span: Span,
 ) -> R<Value> {
@@ -1214,7 +1218,7 @@ fn iterator_of(v: &Value, items: Vec<(Value, Value)>) -> Value {
         Value::Type(t) => (**t).clone(),
         _ => PType::Any,
     };
-    Value::Iterator(std::sync::Arc::new(super::value::IterValue {
+    Value::Iterator(std::sync::Arc::new(super::values::value::IterValue {
         elem,
         items: items.into_iter().map(|(_, x)| x).collect(),
     }))
@@ -1568,7 +1572,7 @@ fn f_strftime(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
                 );
             }
             (
-                super::value::Timestamp::at(c.loader.host().now()),
+                super::values::value::Timestamp::at(c.loader.host().now()),
                 f.clone(),
                 rest.first().cloned(),
             )
@@ -1577,7 +1581,7 @@ fn f_strftime(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     };
     // Puppet's `Timestamp#format`: no zone or an empty one is UTC.
     let offset = match tz {
-        Some(Value::Str(tz)) if !tz.is_empty() => match super::timezone::utc_offset(&tz) {
+        Some(Value::Str(tz)) if !tz.is_empty() => match super::values::timezone::utc_offset(&tz) {
             // `convert_timezone`: whole minutes (Ruby's division rounds down).
             Some(off) => Some(off.div_euclid(60) * 60),
             None => {
@@ -1652,7 +1656,7 @@ fn f_join(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
             flat(&items, &mut all);
             Ok(Value::Str(
                 all.into_iter()
-                    .map(super::erb::ruby_to_s)
+                    .map(super::values::ruby_print::ruby_to_s)
                     .collect::<Vec<_>>()
                     .join(&sep),
             ))
@@ -1706,7 +1710,7 @@ fn f_compare(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         (_, _, None) => numeric(&x)
             .zip(numeric(&y))
             .and_then(|(p, q)| p.partial_cmp(&q))
-            .or_else(|| super::timespan::compare(&x, &y)),
+            .or_else(|| super::values::timespan::compare(&x, &y)),
         _ => None,
     };
     if let Some(o) = ord {
@@ -2175,7 +2179,10 @@ fn min_max(c: &mut Compiler<'_>, a: &mut Args, max: bool) -> R<Value> {
             }
             None if numbers => natural_cmp(&x, &best),
             None => {
-                let (xs, bs) = (super::erb::ruby_to_s(&x), super::erb::ruby_to_s(&best));
+                let (xs, bs) = (
+                    super::values::ruby_print::ruby_to_s(&x),
+                    super::values::ruby_print::ruby_to_s(&best),
+                );
                 match (numeric_text(&xs), numeric_text(&bs)) {
                     (Some(p), Some(q)) => {
                         deprecation(c, &a.name, "numeric_coerce_string", "String to Numeric");
@@ -2373,7 +2380,7 @@ fn f_dig(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 
 /// Puppet's `dig` of `keys` into `data`; an error is Puppet's `SLICE_ERROR` with its issue
 /// code, message and details.
-fn dig_values(data: Value, keys: &[Value]) -> Result<Value, super::value::ErrorValue> {
+fn dig_values(data: Value, keys: &[Value]) -> Result<Value, super::values::value::ErrorValue> {
     let slice_error = |code: &str, msg: String, walked: &[Value], (key, t): (&str, PType)| {
         let details: IndexMap<Value, Value> = [
             (Value::str("walked_path"), Value::Array(walked.to_vec())),
@@ -2381,7 +2388,7 @@ fn dig_values(data: Value, keys: &[Value]) -> Result<Value, super::value::ErrorV
         ]
         .into_iter()
         .collect();
-        super::value::ErrorValue {
+        super::values::value::ErrorValue {
             msg,
             kind: Some("SLICE_ERROR".to_string()),
             details: Some(Value::Hash(details.into())),
@@ -2551,7 +2558,7 @@ fn new_error(args: &[Value]) -> Result<Value, String> {
             ))
         }
     };
-    Ok(Value::Error(Box::new(super::value::ErrorValue {
+    Ok(Value::Error(Box::new(super::values::value::ErrorValue {
         msg,
         kind: text("kind")?,
         details,
@@ -2993,25 +3000,29 @@ fn f_create_resources(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
             a.span,
         )));
     }
-    let to_attrs = |h: &IndexMap<Value, Value>, span: Span| -> Vec<super::catalog_ops::AttrValue> {
-        let mut out: Vec<super::catalog_ops::AttrValue> = defaults
-            .iter()
-            .filter(|(k, _)| !h.contains_key(*k))
-            .map(|(k, v)| super::catalog_ops::AttrValue {
-                name: k.to_display(),
-                value: v.clone(),
-                append: false,
-                span,
-            })
-            .collect();
-        out.extend(h.iter().map(|(k, v)| super::catalog_ops::AttrValue {
-            name: k.to_display(),
-            value: v.clone(),
-            append: false,
-            span,
-        }));
-        out
-    };
+    let to_attrs =
+        |h: &IndexMap<Value, Value>, span: Span| -> Vec<super::resources::catalog_ops::AttrValue> {
+            let mut out: Vec<super::resources::catalog_ops::AttrValue> = defaults
+                .iter()
+                .filter(|(k, _)| !h.contains_key(*k))
+                .map(|(k, v)| super::resources::catalog_ops::AttrValue {
+                    name: k.to_display(),
+                    value: v.clone(),
+                    append: false,
+                    span,
+                })
+                .collect();
+            out.extend(
+                h.iter()
+                    .map(|(k, v)| super::resources::catalog_ops::AttrValue {
+                        name: k.to_display(),
+                        value: v.clone(),
+                        append: false,
+                        span,
+                    }),
+            );
+            out
+        };
     if type_name == "class" {
         for (title, params) in &instances {
             let empty = IndexMap::new();
@@ -3039,10 +3050,10 @@ fn f_create_resources(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         // A title that is not a string: Puppet's catalog then also carries the instance's
         // `name` ('5000' beside the title 5000, which it does not count as equal).
         if !matches!(title, Value::Str(_))
-            && matches!(kind, super::catalog_ops::TypeKind::Define(_))
+            && matches!(kind, super::resources::catalog_ops::TypeKind::Define(_))
             && !attrs.iter().any(|x| x.name == "name")
         {
-            attrs.push(super::catalog_ops::AttrValue {
+            attrs.push(super::resources::catalog_ops::AttrValue {
                 name: "name".to_string(),
                 value: Value::Str(title.to_display()),
                 append: false,

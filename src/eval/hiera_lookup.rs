@@ -1,11 +1,11 @@
 //! The evaluator's side of Hiera: `lookup()` and automatic class parameter lookup
 //! (`classname::param`), over files the [`Loader`](super::Loader) provides.
 
+use super::compiler::scope::ScopeId;
 use super::compiler::{Compiler, Flow, R};
 use super::functions::Args;
-use super::scope::ScopeId;
 use super::stdlib::{arg, fail_plain};
-use super::value::Value;
+use super::values::value::Value;
 use crate::catalog::TrimColons;
 use crate::eval::hiera::{self, Merge};
 use crate::span::Span;

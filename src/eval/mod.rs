@@ -9,13 +9,8 @@
 //! metaparameters, evaluate chaining arrows, apply pending overrides, copy metaparameters
 //! along containment edges, and build the catalog.
 
-mod builtin_types;
-mod catalog_ops;
-mod collect;
 mod compiler;
-mod deferred;
 mod erb;
-mod exported;
 mod expr;
 mod functions;
 mod glob;
@@ -23,17 +18,9 @@ pub mod hiera;
 mod hiera_lookup;
 pub mod host;
 mod module_functions;
-mod output;
-mod params;
 pub mod parse_cache;
-pub mod priority;
-mod provenance;
-mod pson;
-mod res_index;
-mod ruby;
+mod resources;
 mod ruby_call;
-mod ruby_random;
-mod scope;
 mod signatures;
 mod stdlib;
 mod stdlib9;
@@ -41,15 +28,8 @@ mod stdlib_crypt;
 mod stdlib_extra;
 mod stdlib_more;
 mod stdlib_validate;
-mod strings;
-mod suggest;
-mod tags;
-pub mod timespan;
-mod timezone;
-mod type_refs;
-pub mod type_schema;
 pub mod types;
-pub mod value;
+pub mod values;
 
 use crate::catalog::Catalog;
 use crate::diagnostics::Diagnostic;
@@ -57,10 +37,12 @@ use crate::span::SourceMap;
 use serde_json::Value as Json;
 
 pub use compiler::Compiler;
-pub use erb::ruby_inspect;
-pub use output::CatalogSource;
-pub use provenance::{ArrowEdge, CallEdge, Provenance};
+pub use resources::output::CatalogSource;
+pub use resources::priority;
+pub use resources::provenance::{ArrowEdge, CallEdge, Provenance};
 pub use ruby_call::RUBY_PACKAGE;
+pub use types::type_schema;
+pub use values::ruby_print::ruby_inspect;
 
 /// Whether a name has a namespace (`a::b`). A byte search for `:` first: most names have
 /// none, and are told at that cost.

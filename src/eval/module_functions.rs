@@ -5,8 +5,8 @@
 use super::compiler::{Compiler, R};
 use super::functions::{Args, Builtin};
 use super::stdlib::{arg, fail_plain};
-use super::strings::{leading_size, ruby_to_f};
-use super::value::Value;
+use super::values::strings::{leading_size, ruby_to_f};
+use super::values::value::Value;
 use indexmap::IndexMap;
 
 pub fn builtin(name: &str) -> Option<Builtin> {
@@ -174,7 +174,7 @@ fn f_postgresql_password(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let (user, password) = (arg(a, 0).to_display(), arg(a, 1).to_display());
     Ok(Value::Str(format!(
         "md5{}",
-        super::strings::md5_hex(format!("{password}{user}").as_bytes())
+        super::values::strings::md5_hex(format!("{password}{user}").as_bytes())
     )))
 }
 
@@ -186,7 +186,7 @@ fn f_postgresql_escape(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         return Ok(Value::Str(format!("$${input}$$")));
     }
     let tag_of = |s: &str| -> String {
-        super::strings::md5_hex(s.as_bytes())[..6]
+        super::values::strings::md5_hex(s.as_bytes())[..6]
             .chars()
             .filter(|c| !c.is_ascii_digit())
             .collect()
@@ -308,7 +308,7 @@ fn f_mco_array_to_string(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         Value::Array(items) => Ok(Value::Array(
             items
                 .iter()
-                .map(|v| Value::Str(super::erb::ruby_to_s(v)))
+                .map(|v| Value::Str(super::values::ruby_print::ruby_to_s(v)))
                 .collect(),
         )),
         other => Err(fail_plain(

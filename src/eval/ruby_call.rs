@@ -7,11 +7,11 @@
 //! source). Ruby runs the body; its callbacks (a Puppet function, a variable, the lambda)
 //! are answered here, in the calling scope. The protocol is described in `src/ruby/host.rb`.
 
+use super::compiler::scope::ScopeId;
 use super::compiler::{Compiler, Flow, R};
-use super::scope::ScopeId;
 use super::signatures::{self, Block, BlockParam, Dispatch, Kind, Param, Signature};
 use super::types::PType;
-use super::value::{Regex, Value};
+use super::values::value::{Regex, Value};
 use super::LogLevel;
 use crate::ast::Lambda;
 use crate::span::Span;
@@ -533,10 +533,12 @@ impl Compiler<'_> {
                         self.decode(o.get("v").unwrap_or(&Json::Null), call)?,
                     )),
                     "timestamp" => Value::Timestamp(
-                        super::value::Timestamp::parse(text())
+                        super::values::value::Timestamp::parse(text())
                             .ok_or_else(|| format!("a bad Timestamp '{}'", text()))?,
                     ),
-                    "timespan" => Value::Timespan(super::timespan::Timespan::parse(text(), &[])?),
+                    "timespan" => {
+                        Value::Timespan(super::values::timespan::Timespan::parse(text(), &[])?)
+                    }
                     "opaque" => {
                         let i = o.get("v").and_then(Json::as_u64).unwrap_or(u64::MAX);
                         call.opaque

@@ -6,7 +6,7 @@
 //! The table is generated from Puppet's source by `scripts/gen_signatures.py --rust`.
 
 use super::types::{self, PType};
-use super::value::Value;
+use super::values::value::Value;
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 
@@ -3558,7 +3558,7 @@ impl TypeText<'_> {
             b'/' => {
                 self.pos += 1;
                 let src = self.delimited(b'/')?;
-                Some(Value::Regex(super::value::Regex::new(&src).ok()?))
+                Some(Value::Regex(super::values::value::Regex::new(&src).ok()?))
             }
             b'{' => {
                 self.pos += 1;

@@ -5,12 +5,12 @@
 //! Each function follows stdlib's Ruby source: same argument handling, same results, and
 //! the error text Puppet users see.
 
+use super::compiler::scope::ScopeId;
 use super::compiler::{Compiler, Flow, R};
 use super::functions::{Args, Builtin};
-use super::ruby_random;
-use super::scope::ScopeId;
 use super::types::PType;
-use super::value::{Regex, Value};
+use super::values::ruby_random;
+use super::values::value::{Regex, Value};
 use super::LogLevel;
 use crate::catalog::TrimColons;
 use indexmap::IndexMap;
@@ -157,7 +157,7 @@ pub(super) fn ruby_class(v: &Value) -> &'static str {
 
 /// Ruby's `inspect` for the values stdlib messages show.
 pub(super) fn inspect(v: &Value) -> String {
-    if let Some(text) = super::value::container_text(v, "=>", &inspect) {
+    if let Some(text) = super::values::value::container_text(v, "=>", &inspect) {
         return text;
     }
     match v {
@@ -186,7 +186,7 @@ impl Compiler<'_> {
                 }
                 s = self.scopes[id]
                     .lookup_next
-                    .filter(|n| self.scopes[*n].kind == super::scope::ScopeKind::Class);
+                    .filter(|n| self.scopes[*n].kind == super::compiler::scope::ScopeKind::Class);
             }
             return None;
         }
@@ -358,7 +358,10 @@ fn f_ensure_resource(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         scope: a.scope,
         span: a.span,
     };
-    for t in titles.iter().flat_map(super::catalog_ops::flatten_values) {
+    for t in titles
+        .iter()
+        .flat_map(super::resources::catalog_ops::flatten_values)
+    {
         ensure_one(c, &a2, &type_name, &t, &params)?;
     }
     Ok(Value::Undef)
@@ -419,7 +422,10 @@ fn f_ensure_packages(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
                 Value::Array(items) => items,
                 v => vec![v],
             };
-            for n in names.iter().flat_map(super::catalog_ops::flatten_values) {
+            for n in names
+                .iter()
+                .flat_map(super::resources::catalog_ops::flatten_values)
+            {
                 let s = n.to_display();
                 if s.is_empty() {
                     return Err(fail_plain(
@@ -1012,7 +1018,7 @@ fn f_base64(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         Value::Str(m) => m,
         _ => "default".into(),
     };
-    use super::strings::{base64_decode, base64_encode};
+    use super::values::strings::{base64_decode, base64_encode};
     match mode.as_str() {
         "encode" => {
             let enc = base64_encode(s.as_bytes());

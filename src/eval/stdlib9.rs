@@ -9,7 +9,7 @@
 use super::compiler::{Compiler, Flow, R};
 use super::functions::{Args, Builtin};
 use super::stdlib::{arg, fail_plain};
-use super::value::Value;
+use super::values::value::Value;
 use indexmap::IndexMap;
 
 /// The functions here whose stdlib 9 semantics differ from the old name's, or that are new.
@@ -72,7 +72,9 @@ fn f_crc32(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 /// `stdlib::sha256(data)`: the SHA-256 of the text in hex.
 fn f_sha256(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let text = scalar_text(&arg(a, 0));
-    Ok(Value::Str(super::strings::sha256_hex(text.as_bytes())))
+    Ok(Value::Str(super::values::strings::sha256_hex(
+        text.as_bytes(),
+    )))
 }
 
 /// `stdlib::nested_values(hash)`: the values of a hash and of the hashes in it, depth first.

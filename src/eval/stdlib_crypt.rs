@@ -5,7 +5,7 @@
 use super::compiler::{Compiler, R};
 use super::functions::Args;
 use super::stdlib::{arg, fail};
-use super::value::Value;
+use super::values::value::Value;
 
 fn sha256(data: &[u8]) -> Vec<u8> {
     crate::digest::sha256(data).to_vec()

@@ -12,7 +12,7 @@ use super::functions::{Args, Builtin};
 use super::stdlib::{arg, fail, fail_plain, inspect, ruby_class};
 use super::stdlib_more::{arity_exact, map_strings, no_method, ruby_inspect, undef_to_empty};
 use super::types::PType;
-use super::value::{format_float, Regex, Value};
+use super::values::value::{format_float, Regex, Value};
 use super::LogLevel;
 
 pub fn builtin(name: &str) -> Option<Builtin> {
@@ -135,7 +135,7 @@ fn f_convert_base(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     }
     let to_i = |v: &Value| match v {
         Value::Int(n) => i128::from(*n),
-        other => super::strings::ruby_to_i(&other.to_display()) as i128,
+        other => super::values::strings::ruby_to_i(&other.to_display()) as i128,
     };
     let (n, base) = (to_i(&number), to_i(&base));
     if !(2..=36).contains(&base) {
@@ -403,7 +403,7 @@ fn f_load_module_metadata(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         return Err(fail_plain(c, a, msg));
     }
     match c.loader.load(&module, "metadata.json") {
-        Some((_, text)) => super::pson::load(&text).map_err(|m| fail_plain(c, a, m)),
+        Some((_, text)) => super::values::pson::load(&text).map_err(|m| fail_plain(c, a, m)),
         None if !matches!(arg(a, 1), Value::Undef | Value::Bool(false)) => {
             Ok(Value::Hash(Default::default()))
         }
@@ -452,7 +452,7 @@ fn f_str2resource(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 /// `parsepson(text[, default])`: `PSON.load` of the text; the default (when given) instead
 /// of the parser's error.
 fn f_parsepson(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
-    match super::pson::load(&arg(a, 0).to_display()) {
+    match super::values::pson::load(&arg(a, 0).to_display()) {
         Ok(v) => Ok(v),
         Err(_) if a.values.len() > 1 => Ok(arg(a, 1)),
         Err(m) => Err(fail_plain(c, a, m)),
@@ -487,7 +487,7 @@ fn f_load_file(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
                 Ok(text) if a.name == "loadyaml" => {
                     crate::eval::hiera::yaml::parse(&text).map(|j| or_default(Value::from_json(&j)))
                 }
-                Ok(text) => super::pson::load(&text).map(or_default),
+                Ok(text) => super::values::pson::load(&text).map(or_default),
                 Err(e) => Err(e.to_string()),
             }
         }
@@ -557,8 +557,10 @@ fn f_seeded_rand_string(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         Value::Str(s) => s.chars().collect(),
         _ => ('0'..='9').chain('a'..='z').chain('A'..='Z').collect(),
     };
-    let seed = super::strings::sha256_hex(arg(a, 1).to_display().as_bytes());
-    let mut rng = super::ruby_random::Mt::from_seed_words(&super::strings::hex_to_words(&seed));
+    let seed = super::values::strings::sha256_hex(arg(a, 1).to_display().as_bytes());
+    let mut rng = super::values::ruby_random::Mt::from_seed_words(
+        &super::values::strings::hex_to_words(&seed),
+    );
     let out: String = (0..length)
         .map(|_| charset[rng.rand_below(charset.len() as u64) as usize])
         .collect();
@@ -858,7 +860,7 @@ mod tests {
 
     #[test]
     fn signatures_sorted_for_binary_search() {
-        let sigs = super::super::stdlib_more::SIGNATURES;
+        let sigs = crate::eval::stdlib_more::SIGNATURES;
         assert!(sigs.windows(2).all(|w| w[0].name < w[1].name));
     }
 

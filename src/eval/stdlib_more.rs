@@ -12,8 +12,8 @@ use super::compiler::{Compiler, R};
 use super::functions::{Args, Builtin};
 use super::signatures::{Block, BlockParam, Dispatch, Kind, Param, Signature};
 use super::stdlib::{arg, fail, fail_plain, inspect, ruby_class};
-use super::strings::{leading_size, ruby_to_i};
-use super::value::{format_float, Value};
+use super::values::strings::{leading_size, ruby_to_i};
+use super::values::value::{format_float, Value};
 use super::LogLevel;
 
 pub fn builtin(name: &str) -> Option<Builtin> {
@@ -353,7 +353,7 @@ pub(super) fn ruby_str_inspect(s: &str) -> String {
 
 /// Ruby's `inspect` of the plain data a value converts to.
 pub(super) fn ruby_inspect(v: &Value) -> String {
-    if let Some(text) = super::value::container_text(v, "=>", &ruby_inspect) {
+    if let Some(text) = super::values::value::container_text(v, "=>", &ruby_inspect) {
         return text;
     }
     match v {
@@ -872,7 +872,7 @@ fn f_seeded_rand(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         return Err(fail(c, a, "second argument must be a string"));
     };
     Ok(Value::Int(
-        super::ruby_random::deterministic_rand(&seed, max) as i64,
+        super::values::ruby_random::deterministic_rand(&seed, max) as i64,
     ))
 }
 
@@ -949,7 +949,7 @@ fn f_fqdn_uuid(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         0xc8,
     ];
     msg.extend_from_slice(fqdn.as_bytes());
-    let hex = super::strings::sha1_hex(&msg);
+    let hex = super::values::strings::sha1_hex(&msg);
     let mut bytes: Vec<u8> = (0..16)
         .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap_or(0))
         .collect();
@@ -978,7 +978,7 @@ fn f_os_version_gte(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     }
     let major = get("operatingsystemmajrelease").to_display();
     Ok(Value::Bool(
-        super::strings::versioncmp(&major, &version) != std::cmp::Ordering::Less,
+        super::values::strings::versioncmp(&major, &version) != std::cmp::Ordering::Less,
     ))
 }
 
@@ -1064,7 +1064,7 @@ fn plain_data(v: &Value) -> bool {
 }
 
 fn to_python(v: &Value) -> String {
-    if let Some(text) = super::value::container_text(v, ": ", &to_python) {
+    if let Some(text) = super::values::value::container_text(v, ": ", &to_python) {
         return text;
     }
     match v {
@@ -1076,7 +1076,7 @@ fn to_python(v: &Value) -> String {
 }
 
 fn to_ruby(v: &Value) -> String {
-    super::value::container_text(v, " => ", &to_ruby).unwrap_or_else(|| ruby_inspect(v))
+    super::values::value::container_text(v, " => ", &to_ruby).unwrap_or_else(|| ruby_inspect(v))
 }
 
 fn f_to_python(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
@@ -1109,7 +1109,7 @@ fn f_sprintf_hash(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         a.span,
     )?;
     let fmt = arg(a, 0).to_display();
-    super::strings::sprintf(&fmt, &[arg(a, 1)])
+    super::values::strings::sprintf(&fmt, &[arg(a, 1)])
         .map(Value::str)
         .map_err(|e| fail_plain(c, a, e))
 }

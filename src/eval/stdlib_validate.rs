@@ -5,7 +5,7 @@ use super::compiler::{Compiler, Flow, R};
 use super::functions::{Args, Builtin};
 use super::stdlib::{arg, fail, fail_plain, inspect, ruby_class};
 use super::types::{self, PType};
-use super::value::{Regex, Value};
+use super::values::value::{Regex, Value};
 use super::LogLevel;
 
 pub fn builtin(name: &str) -> Option<Builtin> {

@@ -35,7 +35,7 @@ pub(super) fn new_deferred(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let name_ok = |v: &Value| matches!(v, Value::Str(s) if is_deferred_name(s));
     let args_ok = |v: Option<&Value>| matches!(v, None | Some(Value::Undef | Value::Array(_)));
     let build = |name: &Value, arguments: Option<&Value>| {
-        Value::Deferred(Box::new(crate::eval::value::Deferred {
+        Value::Deferred(Box::new(crate::eval::values::value::Deferred {
             name: name.to_display(),
             arguments: match arguments {
                 Some(Value::Array(x)) => Some(x.clone()),
@@ -204,7 +204,7 @@ pub(super) fn new_binary(args: &[Value]) -> Result<Value, String> {
 /// optional milli-, micro- and nanoseconds; from a hash of those fields (and `negative`) or
 /// of `string` and `format`. `None` for arguments none of these take.
 pub(super) fn new_timespan(args: &[Value]) -> Result<Option<Value>, String> {
-    use crate::eval::timespan::Timespan;
+    use crate::eval::values::timespan::Timespan;
     let formats = |f: Option<&Value>| match f {
         None | Some(Value::Undef) => Some(Timespan::default_formats()),
         Some(Value::Str(s)) => Some(vec![s.clone()]),
@@ -345,12 +345,12 @@ pub(super) fn new_instance(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         },
         // `Timestamp()` is now; from seconds since the epoch or an ISO 8601 string.
         PType::Timestamp => match &v {
-            Value::Undef if args.is_empty() => Some(Value::Timestamp(crate::eval::value::Timestamp::at(c.loader.host().now()))),
+            Value::Undef if args.is_empty() => Some(Value::Timestamp(crate::eval::values::value::Timestamp::at(c.loader.host().now()))),
             Value::Timestamp(_) => Some(v.clone()),
             Value::Int(_) | Value::Float(_) => {
-                crate::eval::value::Timestamp::from_seconds(&v).map(Value::Timestamp)
+                crate::eval::values::value::Timestamp::from_seconds(&v).map(Value::Timestamp)
             }
-            Value::Str(s) => match crate::eval::value::Timestamp::parse(s) {
+            Value::Str(s) => match crate::eval::values::value::Timestamp::parse(s) {
                 Some(ts) => Some(Value::Timestamp(ts)),
                 None => {
                     return Err(Flow::Err(c.runtime(

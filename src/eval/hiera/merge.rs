@@ -1,7 +1,7 @@
 //! Lookup merge strategies (`Puppet::Pops::MergeStrategy`): first, unique, hash, deep.
 //! Values arrive highest priority first; `merge(higher, lower)` follows Puppet's order of keys.
 
-use crate::eval::value::Value;
+use crate::eval::values::value::Value;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Merge {

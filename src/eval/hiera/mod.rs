@@ -9,7 +9,7 @@
 pub mod merge;
 pub mod yaml;
 
-use crate::eval::value::Value;
+use crate::eval::values::value::Value;
 use indexmap::IndexMap;
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -301,7 +301,7 @@ pub fn mismatches(t: &PType, v: &Value) -> Vec<std::string::String> {
 /// the struct's order, then the keys it does not know.
 pub(in crate::eval) fn struct_problems(
     es: &[(std::string::String, bool, PType)],
-    h: &crate::eval::value::HashValue,
+    h: &crate::eval::values::value::HashValue,
 ) -> Vec<std::string::String> {
     let mut out = Vec::new();
     for (name, optional, et) in es {

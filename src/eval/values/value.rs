@@ -1,6 +1,6 @@
 //! Runtime values of the Puppet language and how Puppet prints them.
 
-use super::types::PType;
+use crate::eval::types::PType;
 use indexmap::IndexMap;
 use serde_json::Value as Json;
 use std::hash::{Hash, Hasher};
@@ -771,7 +771,7 @@ impl Value {
 
     /// The name Puppet uses for the value's type in messages (`String`, `Integer`).
     pub fn type_name(&self) -> String {
-        super::types::infer(self).generalize().to_string()
+        crate::eval::types::infer(self).generalize().to_string()
     }
 
     /// `to_s` as used by interpolation, `notice` and string concatenation.
@@ -888,7 +888,7 @@ impl Value {
                         // A key that is not a string is written as Ruby's to_s of it.
                         let key = match k {
                             Value::Str(s) => s.clone(),
-                            Value::Array(_) | Value::Hash(_) => super::erb::ruby_inspect(k),
+                            Value::Array(_) | Value::Hash(_) => super::ruby_print::ruby_inspect(k),
                             other => other.to_display(),
                         };
                         (key, v.to_json())

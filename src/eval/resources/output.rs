@@ -1,9 +1,9 @@
 //! Turning the compiled resources into the catalog data model.
 
 use super::catalog_ops::RELATIONSHIP_PARAMS;
-use super::compiler::{Compiler, Res};
-use super::value::Value;
 use crate::catalog::{capitalize_type, pretty, Catalog, Edge, Resource};
+use crate::eval::compiler::{Compiler, Res};
+use crate::eval::values::value::Value;
 use crate::fxhash::FxHashMap;
 use indexmap::IndexMap;
 use serde_json::Value as Json;
@@ -31,7 +31,7 @@ impl Compiler<'_> {
         if type_name == "Class" {
             return None;
         }
-        match super::builtin_types::find(&type_name.to_lowercase()) {
+        match crate::eval::types::builtin_types::find(&type_name.to_lowercase()) {
             Some(b) => b.namevars.first().map(|n| n.to_string()),
             // Puppet's `Resource#namevar`: a type of several key attributes has `name`.
             None => match self.loader.type_schema(&type_name.to_lowercase()) {
@@ -61,7 +61,7 @@ impl Compiler<'_> {
 
     /// Builds the catalog, moving the parameters and tags out of the compiled resources
     /// (this is the last use of them; the compiler keeps types, titles and spans).
-    pub(super) fn build_catalog(&mut self) -> Catalog {
+    pub(in crate::eval) fn build_catalog(&mut self) -> Catalog {
         let mut warnings = vec![];
         for r in self.resources.iter().filter(|r| included(r)) {
             rich_data_warnings_of(r, || self.line_location(r.file, r.line), &mut warnings);
@@ -81,7 +81,7 @@ impl Compiler<'_> {
         convert(&mut self.resources, &mut cat.resources);
         cat.edges = catalog_edges(&self.resources, &self.containment);
         for w in warnings {
-            self.log(super::LogLevel::Warning, w);
+            self.log(crate::eval::LogLevel::Warning, w);
         }
         cat
     }
@@ -113,13 +113,13 @@ impl Compiler<'_> {
     /// resources, edges and what converting them needs, taken out of the compiler (which is
     /// done with them). Logs the warnings about parameter values now, as `build_catalog`
     /// does.
-    pub(super) fn catalog_source(&mut self) -> CatalogSource {
+    pub(in crate::eval) fn catalog_source(&mut self) -> CatalogSource {
         let mut warnings = vec![];
         for r in self.resources.iter().filter(|r| included(r)) {
             rich_data_warnings_of(r, || self.line_location(r.file, r.line), &mut warnings);
         }
         for w in warnings {
-            self.log(super::LogLevel::Warning, w);
+            self.log(crate::eval::LogLevel::Warning, w);
         }
         CatalogSource {
             header: self.catalog_header(),
@@ -530,7 +530,9 @@ impl Warner<'_> {
         for seg in self.path.iter() {
             self.prefix.push('[');
             match seg {
-                Value::Str(s) => self.prefix.push_str(&super::value::quote_string(s)),
+                Value::Str(s) => self
+                    .prefix
+                    .push_str(&crate::eval::values::value::quote_string(s)),
                 other => self.prefix.push_str(&other.to_display()),
             }
             self.prefix.push(']');
@@ -581,17 +583,17 @@ impl Warner<'_> {
             Value::Type(t)
                 if !matches!(
                     **t,
-                    super::types::PType::Resource(..) | super::types::PType::Class(..)
+                    crate::eval::types::PType::Resource(..) | crate::eval::types::PType::Class(..)
                 ) =>
             {
                 let name = match &**t {
-                    super::types::PType::Alias(..) => "TypeAlias".to_string(),
+                    crate::eval::types::PType::Alias(..) => "TypeAlias".to_string(),
                     other => {
                         let full = other.generalize().to_string();
                         full.split('[').next().unwrap_or(&full).to_string()
                     }
                 };
-                let label = super::expr::a_an(&format!("{name}-Type"));
+                let label = crate::eval::values::strings::a_an(&format!("{name}-Type"));
                 self.warn(format_args!(
                     "contains {label} value. It will be converted to the String '{t}'"
                 ));
@@ -627,7 +629,7 @@ impl Warner<'_> {
 /// Ruby's `to_s` of a hash key that is not a string (`[\"a\", 1]`, `1`, `true`).
 fn ruby_to_s(v: &Value) -> String {
     match v {
-        Value::Array(_) | Value::Hash(_) => super::erb::ruby_inspect(v),
+        Value::Array(_) | Value::Hash(_) => crate::eval::values::ruby_print::ruby_inspect(v),
         Value::Undef => String::new(),
         other => other.to_display(),
     }
@@ -646,7 +648,7 @@ fn a_an_class(v: &Value) -> String {
         Value::Regex(_) => "Regexp",
         _ => "Object",
     };
-    super::expr::a_an(class)
+    crate::eval::values::strings::a_an(class)
 }
 
 /// The catalog form of a compiled resource, its parameters and tags moved out (this is the
@@ -709,7 +711,7 @@ fn catalog_resource(r: &mut Res, namevar: Option<&str>, file: Option<String>) ->
 /// `Type[title]` straight into a string sized for it, not through `format!`.
 fn reference_json(v: &Value) -> Json {
     if let Value::Type(t) = v {
-        if let super::types::PType::Resource(Some(t), Some(title)) = &**t {
+        if let crate::eval::types::PType::Resource(Some(t), Some(title)) = &**t {
             let mut s = String::with_capacity(t.len() + title.len() + 2);
             s.push_str(t);
             s.push('[');

@@ -6,15 +6,15 @@
 //! Only type alias bodies (read by Puppet's type parser, not evaluated) keep the reference.
 //! Collectors check the type themselves (`Resource type foo doesn't exist`).
 
-use super::compiler::{Compiler, Flow, R};
-use super::types::PType;
+use super::PType;
 use crate::ast::{Expr, ExprKind, Parameter};
 use crate::catalog::TrimColons;
+use crate::eval::compiler::{Compiler, Flow, R};
 use crate::span::Span;
 
 impl Compiler<'_> {
     /// The type of a name that is no data type: the resource type `key`, or Puppet's error.
-    pub(super) fn resource_type_reference(
+    pub(in crate::eval) fn resource_type_reference(
         &mut self,
         written: &str,
         key: String,
@@ -32,7 +32,7 @@ impl Compiler<'_> {
 
     /// Whether `name` names a resource type (Puppet's `Runtime3TypeLoader`: a `Puppet::Type`,
     /// which includes the modules' Ruby types, or a defined type; classes are not types).
-    pub(super) fn is_resource_type(&mut self, name: &str) -> bool {
+    pub(in crate::eval) fn is_resource_type(&mut self, name: &str) -> bool {
         let lower = name.trim_colons().to_lowercase();
         if self.known_resource_types.contains(&lower) {
             return true;
@@ -49,7 +49,7 @@ impl Compiler<'_> {
     /// Evaluates the parameter types of the classes and defined types written in the main
     /// manifest, as Puppet does when it loads them (before evaluating anything), so that an
     /// unknown type name fails even in a class that is never declared.
-    pub(super) fn check_main_definitions(&mut self, body: &Expr) -> R<()> {
+    pub(in crate::eval) fn check_main_definitions(&mut self, body: &Expr) -> R<()> {
         match &body.kind {
             ExprKind::Block(items) => {
                 for item in items {
@@ -72,7 +72,7 @@ impl Compiler<'_> {
     /// loaded: Puppet evaluates them when it loads the file, so an unknown name fails even in
     /// a definition of that file that is never declared. They are evaluated (once) before the
     /// next parameters are bound.
-    pub(super) fn queue_param_type_checks(&mut self, body: &Expr) {
+    pub(in crate::eval) fn queue_param_type_checks(&mut self, body: &Expr) {
         match &body.kind {
             ExprKind::Block(items) => {
                 for item in items {
@@ -93,7 +93,7 @@ impl Compiler<'_> {
         }
     }
 
-    pub(super) fn check_queued_param_types(&mut self) -> R<()> {
+    pub(in crate::eval) fn check_queued_param_types(&mut self) -> R<()> {
         if self.queued_param_types.is_empty() {
             return Ok(());
         }
@@ -115,7 +115,7 @@ impl Compiler<'_> {
     }
 
     /// `Foo <| |>` / `Foo <<| |>>`: the collected type must exist.
-    pub(super) fn check_collector_type(
+    pub(in crate::eval) fn check_collector_type(
         &mut self,
         type_name: &str,
         exported: bool,
@@ -134,7 +134,7 @@ impl Compiler<'_> {
 
     /// A collector's failure as Puppet words it (`Error while evaluating a Virtual Query,
     /// DETAIL`), at the collector.
-    pub(super) fn query_error(&self, exported: bool, detail: &str, span: Span) -> Flow {
+    pub(in crate::eval) fn query_error(&self, exported: bool, detail: &str, span: Span) -> Flow {
         let what = if exported {
             "an Exported Query"
         } else {
@@ -142,7 +142,7 @@ impl Compiler<'_> {
         };
         let loc = self.line_col_location(Some(span));
         Flow::Err(self.plain(
-            super::compiler::join_loc(
+            crate::eval::compiler::join_loc(
                 format!("Evaluation Error: Error while evaluating {what}, {detail}"),
                 &loc,
             ),

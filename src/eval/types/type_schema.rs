@@ -143,9 +143,9 @@ pub fn parse_schemas(text: &str) -> Result<HashMap<String, TypeSchema>, String> 
     Ok(out)
 }
 
-impl super::Compiler<'_> {
+impl crate::eval::Compiler<'_> {
     /// The namevar of a Ruby type from its schema.
-    pub(super) fn ruby_namevar(&self, type_name: &str) -> Option<String> {
+    pub(in crate::eval) fn ruby_namevar(&self, type_name: &str) -> Option<String> {
         let name = type_name.to_lowercase();
         match self.loader.type_schema(&name) {
             Some(s) => s.namevars.first().cloned(),

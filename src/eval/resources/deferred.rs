@@ -4,8 +4,8 @@
 //! arguments digging into the value. `ordo apply` asks for this; `ordo compile` keeps them
 //! as strings, as `puppet catalog compile` writes them.
 
-use super::compiler::{Compiler, EvalError, Flow};
-use super::value::Value;
+use crate::eval::compiler::{Compiler, EvalError, Flow};
+use crate::eval::values::value::Value;
 use crate::span::Span;
 
 /// Whether a value holds a deferred call anywhere.
@@ -21,7 +21,7 @@ fn has_deferred(v: &Value) -> bool {
 
 impl Compiler<'_> {
     /// Replaces every deferred value in the catalog's resources by its result.
-    pub(super) fn resolve_deferred(&mut self) -> Result<(), EvalError> {
+    pub(in crate::eval) fn resolve_deferred(&mut self) -> Result<(), EvalError> {
         for i in 0..self.resources.len() {
             let r = &self.resources[i];
             if r.virtual_ || r.dropped || !r.params.values().any(has_deferred) {

@@ -366,7 +366,7 @@ impl Layout {
 }
 
 /// The widest field (and longest precision) `sprintf` pads to: 16 MiB.
-pub(super) const MAX_FORMAT_WIDTH: usize = 16 << 20;
+pub(in crate::eval) const MAX_FORMAT_WIDTH: usize = 16 << 20;
 
 /// Ruby-style `sprintf` for the common directives: `%s %d %i %f %x %X %o %b %e %g %p %%`,
 /// with flags, width and precision.
@@ -472,13 +472,13 @@ pub fn sprintf(fmt: &str, args: &[Value]) -> Result<String, String> {
         let body = match conv {
             // Ruby's Kernel#sprintf: to_s and inspect, on the values as Puppet passes them.
             's' => {
-                let s = super::erb::ruby_to_s(&as_ruby_arg(arg));
+                let s = super::ruby_print::ruby_to_s(&as_ruby_arg(arg));
                 match precision {
                     Some(p) => s.chars().take(p).collect(),
                     None => s,
                 }
             }
-            'p' => super::erb::ruby_inspect(&as_ruby_arg(arg)),
+            'p' => super::ruby_print::ruby_inspect(&as_ruby_arg(arg)),
             'd' | 'i' | 'u' => {
                 let n = to_int(&arg)?;
                 let s = zero_extend(n.unsigned_abs().to_string(), precision);
@@ -688,7 +688,7 @@ fn to_int(v: &Value) -> Result<i64, String> {
     match v {
         Value::Int(i) => Ok(*i),
         Value::Float(f) => Ok(f.floor() as i64),
-        Value::Str(s) => match super::expr::parse_number(s) {
+        Value::Str(s) => match super::numbers::parse_number(s) {
             Some(Value::Int(i)) => Ok(i),
             Some(Value::Float(f)) => Ok(f as i64),
             _ => Err(format!("invalid value for Integer(): \"{s}\"")),
@@ -1010,11 +1010,20 @@ pub fn ruby_urlsafe_encode64(data: &[u8]) -> String {
 }
 
 /// Ruby's `String#capitalize`: the first character upcased, the rest downcased.
-pub(super) fn ruby_capitalize(s: &str) -> String {
+pub(in crate::eval) fn ruby_capitalize(s: &str) -> String {
     let mut ch = s.chars();
     match ch.next() {
         Some(f) => f.to_uppercase().collect::<String>() + &ch.as_str().to_lowercase(),
         None => String::new(),
+    }
+}
+
+/// `a Word` or `an Word`, as Puppet's messages name a type or a class.
+pub(in crate::eval) fn a_an(word: &str) -> String {
+    if word.starts_with(['A', 'E', 'I', 'O', 'U']) {
+        format!("an {word}")
+    } else {
+        format!("a {word}")
     }
 }
 
@@ -1142,7 +1151,7 @@ mod random_tests {
 
 /// Ruby's `String#to_i`: the leading integer (a sign, digits, underscores between them), 0
 /// without one.
-pub(super) fn ruby_to_i(s: &str) -> i64 {
+pub(in crate::eval) fn ruby_to_i(s: &str) -> i64 {
     let t = s.trim_start();
     let (neg, rest) = match t.as_bytes().first() {
         Some(b'-') => (true, &t[1..]),
@@ -1169,7 +1178,7 @@ pub(super) fn ruby_to_i(s: &str) -> i64 {
 }
 
 /// Ruby's `String#to_f`: the leading decimal number, 0.0 without one.
-pub(super) fn ruby_to_f(s: &str) -> f64 {
+pub(in crate::eval) fn ruby_to_f(s: &str) -> f64 {
     let b = s.trim_start().as_bytes();
     let mut i = 0;
     if i < b.len() && (b[i] == b'+' || b[i] == b'-') {
@@ -1213,7 +1222,7 @@ pub(super) fn ruby_to_f(s: &str) -> f64 {
 /// A size as stdlib's `to_bytes` and memcached's `max_memory` read it
 /// (`%r{([0-9.e+-]*)\s*([^bB]?)}`): the number, and the unit prefix after it (`k`, `M`,
 /// ...) unless that is the `b`/`B` of bytes.
-pub(super) fn leading_size(s: &str) -> (f64, Option<char>) {
+pub(in crate::eval) fn leading_size(s: &str) -> (f64, Option<char>) {
     let num_len = s
         .find(|ch: char| !matches!(ch, '0'..='9' | '.' | 'e' | '+' | '-'))
         .unwrap_or(s.len());

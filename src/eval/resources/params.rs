@@ -7,7 +7,7 @@
 //! comparisons per lookup. The names are shared strings: the evaluator gives every resource
 //! the same `ensure` (see `Compiler::attr_name`), not a copy each.
 
-use super::value::Value;
+use crate::eval::values::value::Value;
 use std::sync::Arc;
 
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -5,7 +5,7 @@
 //! number: a lookup compares the candidates' fields (almost always one). Nothing is copied
 //! to insert, and nothing is built to look up.
 
-use super::compiler::Res;
+use crate::eval::compiler::Res;
 use crate::fxhash::{FxHashMap, FxHasher};
 use std::collections::hash_map::Entry;
 use std::hash::{Hash, Hasher};

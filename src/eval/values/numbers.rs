@@ -1,7 +1,7 @@
 //! Puppet's numeric strings: the coercion of a string operand of arithmetic (`to_n`) and
-//! number literals (`parse_number`).
+//! number literals (`parse_number`); numbers as floats (`num_f64`).
 
-use super::*;
+use super::value::Value;
 
 /// Puppet's numeric string syntax: decimal, `0x` hex, `0` octal, floats.
 /// Puppet's `Utils.to_n`, the coercion of a string operand of arithmetic or an index:
@@ -96,4 +96,13 @@ pub(in crate::eval) fn parse_number(s: &str) -> Option<Value> {
         }
     }
     None
+}
+
+/// A number's value as a float (0 for what is not a number).
+pub(in crate::eval) fn num_f64(v: &Value) -> f64 {
+    match v {
+        Value::Int(i) => *i as f64,
+        Value::Float(f) => *f,
+        _ => 0.0,
+    }
 }

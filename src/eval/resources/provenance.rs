@@ -6,9 +6,9 @@
 //! Recording is additive: the compiler calls `record_*` at the few places where it creates
 //! these things; nothing here changes what is compiled.
 
-use super::compiler::{Compiler, Operand};
 use crate::catalog::{capitalize_type, ResourceRef};
 use crate::diagnostics::Diagnostic;
+use crate::eval::compiler::{Compiler, Operand};
 use crate::fxhash::FxHashMap as FastMap;
 use crate::span::Span;
 
@@ -162,9 +162,9 @@ fn canonical(type_name: &str, title: &str) -> ResourceRef {
 
 /// What the compiler records while it runs (by resource index).
 #[derive(Clone, Debug, Default)]
-pub(super) struct Recorder {
+pub(in crate::eval) struct Recorder {
     /// Parameter spans are not kept (a compile whose provenance nobody reads).
-    pub(super) skip_params: bool,
+    pub(in crate::eval) skip_params: bool,
     /// (resource, parameter name number, span), in recording order.
     params: Vec<(u32, u32, Span)>,
     /// Parameter names, numbered: a resource's parameters are recorded without a copy of
@@ -178,11 +178,11 @@ pub(super) struct Recorder {
     /// Resources realized by a collector (collector index, resource index).
     realized: Vec<(usize, usize)>,
     error_labels: Vec<(Span, String)>,
-    pub(super) warnings: Vec<Diagnostic>,
+    pub(in crate::eval) warnings: Vec<Diagnostic>,
 }
 
 impl Recorder {
-    pub(super) fn param(&mut self, idx: usize, name: &str, span: Span) {
+    pub(in crate::eval) fn param(&mut self, idx: usize, name: &str, span: Span) {
         if !self.skip_params && !span.is_synthetic() {
             let number = match self.param_numbers.get(name) {
                 Some(&n) => n,
@@ -198,7 +198,7 @@ impl Recorder {
     }
 
     /// The span that last set a parameter (a scan: only asked when reporting an error).
-    pub(super) fn param_span(&self, idx: usize, name: &str) -> Option<Span> {
+    pub(in crate::eval) fn param_span(&self, idx: usize, name: &str) -> Option<Span> {
         let number = *self.param_numbers.get(name)?;
         self.params
             .iter()
@@ -207,20 +207,32 @@ impl Recorder {
             .map(|&(_, _, span)| span)
     }
 
-    pub(super) fn arrow(&mut self, source: usize, target: usize, notify: bool, span: Span) {
+    pub(in crate::eval) fn arrow(
+        &mut self,
+        source: usize,
+        target: usize,
+        notify: bool,
+        span: Span,
+    ) {
         self.arrows
             .push((source as u32, target as u32, notify, span));
     }
 
-    pub(super) fn call(&mut self, function: &'static str, from: usize, class: usize, span: Span) {
+    pub(in crate::eval) fn call(
+        &mut self,
+        function: &'static str,
+        from: usize,
+        class: usize,
+        span: Span,
+    ) {
         self.calls.push((function, from as u32, class as u32, span));
     }
 
-    pub(super) fn realized(&mut self, collector: usize, resource: usize) {
+    pub(in crate::eval) fn realized(&mut self, collector: usize, resource: usize) {
         self.realized.push((collector, resource));
     }
 
-    pub(super) fn error_label(&mut self, span: Span, message: impl Into<String>) {
+    pub(in crate::eval) fn error_label(&mut self, span: Span, message: impl Into<String>) {
         self.error_labels.push((span, message.into()));
     }
 }
@@ -229,7 +241,7 @@ impl Compiler<'_> {
     /// The recorded places (references are made canonical only when first asked for),
     /// taken from the compiler once it is done with its resources: their types and titles
     /// are moved out rather than copied, and what was recorded goes with them.
-    pub(super) fn take_provenance(&mut self) -> Provenance {
+    pub(in crate::eval) fn take_provenance(&mut self) -> Provenance {
         let rec = &mut self.recorder;
         let declared = self
             .resources
@@ -259,7 +271,7 @@ impl Compiler<'_> {
     /// makes the relationship silently empty; one that matches virtual resources realizes
     /// them, which the author rarely means (`User <| |> -> Package[x]` adds every virtual
     /// user to the catalog).
-    pub(super) fn collector_relationship_warnings(&mut self, operands: &[&[Operand]]) {
+    pub(in crate::eval) fn collector_relationship_warnings(&mut self, operands: &[&[Operand]]) {
         let mut seen = std::collections::HashSet::new();
         for ops in operands {
             for op in ops.iter() {

@@ -5,7 +5,7 @@
 //! *lexical* one used for variables (an inherited class, else the node or top scope; for a
 //! lambda, the scope that defined it).
 
-use super::value::Value;
+use crate::eval::values::value::Value;
 use crate::fxhash::{FxHashMap as HashMap, FxIndexMap};
 use indexmap::IndexMap;
 

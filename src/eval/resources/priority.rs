@@ -27,10 +27,10 @@
 //! [`Compiler::settle_priority_class`] / [`Compiler::settle_priority_classes`].
 
 use super::catalog_ops::{AttrValue, TypeKind};
-use super::compiler::{Compiler, EvalError, Flow, R};
-use super::scope::ScopeId;
-use super::value::Value;
 use crate::ast::ClassDef;
+use crate::eval::compiler::scope::ScopeId;
+use crate::eval::compiler::{Compiler, EvalError, Flow, R};
+use crate::eval::values::value::Value;
 use crate::span::Span;
 use indexmap::IndexMap;
 use std::cmp::Ordering;
@@ -160,9 +160,9 @@ impl PriorityState {
 }
 
 /// Whether `priority` on this kind of resource is Ordo's metaparameter (not the type's own).
-pub(super) fn is_ordo_priority(kind: &TypeKind) -> bool {
+pub(in crate::eval) fn is_ordo_priority(kind: &TypeKind) -> bool {
     match kind {
-        TypeKind::Builtin(b) => !super::builtin_types::has_attribute(b, PRIORITY),
+        TypeKind::Builtin(b) => !crate::eval::types::builtin_types::has_attribute(b, PRIORITY),
         TypeKind::Define(d) => !d.params.iter().any(|p| p.name == PRIORITY),
         TypeKind::Class => true,
         TypeKind::Ruby => false,
@@ -249,14 +249,14 @@ impl Compiler<'_> {
             winner.describe(),
             reason(winner, loser)
         );
-        self.log(super::LogLevel::Warning, msg);
+        self.log(crate::eval::LogLevel::Warning, msg);
         self.priority.record(winner, loser);
     }
 
     /// Hook of `declare_resource`, before the resource enters the catalog index: validates
     /// `priority`, and resolves a duplicate declaration by priority. Returns the resource
     /// that stands for the declaration when it was resolved here.
-    pub(super) fn priority_on_declare(
+    pub(in crate::eval) fn priority_on_declare(
         &mut self,
         idx: usize,
         kind: &TypeKind,
@@ -382,7 +382,7 @@ impl Compiler<'_> {
     /// Hook of `declare_class` (`class { 'x': }`). A declaration with `priority` waits for its
     /// competitors; one that meets an already evaluated class is resolved against it. Returns
     /// the class resource (a placeholder while pending) when the declaration was handled here.
-    pub(super) fn priority_declare_class(
+    pub(in crate::eval) fn priority_declare_class(
         &mut self,
         name: &str,
         def: &std::sync::Arc<ClassDef>,
@@ -446,7 +446,7 @@ impl Compiler<'_> {
     }
 
     /// Evaluates a pending class now (something needs it), with its best declaration so far.
-    pub(super) fn settle_priority_class(&mut self, name: &str) -> R<Option<usize>> {
+    pub(in crate::eval) fn settle_priority_class(&mut self, name: &str) -> R<Option<usize>> {
         let Some(mut candidates) = self.priority.pending.shift_remove(name) else {
             return Ok(None);
         };
@@ -463,7 +463,7 @@ impl Compiler<'_> {
     }
 
     /// Evaluates every pending class (from the generators loop). Returns whether any was.
-    pub(super) fn settle_priority_classes(&mut self) -> Result<bool, EvalError> {
+    pub(in crate::eval) fn settle_priority_classes(&mut self) -> Result<bool, EvalError> {
         let mut any = false;
         while let Some(name) = self.priority.pending.keys().next().cloned() {
             any = true;

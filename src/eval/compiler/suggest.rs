@@ -2,11 +2,11 @@
 //! attributes and relationship targets. The error keeps Puppet's words; the hint is set aside
 //! by the span of the error and becomes the diagnostic's help (`Compiler::run`).
 
-use super::builtin_types::BUILTIN_TYPES;
-use super::compiler::Compiler;
+use super::Compiler;
 use crate::catalog::capitalize_type;
 use crate::catalog::metaparams::METAPARAMS;
 use crate::diagnostics::nearest;
+use crate::eval::types::builtin_types::BUILTIN_TYPES;
 use crate::span::Span;
 
 impl Compiler<'_> {
@@ -16,7 +16,7 @@ impl Compiler<'_> {
     }
 
     /// The hint set aside for an error at `span`, if any.
-    pub(super) fn hint_at(&self, span: Option<Span>) -> Option<String> {
+    pub(in crate::eval) fn hint_at(&self, span: Option<Span>) -> Option<String> {
         let span = span?;
         let hints = self.hints.borrow();
         hints
@@ -28,7 +28,7 @@ impl Compiler<'_> {
 
     /// An unknown resource type: the built-in and defined types known so far. `written` as
     /// the manifest has it (`fille`, `Pakage`): the hint is written the same way.
-    pub(super) fn hint_type(&self, written: &str, span: Span) {
+    pub(in crate::eval) fn hint_type(&self, written: &str, span: Span) {
         let name = written.trim_start_matches("::");
         let lower = name.to_lowercase();
         let builtin = BUILTIN_TYPES
@@ -47,14 +47,14 @@ impl Compiler<'_> {
     }
 
     /// An unknown class: the classes known so far.
-    pub(super) fn hint_class(&self, lower: &str, span: Span) {
+    pub(in crate::eval) fn hint_class(&self, lower: &str, span: Span) {
         if let Some(found) = nearest(lower, self.classes.keys().map(String::as_str)) {
             self.hint(span, format!("did you mean '{found}'?"));
         }
     }
 
     /// An unknown attribute of a resource: the type's own (`own`) and the metaparameters.
-    pub(super) fn hint_attribute<'n>(
+    pub(in crate::eval) fn hint_attribute<'n>(
         &self,
         name: &str,
         own: impl IntoIterator<Item = &'n str>,
@@ -68,7 +68,7 @@ impl Compiler<'_> {
 
     /// A relationship to a resource that is not in the catalog: the titles of the resources
     /// of that type, else the types of the resources of that title.
-    pub(super) fn hint_reference(&self, ty: &str, title: &str, span: Span) {
+    pub(in crate::eval) fn hint_reference(&self, ty: &str, title: &str, span: Span) {
         let ty = ty.trim_start_matches("::");
         let same_type = || {
             self.resources

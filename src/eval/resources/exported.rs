@@ -2,7 +2,7 @@
 //! `Type <<| query |>>` across node compiles, the way Puppet does with PuppetDB.
 //!
 //! The store itself is IO and lives with the CLI (`cli::store`); the compiler sees it through
-//! [`Loader::exported_resources`](super::Loader::exported_resources). Puppet's
+//! [`Loader::exported_resources`](crate::eval::Loader::exported_resources). Puppet's
 //! `ExportedCollector#collect`: the collector takes the matching exported resources of this
 //! compile (they stay `exported: true`) and those other nodes exported (PuppetDB excludes the
 //! requesting node); a foreign resource becomes an ordinary resource of this catalog
@@ -13,19 +13,22 @@
 //! exported resources, with the type and title T[x]`.
 
 use super::collect::Query;
-use super::compiler::{Compiler, EvalError};
-use super::value::{puppet_eq, Value};
 use crate::catalog::{capitalize_type, Resource, ResourceKind};
+use crate::eval::compiler::{Compiler, EvalError};
+use crate::eval::values::value::{puppet_eq, Value};
 
 impl Compiler<'_> {
     /// Whether exported resources are kept and collected (Puppet's `storeconfigs`).
-    pub(super) fn storeconfigs(&self) -> bool {
+    pub(in crate::eval) fn storeconfigs(&self) -> bool {
         self.loader.storeconfigs()
     }
 
     /// Brings in the resources other nodes exported that the exported collector `ci` matches;
     /// returns the new resources (the caller collects them like local matches).
-    pub(super) fn collect_from_store(&mut self, ci: usize) -> Result<Vec<usize>, EvalError> {
+    pub(in crate::eval) fn collect_from_store(
+        &mut self,
+        ci: usize,
+    ) -> Result<Vec<usize>, EvalError> {
         let (type_name, query, scope, span) = {
             let c = &self.collectors[ci];
             (c.type_name.clone(), c.query.clone(), c.scope, c.span)
@@ -97,7 +100,7 @@ impl Compiler<'_> {
     fn duplicate_collected(&self, key: &(String, String), span: crate::span::Span) -> EvalError {
         let loc = self.line_col_location(Some(span));
         self.plain(
-            super::compiler::join_loc(
+            crate::eval::compiler::join_loc(
                 format!(
                     "Evaluation Error: Error while evaluating an Exported Query, A duplicate resource was found while collecting exported resources, with the type and title {}[{}]",
                     key.0, key.1
@@ -110,7 +113,7 @@ impl Compiler<'_> {
 
     /// This compile's exported resources as the store keeps them (catalog format,
     /// `exported: true`), rendered as the catalog renders resources.
-    pub(super) fn exported_for_store(&mut self) -> Vec<Resource> {
+    pub(in crate::eval) fn exported_for_store(&mut self) -> Vec<Resource> {
         let hidden: Vec<usize> = (0..self.resources.len())
             .filter(|&i| {
                 let r = &self.resources[i];

@@ -2,10 +2,10 @@
 //! realize them and apply their overrides, each time the generators loop runs.
 
 use super::catalog_ops::{flatten_values, AttrValue, Override};
-use super::compiler::{Compiler, EvalError, Flow, Operand, R};
-use super::scope::ScopeId;
-use super::value::{puppet_eq, Value};
 use crate::ast::{BinaryOp, Expr, ExprKind};
+use crate::eval::compiler::scope::ScopeId;
+use crate::eval::compiler::{Compiler, EvalError, Flow, Operand, R};
+use crate::eval::values::value::{puppet_eq, Value};
 use crate::span::Span;
 
 /// An evaluated query.
@@ -56,7 +56,7 @@ pub struct Collector {
 
 impl Compiler<'_> {
     /// Builds a collector from `Type <| query |> { ops }` and registers it.
-    pub(super) fn make_collector(
+    pub(in crate::eval) fn make_collector(
         &mut self,
         type_expr: &Expr,
         query: &crate::ast::Query,
@@ -70,7 +70,7 @@ impl Compiler<'_> {
             }
             _ => match self.eval(type_expr, scope)? {
                 Value::Type(t) => match *t {
-                    super::types::PType::Resource(Some(n), None) => n,
+                    crate::eval::types::PType::Resource(Some(n), None) => n,
                     _ => {
                         return Err(Flow::Err(
                             self.runtime("Illegal collector type", type_expr.span),
@@ -172,7 +172,12 @@ impl Compiler<'_> {
     }
 
     /// `realize(refs)`: a collector of a fixed set of references.
-    pub(super) fn add_realize(&mut self, refs: Vec<(String, String)>, scope: ScopeId, span: Span) {
+    pub(in crate::eval) fn add_realize(
+        &mut self,
+        refs: Vec<(String, String)>,
+        scope: ScopeId,
+        span: Span,
+    ) {
         let source = self.scopes[scope].source.clone();
         self.collectors.push(Collector {
             type_name: String::new(),
@@ -192,7 +197,7 @@ impl Compiler<'_> {
     }
 
     /// One pass over every collector; true when something new was collected.
-    pub(super) fn evaluate_collections(&mut self) -> Result<bool, EvalError> {
+    pub(in crate::eval) fn evaluate_collections(&mut self) -> Result<bool, EvalError> {
         let mut changed = false;
         for ci in 0..self.collectors.len() {
             if self.collectors[ci].fixed {
@@ -269,7 +274,7 @@ impl Compiler<'_> {
                 if attr == "tag" {
                     if let Value::Str(t) = v {
                         // The common case, without the lists below.
-                        return self.resource_tagged(idx, &super::compiler::lowercase(t));
+                        return self.resource_tagged(idx, &crate::eval::compiler::lowercase(t));
                     }
                     let wanted: Vec<String> = flatten_values(v)
                         .iter()
@@ -300,7 +305,7 @@ impl Compiler<'_> {
         match v {
             // (`name` is a parameter like any other: a query on it does not see the title.)
             Value::Str(s) if attr == "title" && !r.params.contains_key(attr) => {
-                Some(super::value::str_eq_ignore_case(&r.title, s))
+                Some(crate::eval::values::value::str_eq_ignore_case(&r.title, s))
             }
             _ => None,
         }
@@ -317,7 +322,7 @@ impl Compiler<'_> {
     }
 
     /// Tagged directly or through the resource of its scope (tags it will inherit).
-    pub(super) fn resource_tagged(&self, idx: usize, tag: &str) -> bool {
+    pub(in crate::eval) fn resource_tagged(&self, idx: usize, tag: &str) -> bool {
         let mut cur = idx;
         for _ in 0..1000 {
             if self.resources[cur].tags.contains(tag) {
