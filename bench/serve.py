@@ -4,6 +4,7 @@
     python3 bench/serve.py [--ordo target/release/ordo] [--clients 1 2 4] [--seconds 10]
                            [--site bench/serve_site.pp --node deb12.example.com]
                            [--servers ordo puppetserver]
+                           [--workdir DIR [--keep-puppetserver | --stop-puppetserver]]
 
 Sets up in a temporary directory a code directory whose production environment is a
 roles/profiles site over the Forge modules of ../shared/forge (`serve_site.pp`: three forge
@@ -19,6 +20,11 @@ docs say ("Tuning guide"): one JRuby instance per core (`max-active-instances`),
 JRuby recycling, code cached for good (`environment_timeout = unlimited`), a heap of 1 GB
 per JRuby (`-Xms`/`-Xmx`); `autosign = true` for the bench's certificate. The same code
 directory, node, certificate request and POST body. Last, the ratios Ordo / puppetserver.
+
+puppetserver takes 10-25 minutes to start on a loaded machine and its JIT needs minutes of
+requests: with `--workdir DIR --keep-puppetserver` the code directory, the certificates and
+a running puppetserver are kept in DIR (its pid and port in DIR/puppetserver/state.json) and
+the next run with the same DIR uses them; `--stop-puppetserver` stops it.
 
 Loopback only; every loop is bounded in time.
 """
@@ -63,8 +69,8 @@ def proc_rss(pid):
 def setup(tmp, site_path, node):
     code = os.path.join(tmp, "code")
     env = os.path.join(code, "environments", "production")
-    os.makedirs(os.path.join(env, "manifests"))
-    os.makedirs(os.path.join(env, "modules"))
+    os.makedirs(os.path.join(env, "manifests"), exist_ok=True)
+    os.makedirs(os.path.join(env, "modules"), exist_ok=True)
     with open(site_path) as f:
         site = f.read()
     with open(os.path.join(env, "manifests", "site.pp"), "w") as f:
@@ -76,8 +82,9 @@ def setup(tmp, site_path, node):
             if not os.path.exists(link):
                 os.symlink(os.path.abspath(os.path.join(d, m)), link)
     # Ruby types' schemas, found beside the modulepath.
-    os.symlink(os.path.abspath(os.path.join(FORGE, "types.json")),
-               os.path.join(env, "resource-type-schemas.json"))
+    schemas = os.path.join(env, "resource-type-schemas.json")
+    if not os.path.exists(schemas):
+        os.symlink(os.path.abspath(os.path.join(FORGE, "types.json")), schemas)
     with open(os.path.join(FORGE, "facts", node + ".json")) as f:
         facts = json.load(f)
     return code, node, facts
@@ -113,8 +120,63 @@ def ensure_puppetserver():
     return jar
 
 
-def start_puppetserver(tmp, code, cores):
+def status_ok(port):
+    ctx = ssl.create_default_context()
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    try:
+        c = http.client.HTTPSConnection("127.0.0.1", port, context=ctx, timeout=5)
+        c.request("GET", "/status/v1/simple")
+        return c.getresponse().status == 200
+    except (OSError, http.client.HTTPException):
+        return False
+
+
+class Kept:
+    """A puppetserver started by an earlier run (--keep-puppetserver), by its pid."""
+
+    def __init__(self, pid):
+        self.pid = pid
+
+    def poll(self):
+        return None if os.path.exists(f"/proc/{self.pid}") else 0
+
+
+def kept_puppetserver(tmp):
+    state = os.path.join(tmp, "puppetserver", "state.json")
+    if not os.path.exists(state):
+        return None
+    with open(state) as f:
+        s = json.load(f)
+    if Kept(s["pid"]).poll() is None:
+        return Kept(s["pid"]), s["port"]
+    return None
+
+
+def start_puppetserver(tmp, code, cores, keep=False):
     """puppetserver in the foreground with its own conf.d, confdir, vardir and ssldir."""
+    kept = kept_puppetserver(tmp)
+    if kept:
+        print(f"using the running puppetserver (pid {kept[0].pid}, port {kept[1]})",
+              file=sys.stderr)
+        p, port = kept
+    else:
+        p, port = launch_puppetserver(tmp, code, cores, keep)
+    # Its start takes minutes (tens on a loaded machine).
+    root = os.path.join(tmp, "puppetserver")
+    deadline = time.monotonic() + 1800
+    while time.monotonic() < deadline:
+        if p.poll() is not None:
+            sys.exit("puppetserver stopped:\n" + open(os.path.join(root, "out.log")).read()[-3000:]
+                     + open(os.path.join(root, "log", "puppetserver.log")).read()[-3000:])
+        if status_ok(port):
+            return p, port
+        time.sleep(2)
+    os.kill(p.pid, 9)
+    sys.exit("puppetserver did not start in 30 minutes")
+
+
+def launch_puppetserver(tmp, code, cores, keep):
     jar = ensure_puppetserver()
     root = os.path.join(tmp, "puppetserver")
     conf, confdir = os.path.join(root, "conf.d"), os.path.join(root, "puppet")
@@ -161,9 +223,11 @@ certname = bench-puppetserver
 ssldir = {confdir}/ssl
 cadir = {confdir}/ca
 environmentpath = {code}/environments
+# In [main]: puppetserver does not take it from [server] (`puppet config print
+# environment_timeout --section server` says 0 then: the code parsed at every request).
+environment_timeout = unlimited
 [server]
 autosign = true
-environment_timeout = unlimited
 storeconfigs = false
 reports = none
 """)
@@ -172,31 +236,21 @@ reports = none
             "-Djruby.logger.class=com.puppetlabs.jruby_utils.jruby.Slf4jLogger",
             "-Djruby.lib=/usr/share/jruby/lib", "-jar", jar,
             "--config", conf, "--bootstrap-config", "/etc/puppet/puppetserver/services.d"]
+    # A kept server runs in its own session, so that it outlives this script.
     p = subprocess.Popen(args, cwd="/usr/share/puppetserver", stdout=open(os.path.join(root, "out.log"), "w"),
-                         stderr=subprocess.STDOUT)
-    # Its start takes minutes (tens on a loaded machine).
-    deadline = time.monotonic() + 1800
-    ctx = ssl.create_default_context()
-    ctx.check_hostname = False
-    ctx.verify_mode = ssl.CERT_NONE
-    while time.monotonic() < deadline:
-        if p.poll() is not None:
-            sys.exit("puppetserver stopped:\n" + open(os.path.join(root, "out.log")).read()[-3000:]
-                     + open(os.path.join(root, "log", "puppetserver.log")).read()[-3000:])
-        try:
-            c = http.client.HTTPSConnection("127.0.0.1", port, context=ctx, timeout=5)
-            c.request("GET", "/status/v1/simple")
-            if c.getresponse().status == 200:
-                return p, port
-        except (OSError, http.client.HTTPException):
-            pass
-        time.sleep(2)
-    p.kill()
-    sys.exit("puppetserver did not start in 30 minutes")
+                         stderr=subprocess.STDOUT, start_new_session=keep)
+    if keep:
+        with open(os.path.join(root, "state.json"), "w") as f:
+            json.dump({"pid": p.pid, "port": port}, f)
+    return p, port
 
 
 def enroll(tmp, port, name):
     key, csr = os.path.join(tmp, "client.key"), os.path.join(tmp, "client.csr")
+    paths = {k: os.path.join(tmp, k + ".pem") for k in ("ca", "cert")}
+    paths["key"] = key
+    if all(os.path.exists(f) for f in paths.values()):
+        return paths
     subprocess.run(["openssl", "req", "-new", "-newkey", "rsa:2048", "-nodes",
                     "-subj", "/CN=" + name, "-keyout", key, "-out", csr],
                    check=True, capture_output=True)
@@ -223,12 +277,9 @@ def enroll(tmp, port, name):
     r = c.getresponse()
     cert = r.read()
     assert r.status == 200, r.status
-    paths = {}
     for k, v in (("ca", ca), ("cert", cert)):
-        paths[k] = os.path.join(tmp, k + ".pem")
         with open(paths[k], "wb") as f:
             f.write(v)
-    paths["key"] = key
     return paths
 
 
@@ -338,23 +389,46 @@ def main():
     ap.add_argument("--workers", type=int, default=0)
     ap.add_argument("--servers", nargs="+", default=["ordo", "puppetserver"],
                     choices=["ordo", "puppetserver"])
+    ap.add_argument("--workdir", help="keep the code, certificates and state here")
+    ap.add_argument("--keep-puppetserver", action="store_true",
+                    help="leave puppetserver running (needs --workdir); later runs use it")
+    ap.add_argument("--stop-puppetserver", action="store_true",
+                    help="stop the puppetserver kept in --workdir, then exit")
     a = ap.parse_args()
+    if (a.keep_puppetserver or a.stop_puppetserver) and not a.workdir:
+        ap.error("--keep-puppetserver and --stop-puppetserver need --workdir")
+    if a.stop_puppetserver:
+        kept = kept_puppetserver(a.workdir)
+        if kept:
+            os.kill(kept[0].pid, 15)
+            print(f"stopped puppetserver (pid {kept[0].pid})")
+        return
     cores = os.cpu_count() or 1
     print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {cores} cores; "
           f"load {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    if a.workdir:
+        os.makedirs(a.workdir, exist_ok=True)
+        run_all(a, os.path.abspath(a.workdir), cores)
+    else:
+        with tempfile.TemporaryDirectory() as tmp:
+            run_all(a, tmp, cores)
+
+
+def run_all(a, tmp, cores):
     results = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        code, node, facts = setup(tmp, a.site, a.node)
-        payload = body(node, facts)
-        for server in a.servers:
-            if server == "ordo":
-                p, port = start(os.path.abspath(a.ordo), tmp, code, a.workers)
-            else:
-                p, port = start_puppetserver(tmp, code, cores)
-            try:
-                results[server] = bench(server, p, port, os.path.join(tmp, server + "-client"),
-                                        node, payload, a)
-            finally:
+    code, node, facts = setup(tmp, a.site, a.node)
+    payload = body(node, facts)
+    for server in a.servers:
+        if server == "ordo":
+            p, port = start(os.path.abspath(a.ordo), tmp, code, a.workers)
+        else:
+            p, port = start_puppetserver(tmp, code, cores, a.keep_puppetserver)
+        keep = server == "puppetserver" and (a.keep_puppetserver or isinstance(p, Kept))
+        try:
+            results[server] = bench(server, p, port, os.path.join(tmp, server + "-client"),
+                                    node, payload, a)
+        finally:
+            if not keep:
                 p.terminate()
                 try:
                     p.wait(timeout=120)

@@ -1,6 +1,7 @@
 //! `ordo compile`: manifest + facts + modules in, Puppet JSON catalog out.
 
 use crate::catalog::Catalog;
+use crate::cli::shared_files::{memo, Shared, SharedFiles};
 use crate::eval::{self, CompileOptions, Loader};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -8,14 +9,10 @@ use std::path::{Path, PathBuf};
 /// Module files from a `--modulepath` (colon-separated directories).
 pub struct FsLoader {
     pub dirs: Vec<PathBuf>,
-    ruby_types: std::cell::OnceCell<std::collections::HashSet<String>>,
-    /// The names of `ruby_types` that are `.rb` files (not only listed).
-    ruby_type_files: std::cell::OnceCell<std::collections::HashSet<String>>,
-    /// Their schemas, as `ruby` read them (once per process: `cli::ruby_types`).
-    ruby_schemas: std::cell::OnceCell<crate::cli::ruby_types::Schemas>,
+    /// File texts and scans, read once (shared by the compiles of the same code).
+    pub files: std::sync::Arc<SharedFiles>,
     /// Where Hiera data lives: see [`crate::cli::data`].
     pub data: crate::cli::data::DataDirs,
-    ruby_functions: std::cell::OnceCell<std::collections::HashSet<String>>,
     /// With `--storeconfigs`: the resources nodes exported (see `cli::store`).
     pub exports: Option<Vec<(String, crate::catalog::Resource)>>,
     /// Trees shared with the other compiles of a run (`--nodes`).
@@ -37,11 +34,8 @@ impl FsLoader {
                         .collect()
                 })
                 .unwrap_or_default(),
-            ruby_types: std::cell::OnceCell::new(),
-            ruby_type_files: std::cell::OnceCell::new(),
-            ruby_schemas: std::cell::OnceCell::new(),
+            files: Default::default(),
             data: Default::default(),
-            ruby_functions: std::cell::OnceCell::new(),
             exports: None,
             parse_cache: None,
             ruby: None,
@@ -52,7 +46,17 @@ impl FsLoader {
     /// Names of the Ruby resource types the modules ship: `lib/puppet/type/*.rb`, or the
     /// `ruby-types.txt` list (`name<TAB>path`) that stands in for them in the corpus.
     fn ruby_types(&self) -> &std::collections::HashSet<String> {
-        self.ruby_types.get_or_init(|| {
+        &self.ruby_type_lists().0
+    }
+
+    /// The Ruby types' names, and those of them that are `.rb` files (not only listed).
+    fn ruby_type_lists(
+        &self,
+    ) -> &(
+        std::collections::HashSet<String>,
+        std::collections::HashSet<String>,
+    ) {
+        self.files.ruby_types.get_or_init(|| {
             let mut names = std::collections::HashSet::new();
             let mut files = std::collections::HashSet::new();
             for d in &self.dirs {
@@ -80,8 +84,7 @@ impl FsLoader {
                 }
             }
             names.extend(files.iter().cloned());
-            let _ = self.ruby_type_files.set(files);
-            names
+            (names, files)
         })
     }
 }
@@ -89,14 +92,13 @@ impl FsLoader {
 impl FsLoader {
     /// Whether a module ships `lib/puppet/type/NAME.rb` (one `ruby` can read).
     fn has_ruby_type_file(&self, name: &str) -> bool {
-        self.ruby_types();
-        self.ruby_type_files.get().is_some_and(|f| f.contains(name))
+        self.ruby_type_lists().1.contains(name)
     }
 
     /// Names of the Ruby functions the modules ship (`lib/puppet/functions`,
     /// `lib/puppet/parser/functions`, or the corpus's `ruby-functions.txt`).
     fn ruby_functions(&self) -> &std::collections::HashSet<String> {
-        self.ruby_functions.get_or_init(|| {
+        self.files.ruby_functions.get_or_init(|| {
             let mut names = std::collections::HashSet::new();
             for d in &self.dirs {
                 let Ok(entries) = std::fs::read_dir(d) else {
@@ -123,6 +125,27 @@ impl FsLoader {
     }
 }
 
+impl FsLoader {
+    /// The modules' `lib` folders, in modulepath and name order.
+    fn scan_lib_dirs(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for d in &self.dirs {
+            let Ok(entries) = std::fs::read_dir(d) else {
+                continue;
+            };
+            let mut modules: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+            modules.sort();
+            for m in modules {
+                let lib = m.join("lib");
+                if lib.is_dir() {
+                    out.push(lib.to_string_lossy().into_owned());
+                }
+            }
+        }
+        out
+    }
+}
+
 /// `dir/a/b.rb` -> `a::b`.
 fn collect_rb(dir: &Path, prefix: &str, out: &mut std::collections::HashSet<String>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
@@ -146,23 +169,25 @@ impl Loader for FsLoader {
     fn load(&self, module: &str, path: &str) -> Option<(String, String)> {
         self.dirs.iter().find_map(|d| {
             let p = d.join(module).join(path);
-            let text = crate::input::read_to_string(&p).ok()?;
-            Some((p.to_string_lossy().into_owned(), text))
+            let text = self.files.read(&p)?;
+            Some((p.to_string_lossy().into_owned(), text.to_string()))
         })
     }
 
     fn has_module(&self, module: &str) -> bool {
-        self.dirs.iter().any(|d| d.join(module).is_dir())
+        self.module_dir(module).is_some()
     }
 
     fn module_dir(&self, module: &str) -> Option<String> {
-        let dir = self
-            .dirs
-            .iter()
-            .map(|d| d.join(module))
-            .find(|p| p.is_dir())?;
-        let dir = std::fs::canonicalize(&dir).unwrap_or(dir);
-        Some(dir.to_string_lossy().into_owned())
+        memo(&self.files.module_dirs, module, || {
+            let dir = self
+                .dirs
+                .iter()
+                .map(|d| d.join(module))
+                .find(|p| p.is_dir())?;
+            let dir = std::fs::canonicalize(&dir).unwrap_or(dir);
+            Some(dir.to_string_lossy().into_owned())
+        })
     }
 
     fn has_ruby_type(&self, name: &str) -> bool {
@@ -172,28 +197,31 @@ impl Loader for FsLoader {
     fn type_schema(&self, name: &str) -> Option<eval::type_schema::TypeSchema> {
         if !self.data.has_types_file() && self.has_ruby_type_file(name) {
             let schemas = self
+                .files
                 .ruby_schemas
                 .get_or_init(|| crate::cli::ruby_types::schemas(&self.dirs));
             if let Some(s) = schemas.get(name) {
                 return Some(s.clone());
             }
         }
-        self.data.type_schema(&self.dirs, name)
+        self.data.type_schema(&self.dirs, name, &self.files)
     }
 
     fn ruby_type_namevar(&self, name: &str) -> Option<String> {
-        let file = format!("{name}.rb");
-        self.dirs.iter().find_map(|d| {
-            std::fs::read_dir(d).ok()?.flatten().find_map(|m| {
-                let p = m.path().join("lib/puppet/type").join(&file);
-                let src = std::fs::read_to_string(p).ok()?;
-                Some(eval::type_schema::namevar_from_ruby(&src))
+        memo(&self.files.namevars, name, || {
+            let file = format!("{name}.rb");
+            self.dirs.iter().find_map(|d| {
+                std::fs::read_dir(d).ok()?.flatten().find_map(|m| {
+                    let p = m.path().join("lib/puppet/type").join(&file);
+                    let src = std::fs::read_to_string(p).ok()?;
+                    Some(eval::type_schema::namevar_from_ruby(&src))
+                })
             })
         })
     }
 
     fn load_data(&self, path: &str) -> Option<String> {
-        self.data.load(&self.dirs, path)
+        self.data.load(&self.dirs, path, &self.files)
     }
 
     fn hiera_config_name(&self) -> Option<String> {
@@ -243,21 +271,10 @@ impl Loader for FsLoader {
     }
 
     fn ruby_lib_dirs(&self) -> Vec<String> {
-        let mut out = Vec::new();
-        for d in &self.dirs {
-            let Ok(entries) = std::fs::read_dir(d) else {
-                continue;
-            };
-            let mut modules: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
-            modules.sort();
-            for m in modules {
-                let lib = m.join("lib");
-                if lib.is_dir() {
-                    out.push(lib.to_string_lossy().into_owned());
-                }
-            }
-        }
-        out
+        self.files
+            .lib_dirs
+            .get_or_init(|| self.scan_lib_dirs())
+            .clone()
     }
 
     fn storeconfigs(&self) -> bool {
@@ -662,7 +679,7 @@ pub fn compile_text(
     node: &str,
     facts: serde_json::Value,
     inputs: &CompileInputs,
-    cache: Option<std::sync::Arc<eval::parse_cache::ParseCache>>,
+    shared: Option<Shared>,
     mode: Mode,
 ) -> Result<eval::CompileResult, String> {
     let opts = CompileOptions {
@@ -682,7 +699,10 @@ pub fn compile_text(
     if inputs.storeconfigs {
         loader.exports = Some(export_store(inputs).load_all()?);
     }
-    loader.parse_cache = cache;
+    if let Some((trees, files)) = shared {
+        loader.parse_cache = Some(trees);
+        loader.files = files;
+    }
     loader.ruby = Some(crate::ruby::shared());
     loader.host.deadline = inputs.deadline;
     let name = display_name(manifest);

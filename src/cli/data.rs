@@ -8,8 +8,8 @@
 //!   (`cli::ruby_types`), else a `resource-type-schemas.json` found beside a modulepath
 //!   folder or beside the folder the modules really live in (the corpus layout).
 
+use crate::cli::shared_files::SharedFiles;
 use crate::eval::type_schema::{parse_schemas, TypeSchema};
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 const SCHEMA_FILE: &str = "resource-type-schemas.json";
@@ -19,7 +19,6 @@ pub struct DataDirs {
     env_root: PathBuf,
     global: Option<PathBuf>,
     types_file: Option<PathBuf>,
-    schemas: std::cell::OnceCell<HashMap<String, TypeSchema>>,
 }
 
 impl DataDirs {
@@ -38,7 +37,6 @@ impl DataDirs {
             env_root,
             global,
             types_file,
-            schemas: std::cell::OnceCell::new(),
         }
     }
 
@@ -49,7 +47,7 @@ impl DataDirs {
             .map(|n| n.to_string_lossy().into_owned())
     }
 
-    pub fn load(&self, dirs: &[PathBuf], path: &str) -> Option<String> {
+    pub fn load(&self, dirs: &[PathBuf], path: &str, files: &SharedFiles) -> Option<String> {
         let (layer, rest) = path.split_once('/')?;
         let file = match layer {
             "global" => self.global.as_ref()?.parent()?.join(rest),
@@ -58,11 +56,12 @@ impl DataDirs {
                 let (name, rel) = rest.split_once('/')?;
                 return dirs
                     .iter()
-                    .find_map(|d| crate::input::read_to_string(&d.join(name).join(rel)).ok());
+                    .find_map(|d| files.read(&d.join(name).join(rel)))
+                    .map(|t| t.to_string());
             }
             _ => return None,
         };
-        crate::input::read_to_string(&file).ok()
+        files.read(&file).map(|t| t.to_string())
     }
 
     /// Whether the schemas come from a `--types` file (then only from it).
@@ -70,8 +69,14 @@ impl DataDirs {
         self.types_file.is_some()
     }
 
-    pub fn type_schema(&self, dirs: &[PathBuf], name: &str) -> Option<TypeSchema> {
-        self.schemas
+    pub fn type_schema(
+        &self,
+        dirs: &[PathBuf],
+        name: &str,
+        files: &SharedFiles,
+    ) -> Option<TypeSchema> {
+        files
+            .schemas
             .get_or_init(|| {
                 let file = self.types_file.clone().or_else(|| discover(dirs));
                 file.and_then(|f| std::fs::read_to_string(f).ok())

@@ -58,6 +58,7 @@ mod output_file;
 pub mod parse;
 pub mod priorities;
 pub mod ruby_types;
+pub mod shared_files;
 pub mod store;
 
 use crate::catalog::Catalog;

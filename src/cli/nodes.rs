@@ -12,6 +12,7 @@
 //! name; the other nodes still compile, and the exit status is 1. A summary line ends the run.
 
 use super::compile::{catalog_text, compile_text, CompileInputs};
+use crate::cli::shared_files::{Shared, SharedFiles};
 use crate::eval::parse_cache::ParseCache;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -77,7 +78,7 @@ fn compile_node(
     node: &NodeFile,
     inputs: &CompileInputs,
     outdir: &Path,
-    cache: &Arc<ParseCache>,
+    shared: &Shared,
     pretty: bool,
 ) -> Outcome {
     let mut messages = String::new();
@@ -98,7 +99,7 @@ fn compile_node(
         &node.name,
         facts,
         inputs,
-        Some(cache.clone()),
+        Some(shared.clone()),
         super::compile::Mode::Catalog,
     ) {
         Ok(r) => r,
@@ -182,7 +183,8 @@ pub fn run(
     let jobs = jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
         .clamp(1, nodes.len().max(1));
-    let cache = Arc::new(ParseCache::new());
+    // The trees and files of the code, shared by every node's compile.
+    let shared = (Arc::new(ParseCache::new()), Arc::new(SharedFiles::new()));
     let next = AtomicUsize::new(0);
     let failed = Mutex::new(Vec::new());
     let work = || loop {
@@ -190,7 +192,7 @@ pub fn run(
         let Some(node) = nodes.get(i) else {
             break;
         };
-        let outcome = compile_node(manifest, &text, node, inputs, outdir, &cache, pretty);
+        let outcome = compile_node(manifest, &text, node, inputs, outdir, &shared, pretty);
         if !outcome.messages.is_empty() {
             let _ = std::io::stderr()
                 .lock()
@@ -243,7 +245,7 @@ pub fn run(
         secs,
         compiled as f64 / secs.max(1e-9),
         jobs,
-        cache.parses()
+        shared.0.parses()
     );
     if !failed.is_empty() {
         eprintln!("Failed nodes: {}", failed.join(", "));

@@ -19,8 +19,8 @@ mod inputs;
 pub(in crate::eval) mod limits;
 pub(in crate::eval) mod scope;
 pub(in crate::eval) mod suggest;
+pub(super) use inputs::parse_source;
 use inputs::*;
-pub(super) use inputs::{parse_epp_source, parse_source};
 
 /// Why evaluation stopped early: an error, or `break`/`next`/`return` travelling to the
 /// construct that handles them.
@@ -266,6 +266,9 @@ pub struct Compiler<'a> {
     /// then Sensitive).
     pub(super) render_sensitive: Vec<bool>,
     pub(super) hiera_cache: crate::eval::hiera::Cache,
+    /// The file number of each EPP template rendered so far, by name: a template rendered
+    /// again with the same text keeps its number (and its tree, parsed once).
+    pub(super) epp_files: std::collections::HashMap<String, FileId>,
     /// Nesting of Puppet-language function calls.
     pub(super) call_depth: usize,
     /// Nesting of class declarations (bounded by `catalog_ops::MAX_CLASS_DEPTH`).
@@ -388,6 +391,7 @@ impl<'a> Compiler<'a> {
             render_stack: Vec::new(),
             render_sensitive: Vec::new(),
             hiera_cache: Default::default(),
+            epp_files: Default::default(),
             call_depth: 0,
             class_depth: 0,
             lambda_calls: 0,

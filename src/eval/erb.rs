@@ -131,7 +131,7 @@ fn err<T>(m: impl Into<String>) -> E<T> {
 struct Interp<'c, 'a> {
     c: &'c mut Compiler<'a>,
     scope: ScopeId,
-    texts: Vec<String>,
+    template: std::sync::Arc<Compiled>,
     out: String,
     locals: Vec<HashMap<String, Value>>,
     ivars: HashMap<String, Value>,
@@ -140,11 +140,41 @@ struct Interp<'c, 'a> {
     /// variable behind it, as one shared array or hash.
     aliases: HashMap<String, String>,
     /// Methods the template defines (`def`).
-    methods: HashMap<String, std::rc::Rc<Block>>,
+    methods: HashMap<String, std::sync::Arc<Block>>,
+    span: crate::span::Span,
+}
+
+/// A template lexed and parsed: what renders it in any scope (shared by the compiles of
+/// the same code through the loader's parse cache).
+#[derive(Debug)]
+pub struct Compiled {
+    body: Vec<Node>,
+    /// The template's text between its tags.
+    texts: Vec<String>,
     /// Names the template assigns somewhere (`x = ...`): in Ruby a local exists, as nil,
     /// once the parser has seen its assignment, even in a branch that did not run.
     assigned: std::collections::HashSet<String>,
-    span: crate::span::Span,
+}
+
+/// Lexes and parses a template; `Err`: what Ordo's ERB does not support.
+pub fn compile(text: &str) -> Result<Compiled, String> {
+    let (toks, texts) =
+        compile_template(text).map_err(|e| format!("Ordo's ERB does not support {e}"))?;
+    let assigned = toks
+        .windows(2)
+        .filter_map(|w| match w {
+            [Tok::Ident(n), Tok::Op("=")] => Some(n.clone()),
+            _ => None,
+        })
+        .collect();
+    let body = Parser::new(toks)
+        .program()
+        .map_err(|e| format!("Ordo's ERB does not support this Ruby: {e}"))?;
+    Ok(Compiled {
+        body,
+        texts,
+        assigned,
+    })
 }
 
 fn truthy(v: &Value) -> bool {
@@ -588,8 +618,8 @@ impl Interp<'_, '_> {
             },
             Node::Seq(body) => self.run(body)?,
             Node::Text(i) => {
-                let t = self.texts[*i].clone();
-                self.emit(&t)?;
+                let template = self.template.clone();
+                self.emit(&template.texts[*i])?;
                 Value::Undef
             }
             Node::Out(x) => {

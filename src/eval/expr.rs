@@ -443,6 +443,11 @@ impl Compiler<'_> {
         if let Some(t) = self.resolved_aliases.get(&*key) {
             return Ok(t.clone());
         }
+        // Resolved by an earlier compile of the same code.
+        if let Some(t) = self.loader.parse_cache().and_then(|c| c.alias(&key)) {
+            self.resolved_aliases.insert(key.into_owned(), t.clone());
+            return Ok(t);
+        }
         if self.known_resource_refs.contains(&*key) {
             return Ok(PType::Resource(Some(key.into_owned()), None));
         }
@@ -481,7 +486,12 @@ impl Compiler<'_> {
                     ))
                 }
             };
-            let t = PType::Alias(key.clone(), Box::new(t));
+            let t = PType::Alias(key.clone(), std::sync::Arc::new(t));
+            if self.type_alias_depth == 0 {
+                if let Some(cache) = self.loader.parse_cache() {
+                    cache.keep_alias(&key, &t);
+                }
+            }
             self.resolved_aliases.insert(key, t.clone());
             return Ok(t);
         }

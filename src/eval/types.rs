@@ -75,7 +75,7 @@ pub enum PType {
     /// `Unit`: assignable to and from every type (the element type of an empty array).
     Unit,
     /// A named alias, resolved.
-    Alias(String, Box<PType>),
+    Alias(String, std::sync::Arc<PType>),
 }
 
 /// The type named by a bare capitalised word, when it is one of Puppet's own.
@@ -124,7 +124,7 @@ pub fn builtin(name: &str) -> Option<PType> {
         "Deferred" => deferred_type(),
         "Error" => PType::Error(None, None),
         "URI" | "SemVerRange" | "TypeSet" | "TypeAlias" => {
-            PType::Alias(name.to_string(), Box::new(PType::Object))
+            PType::Alias(name.to_string(), std::sync::Arc::new(PType::Object))
         }
         _ => return None,
     })
@@ -573,7 +573,7 @@ fn union(a: &[String], b: &[String]) -> Vec<String> {
 
 /// The `Deferred` object type (known by name; its values are [`Value::Deferred`]).
 pub fn deferred_type() -> PType {
-    PType::Alias("Deferred".to_string(), Box::new(PType::Object))
+    PType::Alias("Deferred".to_string(), std::sync::Arc::new(PType::Object))
 }
 
 /// How Puppet prints the `Deferred` type: its whole Pcore definition.

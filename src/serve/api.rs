@@ -258,7 +258,7 @@ impl Server {
             node,
             facts,
             inputs,
-            Some(env.cache.clone()),
+            Some((env.cache.clone(), env.files.clone())),
             Mode::Catalog,
         ) {
             Ok(r) => r,

@@ -4,6 +4,7 @@
 //! second), the next request gets a fresh environment and compiles in flight finish with
 //! the one they started with.
 
+use crate::cli::shared_files::SharedFiles;
 use crate::eval::parse_cache::ParseCache;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -24,6 +25,8 @@ pub struct Env {
     pub module_dirs: Vec<String>,
     pub hiera_config: Option<PathBuf>,
     pub cache: Arc<ParseCache>,
+    /// File texts and scans shared by the compiles (dropped with the environment).
+    pub files: Arc<SharedFiles>,
     /// Names this version of the code (the catalog's `code_id`; asked back by
     /// `static_file_content`): a digest of the environment's name and files' stamp.
     pub code_id: String,
@@ -192,6 +195,7 @@ impl Envs {
             text,
             hiera_config: global.is_file().then_some(global),
             cache: Arc::new(ParseCache::new()),
+            files: Arc::new(SharedFiles::new()),
             code_id: code_id(name, &stamp),
             stamp,
         })

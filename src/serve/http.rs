@@ -356,22 +356,16 @@ pub fn percent_decode(s: &str, plus: bool) -> String {
     let mut i = 0;
     while i < b.len() {
         match b[i] {
-            b'%' if i + 2 < b.len() => {
-                match std::str::from_utf8(&b[i + 1..i + 3])
-                    .ok()
-                    .filter(|h| h.bytes().all(|c| c.is_ascii_hexdigit()))
-                    .and_then(|h| u8::from_str_radix(h, 16).ok())
-                {
-                    Some(v) => {
-                        out.push(v);
-                        i += 3;
-                    }
-                    None => {
-                        out.push(b'%');
-                        i += 1;
-                    }
+            b'%' if i + 2 < b.len() => match (hex(b[i + 1]), hex(b[i + 2])) {
+                (Some(high), Some(low)) => {
+                    out.push(high << 4 | low);
+                    i += 3;
                 }
-            }
+                _ => {
+                    out.push(b'%');
+                    i += 1;
+                }
+            },
             b'+' if plus => {
                 out.push(b' ');
                 i += 1;
@@ -386,6 +380,11 @@ pub fn percent_decode(s: &str, plus: bool) -> String {
 }
 
 /// `a=1&b=2` (a query or an `application/x-www-form-urlencoded` body), decoded.
+/// The value of a hexadecimal digit.
+fn hex(c: u8) -> Option<u8> {
+    (c as char).to_digit(16).map(|d| d as u8)
+}
+
 pub fn parse_form(s: &str) -> Vec<(String, String)> {
     s.split('&')
         .filter(|p| !p.is_empty())

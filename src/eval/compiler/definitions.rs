@@ -334,15 +334,49 @@ impl<'a> Compiler<'a> {
         text: &str,
         file: FileId,
     ) -> std::sync::Arc<crate::eval::parse_cache::Parsed> {
+        self.tree(name, text, file, parse_source)
+    }
+
+    /// Parses an EPP template, or takes its tree from the loader's shared cache (by the
+    /// template's name, which the cache keeps apart from manifests').
+    pub(in crate::eval) fn parse_epp_shared(
+        &mut self,
+        name: &str,
+        text: &str,
+    ) -> std::sync::Arc<crate::eval::parse_cache::Parsed> {
+        let file = match self.epp_files.get(name) {
+            Some(&id) if self.sources.get(id).is_some_and(|f| f.text == text) => id,
+            _ => {
+                let id = self.sources.add(name, text);
+                self.epp_files.insert(name.to_string(), id);
+                id
+            }
+        };
+        self.tree(
+            &format!("epp {name}"),
+            text,
+            file,
+            super::inputs::parse_epp_source,
+        )
+    }
+
+    /// A file's tree by `parse`, or from the loader's shared cache under `key`.
+    fn tree(
+        &self,
+        key: &str,
+        text: &str,
+        file: FileId,
+        parse: fn(&str, FileId) -> super::inputs::ParsedSource,
+    ) -> std::sync::Arc<crate::eval::parse_cache::Parsed> {
         let parse = || {
-            let p = parse_source(text, file);
+            let p = parse(text, file);
             crate::eval::parse_cache::Parsed {
                 program: p.program,
                 diagnostics: p.diagnostics,
             }
         };
         match self.loader.parse_cache() {
-            Some(cache) => cache.get(name, text, file, parse),
+            Some(cache) => cache.get(key, text, file, parse),
             None => std::sync::Arc::new(parse()),
         }
     }

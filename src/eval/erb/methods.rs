@@ -59,7 +59,9 @@ impl Interp<'_, '_> {
                 "raise" | "fail" => err(ruby_to_s(&a0)),
                 "scope" => err("`scope` without a method"),
                 "puts" | "print" | "p" => err(format!("`{name}` (templates must not print)")),
-                other if self.assigned.contains(other) && args.is_empty() => Ok(Value::Undef),
+                other if self.template.assigned.contains(other) && args.is_empty() => {
+                    Ok(Value::Undef)
+                }
                 other => err(format!("undefined local variable or method `{other}'")),
             };
         };

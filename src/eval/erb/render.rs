@@ -15,31 +15,23 @@ impl Compiler<'_> {
         let fail = |c: &Compiler<'_>, m: String| {
             Flow::Err(c.runtime(format!("Failed to parse template {name}:\n  Filepath: {name}\n  Line: 1\n  Detail: {m}\n"), span))
         };
-        let (toks, texts) = compile_template(text)
-            .map_err(|e| fail(self, format!("Ordo's ERB does not support {e}")))?;
-        let assigned = toks
-            .windows(2)
-            .filter_map(|w| match w {
-                [Tok::Ident(n), Tok::Op("=")] => Some(n.clone()),
-                _ => None,
-            })
-            .collect();
-        let body = Parser::new(toks)
-            .program()
-            .map_err(|e| fail(self, format!("Ordo's ERB does not support this Ruby: {e}")))?;
+        let template = match self.loader.parse_cache() {
+            Some(cache) => cache.erb(text, || compile(text)),
+            None => compile(text).map(std::sync::Arc::new),
+        }
+        .map_err(|m| fail(self, m))?;
         let mut it = Interp {
             c: self,
             scope,
-            texts,
+            template: template.clone(),
             out: String::new(),
             locals: vec![HashMap::new()],
             ivars: HashMap::new(),
             aliases: HashMap::new(),
             methods: HashMap::new(),
-            assigned,
             span,
         };
-        match it.run(&body) {
+        match it.run(&template.body) {
             Ok(_) | Err(Ctl::Next(_)) => Ok(it.out),
             Err(Ctl::Flow(f)) => Err(f),
             Err(Ctl::Err(m)) => Err(fail(it.c, m)),

@@ -82,7 +82,7 @@ pub enum Node {
         ensure: Vec<Node>,
     },
     /// `def name(params) body end`: a method of the template.
-    Def(String, std::rc::Rc<Block>),
+    Def(String, std::sync::Arc<Block>),
 }
 
 #[derive(Clone, Debug)]
@@ -1144,7 +1144,7 @@ impl Parser {
                 self.expect_kw("end")?;
                 Node::Def(
                     name,
-                    std::rc::Rc::new(Block {
+                    std::sync::Arc::new(Block {
                         params,
                         body,
                         sym: None,

@@ -179,9 +179,8 @@ impl Compiler<'_> {
         scope: ScopeId,
         span: Span,
     ) -> R<Value> {
-        let file = self.sources.add(name, text);
-        let parsed = crate::eval::compiler::parse_epp_source(text, file);
-        let Some(program) = parsed.program else {
+        let parsed = self.parse_epp_shared(name, text);
+        let Some(program) = &parsed.program else {
             // Puppet's EppEvaluator: `epp(): Invalid EPP: <parse error> (file: ..)`, the
             // inline text's file named `inlined-epp-text`.
             let (func, shown) = if name == "inline_epp" {
@@ -203,7 +202,7 @@ impl Compiler<'_> {
         let source = self.scopes[scope].source.clone();
         let mut s = Scope::with_source(ScopeKind::Local, Some(scope), Some(scope), source);
         s.resource = self.scopes[scope].resource;
-        self.in_call_scope(s, |c, sid| c.run_epp(&program, params, sid, span))
+        self.in_call_scope(s, |c, sid| c.run_epp(program, params, sid, span))
     }
 
     pub(super) fn run_epp(

@@ -308,7 +308,7 @@ pub(super) fn new_instance(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     }
     let mut args: Vec<Value> = a.values[1..].to_vec();
     let t = match *t {
-        PType::Alias(_, inner) => *inner,
+        PType::Alias(_, inner) => std::sync::Arc::unwrap_or_clone(inner),
         other => other,
     };
     // The named form of the numeric types: `Integer({from => '0x10', radix => 16})`.

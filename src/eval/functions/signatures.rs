@@ -387,7 +387,8 @@ fn may_take_type(t: &PType, v: &Value) -> bool {
         Type(_) | Resource(..) | Class(_) | CatalogEntry | Iterable | Iterator | Any | RichData => {
             true
         }
-        Optional(Some(e)) | NotUndef(Some(e)) | Alias(_, e) => may_take_type(e, v),
+        Optional(Some(e)) | NotUndef(Some(e)) => may_take_type(e, v),
+        Alias(_, e) => may_take_type(e, v),
         Variant(ts) => ts.iter().any(|t| may_take_type(t, v)),
         // A container of types: judged by Ordo only roughly.
         Array(..) | Tuple(..) => matches!(v, Value::Array(_)),

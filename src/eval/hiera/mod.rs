@@ -12,6 +12,7 @@ pub mod yaml;
 use crate::eval::values::value::Value;
 use indexmap::IndexMap;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 pub use merge::Merge;
 
@@ -32,11 +33,19 @@ struct Config {
     levels: Vec<Level>,
 }
 
-/// Parsed configs and data files, kept for the whole compile.
+/// Parsed configs and data files, kept for the whole compile, shared by reference (a
+/// lookup copies only the value it finds).
 #[derive(Default)]
 pub struct Cache {
-    configs: HashMap<String, Option<Config>>,
-    data: HashMap<String, Option<Value>>,
+    configs: HashMap<String, Option<Arc<Config>>>,
+    data: HashMap<String, Option<Arc<Value>>>,
+    /// Hierarchy paths that interpolate only `facts`, `trusted` and `server_facts` (which
+    /// a compile cannot change), as interpolated.
+    paths: HashMap<String, String>,
+    /// The `lookup_options` of a set of data files (named by their paths), merged.
+    options: HashMap<String, Arc<Value>>,
+    /// The `lookup_options` keys that are regular expressions, compiled.
+    regexes: HashMap<String, Option<regex::Regex>>,
 }
 
 /// Resolves `%{...}` variables: dotted names (`facts.os.family`, `::fqdn`).
@@ -55,7 +64,7 @@ impl Cache {
         src: &dyn DataSource,
         layer: &str,
         file: &str,
-    ) -> Result<Option<Config>, String> {
+    ) -> Result<Option<Arc<Config>>, String> {
         if let Some(c) = self.configs.get(layer) {
             return Ok(c.clone());
         }
@@ -69,7 +78,8 @@ impl Cache {
                 }],
             }),
             None => None,
-        };
+        }
+        .map(Arc::new);
         self.configs.insert(layer.to_string(), cfg.clone());
         Ok(cfg)
     }
@@ -79,7 +89,7 @@ impl Cache {
         src: &dyn DataSource,
         path: &str,
         json: bool,
-    ) -> Result<Option<Value>, String> {
+    ) -> Result<Option<Arc<Value>>, String> {
         if let Some(d) = self.data.get(path) {
             return Ok(d.clone());
         }
@@ -93,7 +103,7 @@ impl Cache {
                 };
                 match j {
                     serde_json::Value::Null => None,
-                    serde_json::Value::Object(_) => Some(Value::from_json(&j)),
+                    serde_json::Value::Object(_) => Some(Arc::new(Value::from_json(&j))),
                     _ => return Err(format!("{path}: data must be a hash")),
                 }
             }
@@ -221,7 +231,7 @@ impl<'a, 'v> Lookup<'a, 'v> {
         self.src.read("env/hiera.yaml").is_some()
     }
 
-    fn layers(&mut self, key: &str) -> Result<Vec<Config>, String> {
+    fn layers(&mut self, key: &str) -> Result<Vec<Arc<Config>>, String> {
         let mut out = vec![];
         if let Some(g) = self.global.clone() {
             if let Some(c) = self.cache.config(self.src, "global", &g)? {
@@ -250,39 +260,72 @@ impl<'a, 'v> Lookup<'a, 'v> {
     /// priority first.
     fn found(&mut self, key: &str) -> Result<Vec<Value>, String> {
         let (root, dig) = split_key(key);
+        let root_key = Value::str(root.clone());
         let mut out = vec![];
-        for cfg in self.layers(&root)? {
+        for (path, json) in self.data_files(&root)? {
+            let Some(data) = self.cache.data(self.src, &path, json)? else {
+                continue;
+            };
+            let Value::Hash(h) = &*data else {
+                continue;
+            };
+            let Some(mut v) = h.get(&root_key) else {
+                continue;
+            };
+            // Dug by reference: only what is found is copied.
+            let mut missing = false;
+            for seg in &dig {
+                let next = match v {
+                    Value::Hash(h) => h.get(&Value::str(seg.as_str())),
+                    Value::Array(a) => seg.parse::<usize>().ok().and_then(|i| a.get(i)),
+                    _ => None,
+                };
+                match next {
+                    Some(n) => v = n,
+                    None => {
+                        missing = true;
+                        break;
+                    }
+                }
+            }
+            if missing || (!dig.is_empty() && v.is_undef()) {
+                continue;
+            }
+            let v = v.clone();
+            out.push(if interpolated(&v) {
+                self.interpolate(v)?
+            } else {
+                v
+            });
+        }
+        Ok(out)
+    }
+
+    /// The data files of the layers a key is looked up in, highest priority first, with
+    /// whether each is JSON.
+    fn data_files(&mut self, root: &str) -> Result<Vec<(String, bool)>, String> {
+        let mut out = vec![];
+        for cfg in self.layers(root)? {
             for level in &cfg.levels {
                 for p in &level.paths {
-                    let path = self.interpolate_str(p)?;
-                    let Some(Value::Hash(h)) = self.cache.data(self.src, &path, level.json)? else {
-                        continue;
-                    };
-                    let Some(v) = h.get(&Value::str(root.clone())) else {
-                        continue;
-                    };
-                    let mut v = v.clone();
-                    for seg in &dig {
-                        v = match v {
-                            Value::Hash(h) => h
-                                .get(&Value::str(seg.clone()))
-                                .cloned()
-                                .unwrap_or(Value::Undef),
-                            Value::Array(a) => seg
-                                .parse::<usize>()
-                                .ok()
-                                .and_then(|i| a.get(i).cloned())
-                                .unwrap_or(Value::Undef),
-                            _ => Value::Undef,
-                        };
-                    }
-                    if dig.is_empty() || !v.is_undef() {
-                        out.push(self.interpolate(v)?);
-                    }
+                    out.push((self.path(p)?, level.json));
                 }
             }
         }
         Ok(out)
+    }
+
+    /// A hierarchy path, interpolated: once per compile when it names only what a compile
+    /// cannot change (`facts`, `trusted`, `server_facts`).
+    fn path(&mut self, p: &str) -> Result<String, String> {
+        if let Some(done) = self.cache.paths.get(p) {
+            return Ok(done.clone());
+        }
+        let done = self.interpolate_str(p)?;
+        if constant_path(p) {
+            self.cache.paths.insert(p.to_string(), done.clone());
+        }
+        Ok(done)
     }
 
     /// The `lookup_options` entry of a key (its own name, else the first regex that
@@ -292,21 +335,58 @@ impl<'a, 'v> Lookup<'a, 'v> {
             return Ok(None);
         }
         let (root, _) = split_key(key);
-        let all = self.found_raw_options(&root)?;
+        let opts = self.merged_options(&root)?;
+        let Value::Hash(h) = &*opts else {
+            return Ok(None);
+        };
+        if let Some(v) = h.get(&Value::str(root.as_str())) {
+            return Ok(Some(v.clone()));
+        }
+        for (k, v) in h.iter() {
+            let Value::Str(k) = k else {
+                continue;
+            };
+            if !k.starts_with('^') {
+                continue;
+            }
+            let re = self
+                .cache
+                .regexes
+                .entry(k.clone())
+                .or_insert_with(|| regex::Regex::new(k).ok());
+            if re.as_ref().is_some_and(|r| r.is_match(&root)) {
+                return Ok(Some(v.clone()));
+            }
+        }
+        Ok(None)
+    }
+
+    /// The `lookup_options` of the data files a key is looked up in, merged deep over the
+    /// layers; once per set of files.
+    fn merged_options(&mut self, root: &str) -> Result<Arc<Value>, String> {
+        let files = self.data_files(root)?;
+        let name: Vec<&str> = files.iter().map(|(p, _)| p.as_str()).collect();
+        let name = name.join("\n");
+        if let Some(o) = self.cache.options.get(&name) {
+            return Ok(o.clone());
+        }
+        let mut all = vec![];
+        for (path, json) in &files {
+            if let Some(data) = self.cache.data(self.src, path, *json)? {
+                if let Value::Hash(h) = &*data {
+                    if let Some(v) = h.get(&Value::str("lookup_options")) {
+                        all.push(v.clone());
+                    }
+                }
+            }
+        }
         let mut opts = Value::Hash(Default::default());
         for o in all.into_iter().rev() {
             opts = merge::deep(opts, o);
         }
-        let Value::Hash(h) = opts else {
-            return Ok(None);
-        };
-        Ok(h.get(&Value::str(root.clone())).cloned().or_else(|| {
-            h.iter().find_map(|(k, v)| {
-                let k = k.to_display();
-                (k.starts_with('^') && regex::Regex::new(&k).is_ok_and(|r| r.is_match(&root)))
-                    .then(|| v.clone())
-            })
-        }))
+        let opts = Arc::new(opts);
+        self.cache.options.insert(name, opts.clone());
+        Ok(opts)
     }
 
     /// The merge strategy `lookup_options` gives a key, if any.
@@ -324,23 +404,6 @@ impl<'a, 'v> Lookup<'a, 'v> {
             Value::Hash(eh) => eh.get(&Value::str("convert_to")).cloned(),
             _ => None,
         }))
-    }
-
-    fn found_raw_options(&mut self, root: &str) -> Result<Vec<Value>, String> {
-        let mut out = vec![];
-        for cfg in self.layers(root)? {
-            for level in &cfg.levels {
-                for p in &level.paths {
-                    let path = self.interpolate_str(p)?;
-                    if let Some(Value::Hash(h)) = self.cache.data(self.src, &path, level.json)? {
-                        if let Some(v) = h.get(&Value::str("lookup_options")) {
-                            out.push(v.clone());
-                        }
-                    }
-                }
-            }
-        }
-        Ok(out)
     }
 
     /// `lookup(key)` with an explicit merge (else `lookup_options`, else first found).
@@ -428,6 +491,34 @@ impl<'a, 'v> Lookup<'a, 'v> {
         out.push_str(rest);
         Ok(Value::Str(out))
     }
+}
+
+/// Whether a value holds a string to interpolate (`%{`).
+fn interpolated(v: &Value) -> bool {
+    match v {
+        Value::Str(s) => s.contains("%{"),
+        Value::Array(a) => a.iter().any(interpolated),
+        Value::Hash(h) => h.iter().any(|(k, v)| interpolated(k) || interpolated(v)),
+        _ => false,
+    }
+}
+
+/// Whether every `%{...}` of a hierarchy path names `facts`, `trusted` or `server_facts`
+/// (no function, no other variable): what a compile cannot change.
+fn constant_path(p: &str) -> bool {
+    let mut rest = p;
+    while let Some(i) = rest.find("%{") {
+        let Some(end) = rest[i..].find('}') else {
+            return false;
+        };
+        let expr = rest[i + 2..i + end].trim().trim_start_matches("::");
+        let first = expr.split('.').next().unwrap_or_default();
+        if expr.contains('(') || !matches!(first, "facts" | "trusted" | "server_facts") {
+            return false;
+        }
+        rest = &rest[i + end + 1..];
+    }
+    true
 }
 
 /// `a.b.0` -> root `a`, dig `[b, 0]`; quoted segments keep their dots.
