@@ -182,7 +182,7 @@ fn class_match(p: &[char], ch: Option<char>) -> Option<(bool, &[char])> {
 
 #[cfg(test)]
 mod tests {
-    use crate::eval::*;
+    use super::*;
 
     #[test]
     fn braces_and_patterns() {

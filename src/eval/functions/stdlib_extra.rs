@@ -820,7 +820,7 @@ pub(in crate::eval) fn f_to_toml(c: &mut Compiler<'_>, a: &mut Args) -> R<Value>
 
 #[cfg(test)]
 mod tests {
-    use crate::eval::*;
+    use super::*;
 
     #[test]
     fn ruby_helpers() {
