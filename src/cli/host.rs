@@ -17,6 +17,14 @@ impl Host for SystemHost {
             .is_some_and(|d| std::time::Instant::now() >= d)
     }
 
+    fn memory_in_use(&self) -> Option<u64> {
+        // `statm`'s second field: resident pages. Linux pages are 4 KiB on the platforms
+        // Ordo ships for; an unreadable file answers nothing and the bound is not applied.
+        let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
+        let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
+        Some(pages * 4096)
+    }
+
     fn read_file(&self, path: &str) -> io::Result<String> {
         // Regular files only: a FIFO or `/dev/zero` is refused at once.
         crate::input::read_to_string(std::path::Path::new(path))

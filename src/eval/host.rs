@@ -63,6 +63,12 @@ pub trait Host {
     fn stop_requested(&self) -> bool {
         false
     }
+
+    /// The memory the process holds now (its resident set), in bytes, when known. The
+    /// evaluator asks as the strings it makes add up and stops a compile past its bound.
+    fn memory_in_use(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// An empty machine at the epoch.

@@ -7,10 +7,15 @@ use super::{Compiler, Flow, R};
 use crate::eval::values::value::Value;
 use crate::span::Span;
 
-/// The bytes of all the strings one compile may make (interpolations, function results,
-/// template output, ERB string operations), counted as they are made: together with the
-/// bound on one string (`values::value::MAX_STRING_BYTES`), this bounds what strings cost.
-pub(in crate::eval) const MAX_COMPILE_STRING_BYTES: u64 = 1 << 30;
+/// The memory a compile's process may hold (its resident set, asked of the host) before the
+/// compile is stopped. It is asked each time the strings the compile makes (interpolations,
+/// function results, template output, ERB string operations) add up to another
+/// [`MEMORY_CHECK_STEP`] bytes: strings that are dropped again (a loop's temporaries, freed
+/// with their scopes) cost nothing, strings that are kept count. Together with the bound on
+/// one string (`values::value::MAX_STRING_BYTES`), this bounds what strings cost.
+pub(in crate::eval) const MAX_COMPILE_MEMORY: u64 = 2 << 30;
+/// How many bytes of new strings between two looks at the process's memory.
+const MEMORY_CHECK_STEP: u64 = 64 << 20;
 /// The resources one compile may declare (classes included).
 pub(in crate::eval) const MAX_RESOURCES: usize = 200_000;
 /// How deep an array or hash built by the manifest may nest (`reduce` wrapping its memo).
@@ -22,20 +27,25 @@ pub(in crate::eval) const MAX_VALUE_NODES: u64 = 1_000_000;
 /// What a compile has used of its bounds.
 #[derive(Default)]
 pub(in crate::eval) struct Budget {
+    /// Bytes of strings made since the process's memory was last looked at.
     string_bytes: u64,
 }
 
 impl Compiler<'_> {
-    /// Counts a string of `len` bytes just made against the compile's bound: the message
-    /// when it is passed.
+    /// Counts a string of `len` bytes just made; every [`MEMORY_CHECK_STEP`] bytes, the
+    /// process's memory is compared with [`MAX_COMPILE_MEMORY`]: the message when it is past.
     pub(in crate::eval) fn charge_string(&mut self, len: usize) -> Result<(), String> {
         self.budget.string_bytes = self.budget.string_bytes.saturating_add(len as u64);
-        if self.budget.string_bytes <= MAX_COMPILE_STRING_BYTES {
+        if self.budget.string_bytes < MEMORY_CHECK_STEP {
             return Ok(());
         }
-        Err(format!(
-            "evaluation stopped: the strings made by this compile passed {MAX_COMPILE_STRING_BYTES} bytes (its bound)"
-        ))
+        self.budget.string_bytes = 0;
+        match self.loader.host().memory_in_use() {
+            Some(used) if used > MAX_COMPILE_MEMORY => Err(format!(
+                "evaluation stopped: this compile holds more than {MAX_COMPILE_MEMORY} bytes of memory (its bound), most of it in strings"
+            )),
+            _ => Ok(()),
+        }
     }
 
     /// [`Compiler::charge_string`] as an evaluation error at `span`.
