@@ -215,6 +215,7 @@ impl Server {
             }
             _ => None,
         };
+        let deadline = inputs.deadline;
         let (tx, rx) = std::sync::mpsc::sync_channel(1);
         let env2 = env.clone();
         let me = self.clone();
@@ -230,16 +231,25 @@ impl Server {
             r.headers.push(("Retry-After", "5".into()));
             return r;
         }
-        match rx.recv_timeout(self.timeout) {
-            Ok(r) => r,
-            Err(_) => Response::error(
+        let timed_out = || {
+            Response::error(
                 503,
                 &format!(
                     "Server Error: compiling the catalog of {} took more than {} s",
                     who.certname,
                     self.timeout.as_secs()
                 ),
-            ),
+            )
+        };
+        match rx.recv_timeout(self.timeout) {
+            // A compile that stopped itself at the limit may answer first: still a timeout.
+            Ok(r)
+                if r.status >= 500 && deadline.is_some_and(|d| std::time::Instant::now() >= d) =>
+            {
+                timed_out()
+            }
+            Ok(r) => r,
+            Err(_) => timed_out(),
         }
     }
 
