@@ -123,9 +123,7 @@ impl FsLoader {
             names
         })
     }
-}
 
-impl FsLoader {
     /// The modules' `lib` folders, in modulepath and name order.
     fn scan_lib_dirs(&self) -> Vec<String> {
         let mut out = Vec::new();

@@ -725,13 +725,7 @@ impl Interp<'_, '_> {
                 })
             }
             ("+", Str(a), Str(b)) => {
-                if a.len() + b.len() > super::functions::MAX_STRING_BYTES {
-                    return err(format!(
-                        "{LIMIT_MARK} a string longer than the {} bytes one value may have",
-                        super::functions::MAX_STRING_BYTES
-                    ));
-                }
-                self.charge(a.len() + b.len())?;
+                self.make_string(a.len() + b.len(), a.len() + b.len())?;
                 Str(format!("{a}{b}"))
             }
             ("+", Str(_), _) => {
@@ -795,13 +789,7 @@ impl Interp<'_, '_> {
             }
             ("<<", Str(a), _) => {
                 let tail = ruby_to_s(&r);
-                if a.len() + tail.len() > super::functions::MAX_STRING_BYTES {
-                    return err(format!(
-                        "{LIMIT_MARK} a string longer than the {} bytes one value may have",
-                        super::functions::MAX_STRING_BYTES
-                    ));
-                }
-                self.charge(tail.len())?;
+                self.make_string(a.len() + tail.len(), tail.len())?;
                 let v = Str(format!("{a}{tail}"));
                 self.write_back(lhs, &v);
                 v
@@ -852,15 +840,21 @@ impl Interp<'_, '_> {
         self.c.charge_string(len).or_else(err)
     }
 
-    /// Writes to the template's output, which is one string (bounded as one).
-    fn emit(&mut self, text: &str) -> E<()> {
-        if self.out.len() + text.len() > super::functions::MAX_STRING_BYTES {
+    /// A string of `total` bytes is about to be made, `new` of them new: within the bound on
+    /// one string, and the new bytes counted against the compile's.
+    fn make_string(&mut self, total: usize, new: usize) -> E<()> {
+        if total > super::functions::MAX_STRING_BYTES {
             return err(format!(
                 "{LIMIT_MARK} a string longer than the {} bytes one value may have",
                 super::functions::MAX_STRING_BYTES
             ));
         }
-        self.charge(text.len())?;
+        self.charge(new)
+    }
+
+    /// Writes to the template's output, which is one string (bounded as one).
+    fn emit(&mut self, text: &str) -> E<()> {
+        self.make_string(self.out.len() + text.len(), text.len())?;
         self.out.push_str(text);
         Ok(())
     }
