@@ -43,17 +43,30 @@ impl StageSet {
     /// Whether `paths` could observe a staged target (or each other, for a batch checked at
     /// once); if not, notes the written path as staged and returns false.
     pub fn conflicts(&mut self, paths: &StagePaths) -> bool {
+        self.claim(paths).is_none()
+    }
+
+    /// [`StageSet::conflicts`]: `None` when `paths` could observe a staged target, else the
+    /// written path as noted (to [`StageSet::release`] if nothing is staged there after all).
+    pub fn claim(&mut self, paths: &StagePaths) -> Option<Option<PathBuf>> {
         let mut resolved = Vec::new();
         for p in paths.writes.iter().chain(&paths.reads) {
             match self.resolve(p) {
                 Some(r) if !self.touches(&r) => resolved.push(r),
-                _ => return true,
+                _ => return None,
             }
         }
-        if let Some(w) = paths.writes.as_ref().and(resolved.first()) {
+        let written = paths.writes.as_ref().and(resolved.into_iter().next());
+        if let Some(w) = &written {
             self.targets.insert(w.clone());
         }
-        false
+        Some(written)
+    }
+
+    /// Forgets a path [`StageSet::claim`] noted where nothing was staged (a file already in
+    /// sync): the set holds only what waits for a flush, not every file of a no-change run.
+    pub fn release(&mut self, written: &Path) {
+        self.targets.remove(written);
     }
 
     /// Does `p` equal, lie under, or contain a staged target?

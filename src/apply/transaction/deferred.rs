@@ -41,9 +41,16 @@ impl Run<'_> {
                 None => return false,
             }
         }
-        for p in paths.iter().flatten() {
-            if self.staged.conflicts(p) {
-                return false;
+        // What each vertex of the batch writes, as noted in the stage set.
+        let mut claimed = std::collections::HashMap::new();
+        for (&v, p) in batch.iter().zip(&paths) {
+            let Some(p) = p else { continue };
+            match self.staged.claim(p) {
+                None => return false,
+                Some(Some(written)) => {
+                    claimed.insert(v, written);
+                }
+                Some(None) => {}
             }
         }
         let mut jobs: Vec<(Vertex, Option<Job>)> = Vec::new();
@@ -97,6 +104,9 @@ impl Run<'_> {
         for d in &deferred {
             self.deferred_set.insert(d.v);
             self.deferred_staged += usize::from(d.staged.is_some());
+            if let (None, Some(written)) = (&d.staged, claimed.get(&d.v)) {
+                self.staged.release(written);
+            }
         }
         self.deferred.extend(deferred);
         if self.deferred_staged >= MAX_STAGED {
