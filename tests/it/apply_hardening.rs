@@ -1024,3 +1024,236 @@ fn a_string_doubled_past_the_bound_is_refused_not_aborted() {
     );
     assert!(err.contains("line: 26"), "{err}");
 }
+
+// ---- every output path: compile --output, compile --outdir, graph --output ---------------------
+
+/// `ordo compile`/`ordo graph` of a one-file manifest with `args`.
+fn ordo_in(dir: &Path, args: &[&str]) -> (i32, String, String) {
+    let mut c = Command::new(ORDO);
+    c.current_dir(dir).args(args).stdin(Stdio::null());
+    run(c)
+}
+
+#[test]
+fn compile_and_graph_outputs_are_never_written_through_a_link_or_blocked_on_a_fifo() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("m.pp"), "file { '/tmp/x': content => 'y' }\n").unwrap();
+    std::fs::write(d.join("victim"), "precious").unwrap();
+    std::os::unix::fs::symlink(d.join("victim"), d.join("link")).unwrap();
+    mkfifo(&d.join("fifo"));
+    let kind = |p: &Path| std::fs::symlink_metadata(p).unwrap().file_type();
+    for (cmd, flag) in [("compile", "--output"), ("graph", "--output")] {
+        let attempt = |out: &str, want: i32, msg: &str| {
+            let (code, _, err) = ordo_in(d, &[cmd, "m.pp", "--node", "n", flag, out]);
+            assert_eq!(code, want, "{cmd} {out}: {err}");
+            assert!(err.contains(msg), "{cmd} {out}: {err}");
+        };
+        // A link to a regular file: refused, the file and the link untouched.
+        attempt(
+            "link",
+            1,
+            "Could not write link: it is a symbolic link to a regular file",
+        );
+        assert_eq!(
+            std::fs::read_to_string(d.join("victim")).unwrap(),
+            "precious"
+        );
+        assert!(kind(&d.join("link")).is_symlink());
+        // A FIFO without a reader: refused at once (the run helper fails on a hang).
+        attempt("fifo", 1, "Could not write fifo: a FIFO with no reader");
+        assert!(kind(&d.join("fifo")).is_fifo());
+        // A device is written through, never replaced; a failing one fails the command.
+        attempt("/dev/null", 0, "");
+        assert!(kind(Path::new("/dev/null")).is_char_device());
+        attempt("/dev/full", 1, "No space left on device");
+        // A new file: complete and private, no temporary file beside it.
+        let out = format!("{cmd}.out");
+        let (code, _, err) = ordo_in(d, &[cmd, "m.pp", "--node", "n", flag, &out]);
+        assert_eq!(code, 0, "{cmd}: {err}");
+        let m = std::fs::metadata(d.join(&out)).unwrap();
+        assert_eq!(m.permissions().mode() & 0o7777, 0o600, "{cmd}");
+        assert!(std::fs::read_to_string(d.join(&out))
+            .unwrap()
+            .contains("/tmp/x"));
+    }
+    // --outdir: a planted link at a node's catalog is refused for that node only.
+    std::fs::create_dir(d.join("nodes")).unwrap();
+    std::fs::write(d.join("nodes/n1.json"), "{}").unwrap();
+    std::fs::write(d.join("nodes/n2.json"), "{}").unwrap();
+    std::fs::create_dir(d.join("out")).unwrap();
+    std::os::unix::fs::symlink(d.join("victim"), d.join("out/n1.json")).unwrap();
+    let (code, _, err) = ordo_in(
+        d,
+        &["compile", "m.pp", "--nodes", "nodes", "--outdir", "out"],
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("symbolic link to a regular file") && err.contains("(node n1)"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(d.join("victim")).unwrap(),
+        "precious"
+    );
+    assert!(std::fs::read_to_string(d.join("out/n2.json"))
+        .unwrap()
+        .contains("/tmp/x"));
+    let names: Vec<String> = std::fs::read_dir(d.join("out"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(names.iter().all(|n| !n.contains(".ordo-")), "{names:?}");
+}
+
+/// Mounts a tmpfs of `kib` KiB on `dir`; false (with the reason printed) where that is not
+/// allowed (not root, no mount namespace), except under CI.
+fn small_tmpfs(dir: &Path, kib: u32) -> bool {
+    let ok = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", &format!("size={kib}k"), "tmpfs"])
+        .arg(dir)
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    crate::common::prerequisite(ok, "mounting a small tmpfs (root)")
+}
+
+fn unmount(dir: &Path) {
+    let _ = Command::new("umount").arg(dir).status();
+}
+
+#[test]
+fn an_output_on_a_full_disk_fails_and_leaves_the_old_file_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let small = d.join("small");
+    std::fs::create_dir(&small).unwrap();
+    if !small_tmpfs(&small, 16) {
+        return;
+    }
+    std::fs::write(small.join("out.json"), "old").unwrap();
+    std::fs::write(small.join("fill"), vec![0u8; 12 * 1024]).unwrap();
+    // A catalog far larger than the room left.
+    let big = format!("file {{ '/tmp/x': content => '{}' }}\n", "a".repeat(20_000));
+    std::fs::write(d.join("m.pp"), big).unwrap();
+    let out = small.join("out.json");
+    let (code, _, err) = ordo_in(
+        d,
+        &[
+            "compile",
+            "m.pp",
+            "--node",
+            "n",
+            "-o",
+            out.to_str().unwrap(),
+        ],
+    );
+    // The report of a run, too (the disk has no page left).
+    let state = d.join("state");
+    let msg = "m".repeat(100);
+    let cat = write_catalog(
+        d,
+        "c.json",
+        json!([{"type": "Notify", "title": "n", "parameters": {"message": msg}}]),
+    );
+    let (acode, _, aerr) = run(apply_cmd(
+        &cat,
+        &state,
+        &["--report", out.to_str().unwrap()],
+    ));
+    let left: Vec<String> = std::fs::read_dir(&small)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    let kept = std::fs::read_to_string(&out).unwrap();
+    unmount(&small);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("No space left on device"), "{err}");
+    assert_eq!(acode, 1, "{aerr}");
+    assert!(aerr.contains("Could not write the report"), "{aerr}");
+    assert_eq!(kept, "old", "the old file is whole");
+    assert_eq!(left.len(), 2, "no temporary file left: {left:?}");
+}
+
+#[test]
+fn a_directory_source_makes_a_directory() {
+    // Puppet (`copy_source_values`): the file takes the source's type unless it is absent;
+    // a directory source without `recurse` makes an empty directory, even over a file.
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let src = dir.path().join("src");
+    std::fs::create_dir(&src).unwrap();
+    std::fs::write(src.join("inner"), "x").unwrap();
+    let (a, b, c) = (
+        dir.path().join("a"),
+        dir.path().join("b"),
+        dir.path().join("c"),
+    );
+    std::fs::write(&c, "old").unwrap();
+    let s = src.to_str().unwrap();
+    let cat = write_catalog(
+        dir.path(),
+        "c.json",
+        json!([
+            file(a.to_str().unwrap(), json!({"source": s})),
+            file(
+                b.to_str().unwrap(),
+                json!({"ensure": "file", "source": s, "mode": "0700"})
+            ),
+            file(
+                c.to_str().unwrap(),
+                json!({"source": ["/nonexistent/ordo", s]})
+            ),
+        ]),
+    );
+    let (code, out, err) = run(apply_cmd(&cat, &state, &[]));
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains(&format!("File[{}]/ensure: created", a.display())),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!(
+            "File[{}]/ensure: ensure changed 'file' to 'directory'",
+            c.display()
+        )),
+        "{out}"
+    );
+    for p in [&a, &b, &c] {
+        assert!(
+            std::fs::symlink_metadata(p).unwrap().is_dir(),
+            "{}",
+            p.display()
+        );
+        assert_eq!(std::fs::read_dir(p).unwrap().count(), 0);
+    }
+    assert_eq!(
+        std::fs::metadata(&b).unwrap().permissions().mode() & 0o7777,
+        0o700
+    );
+    let (code, out, err) = run(apply_cmd(&cat, &state, &["--detailed-exitcodes"]));
+    assert_eq!(code, 0, "a second run changes nothing: {out}{err}");
+}
+
+#[test]
+fn a_socket_as_an_output_is_named_a_socket() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let sock = dir.path().join("s.sock");
+    let _listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+    let cat = write_catalog(dir.path(), "c.json", json!([]));
+    let (code, _, err) = run(apply_cmd(
+        &cat,
+        &state,
+        &["--report", sock.to_str().unwrap()],
+    ));
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("it is a socket, which cannot be opened for writing"),
+        "{err}"
+    );
+    assert!(std::fs::symlink_metadata(&sock)
+        .unwrap()
+        .file_type()
+        .is_socket());
+}

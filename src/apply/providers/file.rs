@@ -599,6 +599,25 @@ impl File {
         }
     }
 
+    /// Whether the first source found is a directory: Puppet's `copy_source_values` then
+    /// makes the file a directory (`ensure` takes the source's type unless it is `absent`).
+    fn source_is_directory(&self, modulepath: &[PathBuf]) -> bool {
+        let Some(Content::Source(sources)) = &self.content else {
+            return false;
+        };
+        for s in sources {
+            let Some(p) = resolve_source(s, modulepath) else {
+                continue;
+            };
+            match open_regular(&p, true) {
+                Ok(Ok(_)) => return false,
+                Ok(Err(kind)) => return kind == "directory",
+                Err(_) => {}
+            }
+        }
+        false
+    }
+
     /// The desired content: the inline bytes, or the first source found, opened.
     fn desired_content(&self, cx: &Context) -> Result<Option<Desired>, String> {
         match &self.content {
@@ -1084,6 +1103,10 @@ impl Provider for File {
             return None;
         }
         let (current, _) = self.current().ok()?;
+        // A directory source makes a directory (see `check_apply`): not a staged file.
+        if self.source_is_directory(cx.modulepath) {
+            return None;
+        }
         if current != Current::Absent {
             let changes = self.check_apply(cx, false).ok()?;
             return changes.is_empty().then_some((changes, None));
@@ -1107,6 +1130,11 @@ impl Provider for File {
     fn check_apply(&mut self, cx: &mut Context, apply: bool) -> Result<Vec<Change>, String> {
         if self.follow && !matches!(self.ensure, Some(Ensure::Link(_))) {
             self.path = resolve_links(&self.declared)?;
+        }
+        if matches!(self.ensure, Some(Ensure::File | Ensure::Present))
+            && self.source_is_directory(cx.modulepath)
+        {
+            self.ensure = Some(Ensure::Directory);
         }
         let (current, meta) = self.current()?;
         let content = self.desired_content(cx)?;
