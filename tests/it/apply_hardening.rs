@@ -680,17 +680,7 @@ fn invalid_file_attributes_are_refused_before_any_change() {
         ),
     ];
     for (r, msg) in cases {
-        let marker = dir.path().join("marker");
-        let cat = write_catalog(
-            dir.path(),
-            "c.json",
-            json!([file(marker.to_str().unwrap(), json!({"content": "m"})), r]),
-        );
-        let (code, out, err) = run(apply_cmd(&cat, &state, &[]));
-        let all = out + &err;
-        assert_eq!(code, 1, "{all}");
-        assert!(all.contains(msg), "{msg}: {all}");
-        assert!(!marker.exists(), "a change was made before the refusal");
+        refused_before_any_change(dir.path(), r, msg);
     }
     // Puppet keeps the last value of an array content.
     let a = t("a");
@@ -702,6 +692,82 @@ fn invalid_file_attributes_are_refused_before_any_change() {
     let (code, out, err) = run(apply_cmd(&cat, &state, &[]));
     assert_eq!(code, 0, "{out}{err}");
     assert_eq!(std::fs::read_to_string(&a).unwrap(), "b");
+}
+
+#[test]
+fn values_puppet_refuses_are_refused_for_every_type_before_any_change() {
+    // Each message is Puppet 7.23's (`puppet apply` of the same resource), except the
+    // "takes one value" refusals, where Puppet fails the resource (`Got a nil value for
+    // should`) or, for a package's `ensure => []`, does nothing: an array must never be
+    // read as "not given" (a package would be installed).
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("f");
+    let f = f.to_str().unwrap();
+    let r = |t: &str, title: &str, params: Value| json!({"type": t, "title": title, "parameters": params});
+    let cases = [
+        (r("File", f, json!({"ensure": "file", "show_diff": "maybe"})),
+            "Parameter show_diff failed on File[F]: Invalid value \"maybe\". Valid values are true, false, yes, no."),
+        (r("File", f, json!({"ensure": "file", "purge": "maybe"})),
+            "Parameter purge failed on File[F]: Invalid value \"maybe\". Valid values are true, false, yes, no."),
+        (r("File", f, json!({"ensure": "file", "selinux_ignore_defaults": "maybe"})),
+            "Parameter selinux_ignore_defaults failed on File[F]: Invalid value \"maybe\". Valid values are true, false."),
+        (r("File", f, json!({"ensure": "file", "source_permissions": "bogus"})),
+            "Parameter source_permissions failed on File[F]: Invalid value \"bogus\". Valid values are use, use_when_creating, ignore."),
+        (r("File", f, json!({"ensure": "directory", "recurselimit": -1})),
+            "Parameter recurselimit failed on File[F]: Invalid value -1. Valid values match /^[0-9]+$/."),
+        (r("File", f, json!({"ensure": "file", "checksum_value": "abc"})),
+            "Validation of File[F] failed: Checksum value 'abc' is not a valid checksum type sha256"),
+        (r("File", f, json!({"ensure": "file", "backup": []})),
+            "Parameter backup failed on File[F]: Invalid backup type nil"),
+        (r("File", f, json!({"ensure": "file", "owner": []})),
+            "Parameter owner failed on File[F]: Invalid value []: owner takes one value"),
+        (r("File", f, json!({"ensure": "file", "group": {"a": 1}})),
+            "Parameter group failed on File[F]: Invalid value {\"a\":1}: group takes one value"),
+        (r("Exec", "/bin/true", json!({"user": []})),
+            "Parameter user failed on Exec[/bin/true]: Invalid value []: user takes one value"),
+        (r("Exec", "/bin/true", json!({"path": {"a": 1}})),
+            "Parameter path failed on Exec[/bin/true]: path must be a string or an array of strings"),
+        (r("Service", "ordo-none", json!({"hasstatus": "maybe"})),
+            "Parameter hasstatus failed on Service[ordo-none]: Invalid value \"maybe\". Valid values are true, false."),
+        (r("Service", "ordo-none", json!({"hasrestart": "maybe"})),
+            "Parameter hasrestart failed on Service[ordo-none]: Invalid value \"maybe\". Valid values are true, false."),
+        (r("Package", "ordo-none", json!({"ensure": []})),
+            "Parameter ensure failed on Package[ordo-none]: Invalid value []: ensure takes one value"),
+        (r("Package", "ordo-none", json!({"ensure": "absent", "allow_virtual": "maybe"})),
+            "Parameter allow_virtual failed on Package[ordo-none]: Invalid value \"maybe\". Valid values are true, false, yes, no."),
+        (r("Group", "ordonone", json!({"ensure": "absent", "gid": "abc"})),
+            "Parameter gid failed on Group[ordonone]: Invalid GID abc"),
+        (r("User", "ordonone", json!({"ensure": "absent", "groups": ["a,b"]})),
+            "Parameter groups failed on User[ordonone]: Group names must be provided as an array, not a comma-separated list."),
+        (r("User", "ordonone", json!({"ensure": "absent", "password": "x:y"})),
+            "Parameter password failed on User[ordonone]: Passwords cannot include ':'"),
+    ];
+    for (res, msg) in cases {
+        refused_before_any_change(
+            dir.path(),
+            res,
+            &msg.replace("File[F]", &format!("File[{f}]")),
+        );
+    }
+}
+
+/// Applies `res` after a new file in a catalog: the run must be refused with `msg`, and the
+/// file not made.
+fn refused_before_any_change(dir: &Path, res: Value, msg: &str) {
+    let marker = dir.join("marker");
+    let cat = write_catalog(
+        dir,
+        "c.json",
+        json!([file(marker.to_str().unwrap(), json!({"content": "m"})), res]),
+    );
+    let (code, out, err) = run(apply_cmd(&cat, &dir.join("state"), &[]));
+    let all = out + &err;
+    assert_eq!(code, 1, "{all}");
+    assert!(all.contains(msg), "{msg}: {all}");
+    assert!(
+        !marker.exists(),
+        "a change was made before the refusal: {all}"
+    );
 }
 
 #[test]
