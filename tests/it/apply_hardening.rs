@@ -516,6 +516,40 @@ fn salt_states_are_not_named_by_a_sensitive_command() {
 // ---- inputs that are not regular files --------------------------------------------------------
 
 #[test]
+fn a_sensitive_environment_value_echoed_by_its_command_is_redacted() {
+    // Puppet warns "Unable to mark 'environment' as sensitive" and logs the command's output
+    // as it is; Ordo scrubs the value of each sensitive `NAME=value` from the log and report.
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let report = dir.path().join("r.json");
+    let cat = write_catalog(
+        dir.path(),
+        "c.json",
+        json!([{"type": "Exec", "title": "show", "sensitive_parameters": ["environment"],
+            "parameters": {"command": "/bin/sh -c 'echo \"pw is $PW\"'", "logoutput": true,
+                "environment": ["PW=envsecret3141"]}}]),
+    );
+    for format in ["ordo", "salt"] {
+        let (code, out, err) = run(apply_cmd(
+            &cat,
+            &state,
+            &[
+                "--report",
+                report.to_str().unwrap(),
+                "--report-format",
+                format,
+            ],
+        ));
+        let written = std::fs::read_to_string(&report).unwrap();
+        assert_eq!(code, 0, "{out}{err}");
+        assert!(out.contains("returns: pw is [redacted]"), "{out}");
+        for text in [&out, &err, &written] {
+            assert!(!text.contains("envsecret3141"), "{format}: {text}");
+        }
+    }
+}
+
+#[test]
 fn a_fifo_or_device_as_input_is_refused_at_once() {
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("state");
