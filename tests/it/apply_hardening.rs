@@ -1357,3 +1357,61 @@ fn a_socket_as_an_output_is_named_a_socket() {
         .file_type()
         .is_socket());
 }
+
+#[test]
+fn what_an_ensure_change_replaces_is_backed_up_first() {
+    // Puppet 7.23 (`remove_existing`), same catalog: a file replaced by a directory or a link
+    // is kept as `.bak`; a FIFO cannot be kept: "Could not back up file of type fifo".
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let (d, l, f) = (
+        dir.path().join("d"),
+        dir.path().join("l"),
+        dir.path().join("f"),
+    );
+    std::fs::write(&d, "keep d").unwrap();
+    std::fs::write(&l, "keep l").unwrap();
+    mkfifo(&f);
+    let cat = write_catalog(
+        dir.path(),
+        "c.json",
+        json!([
+            file(
+                d.to_str().unwrap(),
+                json!({"ensure": "directory", "backup": ".bak"})
+            ),
+            file(
+                l.to_str().unwrap(),
+                json!({"ensure": "link", "target": "/tmp", "backup": ".bak"})
+            ),
+            file(
+                f.to_str().unwrap(),
+                json!({"ensure": "file", "content": "x", "backup": ".bak"})
+            ),
+        ]),
+    );
+    let (code, out, err) = run(apply_cmd(&cat, &state, &[]));
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("d.bak")).unwrap(),
+        "keep d"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("l.bak")).unwrap(),
+        "keep l"
+    );
+    assert!(std::fs::symlink_metadata(&d).unwrap().is_dir());
+    assert!(std::fs::symlink_metadata(&l)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert!(
+        out.contains(&format!(
+            "File[{}]: Could not back up file of type fifo",
+            f.display()
+        )),
+        "{out}"
+    );
+    assert_eq!(std::fs::read_to_string(&f).unwrap(), "x");
+    assert!(!dir.path().join("f.bak").exists());
+}

@@ -668,6 +668,17 @@ impl File {
         // A directory, a link, a FIFO, a device, nothing: no content to keep.
         let f = match open_regular(&self.path, false) {
             Ok(Ok(f)) => f,
+            // Puppet's `can_backup?`: a FIFO, socket or device is replaced unkept, with a
+            // warning.
+            Ok(Err(kind)) if !matches!(kind, "directory" | "link") => {
+                let source = Some(cx.path.to_string());
+                cx.log(
+                    Level::Warning,
+                    source,
+                    format!("Could not back up file of type {kind}"),
+                );
+                return Ok(());
+            }
             Ok(Err(_)) => return Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
             Err(e) => return Err(failed(e)),
@@ -896,6 +907,7 @@ impl File {
                     }
                     self.remove(current)?;
                 } else if matches!(current, Current::Link(_) | Current::Special(_)) {
+                    self.backup(cx)?;
                     self.remove(current)?;
                 }
                 self.write(content, None)?;
@@ -912,6 +924,8 @@ impl File {
             }
             Ensure::Directory => {
                 if !matches!(current, Current::Absent) {
+                    // Puppet's remove_existing: what is replaced is backed up first.
+                    self.backup(cx)?;
                     self.remove(current)?;
                 }
                 fs::create_dir(&self.path).map_err(|e| {
@@ -942,6 +956,7 @@ impl File {
                         self.path.display()
                     ));
                 }
+                self.backup(cx)?;
                 self.remove(current)?;
                 std::os::unix::fs::symlink(target, &self.path).map_err(|e| {
                     format!(
