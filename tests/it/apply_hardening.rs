@@ -1415,3 +1415,63 @@ fn what_an_ensure_change_replaces_is_backed_up_first() {
     assert_eq!(std::fs::read_to_string(&f).unwrap(), "x");
     assert!(!dir.path().join("f.bak").exists());
 }
+
+#[test]
+fn a_file_size_limit_fails_the_write_not_the_process() {
+    // `ulimit -f`: SIGXFSZ would kill ordo mid-run (leaving a temporary file); the write
+    // that passes the limit fails with EFBIG instead, and the command fails cleanly.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let big = "m".repeat(3000);
+    let managed = d.join("managed");
+    std::fs::write(
+        d.join("m.pp"),
+        format!("notify {{ 'n': message => '{big}' }}\n"),
+    )
+    .unwrap();
+    let cat = write_catalog(
+        d,
+        "c.json",
+        json!([file(managed.to_str().unwrap(), json!({"content": big}))]),
+    );
+    let limited = |args: &str| {
+        let mut c = Command::new("sh");
+        c.current_dir(d)
+            .arg("-c")
+            .arg(format!("ulimit -f 1; exec \"$0\" {args}"))
+            .arg(ORDO)
+            .stdin(Stdio::null());
+        run(c)
+    };
+    let (code, _, err) = limited("compile m.pp --node n -o c.out");
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("Could not write c.out: File too large"),
+        "{err}"
+    );
+    let (code, out, err) =
+        limited("apply c.json --state-dir state --report r.json --detailed-exitcodes");
+    assert_eq!(code, 4, "{out}{err}");
+    assert!(
+        err.contains(&format!(
+            "Could not write {}: File too large",
+            managed.display()
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains("Could not write the report: Could not write r.json: File too large"),
+        "{err}"
+    );
+    assert!(!managed.exists());
+    let names: Vec<String> = std::fs::read_dir(d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        names
+            .iter()
+            .all(|n| !n.contains(".ordo-") && n != "c.out" && n != "r.json"),
+        "{names:?}"
+    );
+}
