@@ -6,7 +6,8 @@
 //! symbolic link is followed only to such a special file: one leading to a regular file, a
 //! directory or nowhere is refused, so a link planted at the path never redirects the write
 //! to another file, and the link itself is never replaced. A write that fails (a full
-//! disk) leaves the old file whole and no temporary file.
+//! disk) leaves the old file whole and no temporary file; one left by a write that was
+//! killed is removed by the next write of the same path.
 
 use std::fs;
 use std::io::{self, Write};
@@ -52,6 +53,7 @@ pub fn write_with(
 /// beside it, written, fsynced, renamed over it; removed again if anything fails.
 fn replace(path: &Path, fill: &mut dyn FnMut(&mut dyn Write) -> io::Result<()>) -> io::Result<()> {
     use crate::apply::atomic;
+    remove_leftovers(path);
     let (f, tmp) = atomic::create_temp(path)?;
     let mut w = io::BufWriter::with_capacity(1 << 16, f);
     let written = fill(&mut w)
@@ -62,6 +64,35 @@ fn replace(path: &Path, fill: &mut dyn FnMut(&mut dyn Write) -> io::Result<()>) 
         return Err(e);
     }
     atomic::commit(&tmp, path)
+}
+
+/// Removes the temporary files of this path that an earlier write left when its process
+/// was killed (`.NAME.ordo-PID-N` of a pid that no longer runs).
+fn remove_leftovers(path: &Path) {
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        return;
+    };
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    let prefix = format!(
+        ".{}{}",
+        name.to_string_lossy(),
+        crate::apply::atomic::TEMP_MARK
+    );
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let n = e.file_name();
+        let n = n.to_string_lossy();
+        let regular = e.file_type().is_ok_and(|t| t.is_file());
+        if regular && n.starts_with(&prefix) && crate::apply::state::writer_is_gone(&n) {
+            let _ = fs::remove_file(e.path());
+        }
+    }
 }
 
 fn is_special(t: &fs::FileType) -> bool {

@@ -1475,3 +1475,27 @@ fn a_file_size_limit_fails_the_write_not_the_process() {
         "{names:?}"
     );
 }
+
+#[test]
+fn a_killed_writes_temporary_file_is_removed_by_the_next_write_of_that_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cat = write_catalog(d, "c.json", json!([]));
+    // A dead writer's (no pid is that high), a live one's (pid 1), another path's.
+    for n in [
+        ".r.json.ordo-999999999-0",
+        ".r.json.ordo-1-0",
+        ".other.ordo-999999999-0",
+    ] {
+        std::fs::write(d.join(n), "partial").unwrap();
+    }
+    let (code, _, err) = run(apply_cmd(
+        &cat,
+        &d.join("state"),
+        &["--report", d.join("r.json").to_str().unwrap()],
+    ));
+    assert_eq!(code, 0, "{err}");
+    assert!(!d.join(".r.json.ordo-999999999-0").exists());
+    assert!(d.join(".r.json.ordo-1-0").exists());
+    assert!(d.join(".other.ordo-999999999-0").exists());
+}
