@@ -516,6 +516,7 @@ pub fn run_catalog(catalog: &Catalog, args: &ApplyArgs) -> i32 {
         ));
     }
     let result = apply(catalog, &opts, &mut sink);
+    signals::walk_ended();
     if let Some(t) = ticker.as_mut() {
         t.finish();
     }

@@ -1499,3 +1499,55 @@ fn a_killed_writes_temporary_file_is_removed_by_the_next_write_of_that_output() 
     assert!(d.join(".r.json.ordo-1-0").exists());
     assert!(d.join(".other.ordo-999999999-0").exists());
 }
+
+#[test]
+fn a_signal_ends_a_run_blocked_on_writing_its_report() {
+    // A FIFO whose reader never reads: the report write blocks once the pipe is full. The
+    // walk is over, so SIGTERM ends the process at once (exit by the signal), as it would
+    // end `puppet apply > fifo`.
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("report.fifo");
+    mkfifo(&fifo);
+    let big = "m".repeat(200_000);
+    let cat = write_catalog(
+        dir.path(),
+        "c.json",
+        json!([{"type": "Notify", "title": "n", "parameters": {"message": big}}]),
+    );
+    // Read-write, so opening does not wait for a writer; never read.
+    let _reader = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&fifo)
+        .unwrap();
+    let mut c = apply_cmd(
+        &cat,
+        &dir.path().join("state"),
+        &["--report", fifo.to_str().unwrap()],
+    );
+    let mut child = c
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(3));
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the report write should be blocked"
+    );
+    let sent = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > Duration::from_secs(10) {
+            let _ = child.kill();
+            panic!("SIGTERM did not end a run blocked on its report");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(child.wait().unwrap().signal(), Some(15));
+}
