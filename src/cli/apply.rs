@@ -593,6 +593,7 @@ pub fn run_catalog(catalog: &Catalog, args: &ApplyArgs) -> i32 {
         // Drawn as `ordo check` draws them: a label at each edge's source.
         refusals.borrow_mut().emit_cycles(catalog, args.ordering);
     }
+    signals::walk_ended();
     if let Some(t) = ticker.as_mut() {
         t.finish();
     }
