@@ -71,6 +71,13 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // A file size limit (`ulimit -f`) must fail the write that passes it (EFBIG: an error
+    // with its message, no partial output file) instead of killing the process mid-run
+    // (SIGXFSZ's default). A handler, unlike ignoring it, is reset for the commands run.
+    let _ = signal_hook::flag::register(
+        signal_hook::consts::SIGXFSZ,
+        std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false)),
+    );
     // The command runs on a thread with a large stack: the parser bounds nesting, but
     // evaluation recurses (chains of includes, nested data) and a stack overflow is an abort,
     // not an error. The stack is only reserved: pages are used as the recursion reaches them.

@@ -589,6 +589,7 @@ pub fn run_catalog(catalog: &Catalog, args: &ApplyArgs) -> i32 {
         ));
     }
     let result = apply(catalog, &opts, &mut sink);
+    signals::walk_ended();
     if refusals.borrow().cycles {
         // Drawn as `ordo check` draws them: a label at each edge's source.
         refusals.borrow_mut().emit_cycles(catalog, args.ordering);

@@ -461,16 +461,13 @@ pub fn run(args: &CompileArgs) -> i32 {
     }
     let code = match &args.output {
         Some(p) => {
-            let written = std::fs::File::create(p).and_then(|f| {
-                let mut w = std::io::BufWriter::with_capacity(1 << 16, f);
-                write_result(&mut w, &result, args.pretty)?;
-                w.into_inner().map_err(|e| e.into_error())?;
-                Ok(())
+            let written = super::output_file::write_with(p, &mut |w| {
+                write_result(&mut &mut *w, &result, args.pretty)
             });
             match written {
                 Ok(()) => 0,
                 Err(e) => {
-                    eprintln!("Error: Could not write {}: {e}", p.display());
+                    eprintln!("Error: {e}");
                     1
                 }
             }

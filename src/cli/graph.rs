@@ -205,8 +205,8 @@ pub fn graph(args: &GraphArgs) -> i32 {
     );
     match &args.output {
         Some(p) => {
-            if let Err(e) = std::fs::write(p, dot) {
-                eprintln!("error: could not write {}: {e}", p.display());
+            if let Err(e) = super::output_file::write(p, dot.as_bytes()) {
+                eprintln!("error: {e}");
                 return 1;
             }
         }
