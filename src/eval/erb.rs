@@ -291,6 +291,9 @@ impl Interp<'_, '_> {
     }
 
     fn eval(&mut self, n: &Node) -> E<Value> {
+        if crate::stack::low() {
+            return err(crate::stack::TOO_DEEP);
+        }
         Ok(match n {
             Node::Nil => Value::Undef,
             Node::Bool(b) => Value::Bool(*b),

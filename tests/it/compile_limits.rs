@@ -217,3 +217,75 @@ fn erb_nesting_is_bounded() {
         1,
     );
 }
+
+/// An `elsif` chain nests the tree without a bracket: 1,000 branches compile (as in Puppet
+/// 7), 100,000 are refused by the parser (they overflowed the stack: SIGABRT).
+#[test]
+fn elsif_chains_are_bounded() {
+    let chain = |n: usize| format!("\nif $facts['x'] {{}}{}\n", " elsif false {}".repeat(n));
+    let (code, err) = compile(&chain(1_000));
+    assert_eq!(code, 0, "{err}");
+    refused(
+        &chain(100_000),
+        "An if with more than 5000 elsif branches is not supported",
+        2,
+    );
+}
+
+/// The depth bounds compounding (each class of a 1,100-class `include` chain nests its
+/// `include` 190 brackets deep; a recursive function with a deep body) end in Puppet's
+/// "stack level too deep" with a location, also on the threads of `compile --nodes`, whose
+/// stack was 8 MiB (they aborted at 1,000 `elsif` branches).
+#[test]
+fn compounded_depth_is_stack_level_too_deep() {
+    let d = 190;
+    let classes: String = (0..1100)
+        .map(|i| {
+            format!(
+                "class c{i} {{ $x = {}include(c{}){} }}\n",
+                "[".repeat(d),
+                i + 1,
+                "]".repeat(d)
+            )
+        })
+        .collect();
+    let includes = format!("{classes}class c1100 {{}}\ninclude c0\n");
+    let function = format!(
+        "function f($n) {{ {} if $n > 0 {{ f($n - 1) }} else {{ 0 }} {} }}\nnotice(f(199))\n",
+        "[".repeat(d),
+        "]".repeat(d)
+    );
+    for manifest in [&includes, &function] {
+        let (code, err) = compile(manifest);
+        assert_eq!(code, 1, "{err}");
+        assert!(err.contains("stack level too deep"), "{err}");
+        assert!(err.contains("line: "), "{err}");
+    }
+    // `compile --nodes` with two threads.
+    let dir = tempfile::tempdir().unwrap();
+    let nodes = dir.path().join("nodes");
+    std::fs::create_dir(&nodes).unwrap();
+    for n in ["a", "b"] {
+        std::fs::write(nodes.join(format!("{n}.json")), "{\"kernel\": \"Linux\"}").unwrap();
+    }
+    for manifest in [
+        format!("if true {{}}{}\n", " elsif false {}".repeat(1_000)),
+        includes,
+    ] {
+        let pp = dir.path().join("site.pp");
+        std::fs::write(&pp, &manifest).unwrap();
+        let out = Command::new(ORDO)
+            .args(["compile", "--jobs", "2", "--nodes"])
+            .arg(&nodes)
+            .arg("--outdir")
+            .arg(dir.path().join("out"))
+            .arg(&pp)
+            .env("NO_COLOR", "1")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        let deep = manifest.contains("class");
+        assert_eq!(out.status.code(), Some(if deep { 1 } else { 0 }), "{err}");
+        assert!(!deep || err.contains("stack level too deep"), "{err}");
+    }
+}
