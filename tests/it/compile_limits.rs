@@ -206,6 +206,42 @@ fn erb_nesting_is_bounded() {
         " end".repeat(100_000)
     );
     refused(&blocks, "code nested more than 200 levels deep", 2);
+    // Strings nested in `#{}` (each level was lexed again from a copy: a 60 s time-out);
+    // the error does not draw the megabyte-long tag.
+    let strings = format!(
+        "$x = inline_template('<%= \"{}x{}\" %>')\n",
+        "#{\"".repeat(100_000),
+        "\"}".repeat(100_000)
+    );
+    refused(&strings, "code nested more than 200 levels deep", 1);
+    assert!(compile(&strings).1.len() < 2_000);
+    // Chains nest the tree without brackets (they overflowed the stack: SIGABRT).
+    for chain in [
+        "1".to_string() + &" + 1".repeat(100_000),
+        "true".to_string() + &" && true".repeat(100_000),
+        "[1]".to_string() + &"[0]".repeat(100_000),
+        "\"a\"".to_string() + &".to_s".repeat(100_000),
+        "true ? ".repeat(100_000) + "1" + &" : 2".repeat(100_000),
+    ] {
+        refused(
+            &format!("$x = inline_template('<%= {chain} %>')\n"),
+            "chains of more than 1000 operators, calls or branches are not supported",
+            1,
+        );
+    }
+    refused(
+        &format!(
+            "\n\n$x = inline_template('<% if false %>{}<% end %>')\n",
+            "<% elsif false %>".repeat(100_000)
+        ),
+        "chains of more than 1000",
+        3,
+    );
+    let (code, err) = compile(&format!(
+        "$x = inline_template('<%= 1{} %>')\n",
+        " + 1".repeat(900)
+    ));
+    assert_eq!(code, 0, "{err}");
     refused(
         "$x = inline_template('<% a = 1; (1..100000).each { a = [a] } %><%= a.size %>')\n",
         "nested more than 1000 levels deep",
