@@ -763,26 +763,27 @@ impl Parser {
     }
 
     fn oror(&mut self) -> PR<Node> {
-        self.chained(|p| {
-            let mut l = p.andand()?;
-            while p.eat_op("||") {
-                p.link()?;
-                p.skip_nl();
-                let r = p.andand()?;
-                l = Node::Or(Box::new(l), Box::new(r));
-            }
-            Ok(l)
-        })
+        self.logical("||", Parser::andand, Node::Or)
     }
 
     fn andand(&mut self) -> PR<Node> {
+        self.logical("&&", Parser::equality, Node::And)
+    }
+
+    /// `a || b || ...` or `a && b && ...`: a chain of `op` over what `next` parses.
+    fn logical(
+        &mut self,
+        op: &str,
+        next: fn(&mut Parser) -> PR<Node>,
+        make: fn(Box<Node>, Box<Node>) -> Node,
+    ) -> PR<Node> {
         self.chained(|p| {
-            let mut l = p.equality()?;
-            while p.eat_op("&&") {
+            let mut l = next(p)?;
+            while p.eat_op(op) {
                 p.link()?;
                 p.skip_nl();
-                let r = p.equality()?;
-                l = Node::And(Box::new(l), Box::new(r));
+                let r = next(p)?;
+                l = make(Box::new(l), Box::new(r));
             }
             Ok(l)
         })
