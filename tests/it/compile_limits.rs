@@ -325,3 +325,52 @@ fn compounded_depth_is_stack_level_too_deep() {
         assert!(!deep || err.contains("stack level too deep"), "{err}");
     }
 }
+
+/// A "billion laughs" in Hiera data (ten anchors, each nine aliases of the one before:
+/// 10^9 values once copied) is refused at once; aliases that expand to little still work.
+#[test]
+fn yaml_aliases_are_bounded() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("data")).unwrap();
+    std::fs::write(
+        dir.path().join("hiera.yaml"),
+        "---\nversion: 5\ndefaults:\n  datadir: data\n  data_hash: yaml_data\nhierarchy:\n  - name: common\n    path: common.yaml\n",
+    )
+    .unwrap();
+    let mut bomb = "a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n".to_string();
+    for (p, q) in "abcdefghi".chars().zip("bcdefghij".chars()) {
+        bomb += &format!("{q}: &{q} [{}]\n", vec![format!("*{p}"); 9].join(", "));
+    }
+    let pp = dir.path().join("site.pp");
+    std::fs::write(&pp, "\nnotice(lookup('c'))\n").unwrap();
+    for (data, want) in [
+        (
+            bomb.as_str(),
+            Err("aliases expand to more than 1000000 values"),
+        ),
+        ("a: &a [1, 2]\nc: [*a, *a]\n", Ok("[[1, 2], [1, 2]]")),
+    ] {
+        std::fs::write(dir.path().join("data/common.yaml"), data).unwrap();
+        let start = Instant::now();
+        let out = Command::new(ORDO)
+            .arg("compile")
+            .arg(&pp)
+            .arg("--hiera-config")
+            .arg(dir.path().join("hiera.yaml"))
+            .env("NO_COLOR", "1")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        match want {
+            Err(message) => {
+                assert_eq!(out.status.code(), Some(1), "{err}");
+                assert!(err.contains(message) && err.contains("line: 2"), "{err}");
+            }
+            Ok(notice) => {
+                assert_eq!(out.status.code(), Some(0), "{err}");
+                assert!(err.contains(notice), "{err}");
+            }
+        }
+        assert!(start.elapsed() < Duration::from_secs(60));
+    }
+}
