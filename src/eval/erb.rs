@@ -170,8 +170,15 @@ pub struct Compiled {
 
 /// Lexes and parses a template; `Err`: what Ordo's ERB does not support.
 pub fn compile(text: &str) -> Result<Compiled, String> {
-    let (toks, texts) =
-        compile_template(text).map_err(|e| format!("Ordo's ERB does not support {e}"))?;
+    // A bound's error says itself; any other is a construct Ordo's ERB does not know.
+    let unsupported = |what: &str, e: String| {
+        if e.starts_with(LIMIT_MARK) {
+            e
+        } else {
+            format!("Ordo's ERB does not support {what}{e}")
+        }
+    };
+    let (toks, texts) = compile_template(text).map_err(|e| unsupported("", e))?;
     let assigned = toks
         .windows(2)
         .filter_map(|w| match w {
@@ -181,7 +188,7 @@ pub fn compile(text: &str) -> Result<Compiled, String> {
         .collect();
     let body = Parser::new(toks)
         .program()
-        .map_err(|e| format!("Ordo's ERB does not support this Ruby: {e}"))?;
+        .map_err(|e| unsupported("this Ruby: ", e))?;
     Ok(Compiled {
         body,
         texts,
