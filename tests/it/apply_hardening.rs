@@ -1429,7 +1429,7 @@ fn a_file_size_limit_fails_the_write_not_the_process() {
         format!("notify {{ 'n': message => '{big}' }}\n"),
     )
     .unwrap();
-    let cat = write_catalog(
+    write_catalog(
         d,
         "c.json",
         json!([file(managed.to_str().unwrap(), json!({"content": big}))]),
