@@ -83,8 +83,11 @@ fn main() -> ExitCode {
     // not an error. The stack is only reserved: pages are used as the recursion reaches them.
     let code = std::thread::Builder::new()
         .name("ordo".into())
-        .stack_size(MAIN_STACK)
-        .spawn(move || dispatch(cli.command))
+        .stack_size(ordo::COMPILE_STACK)
+        .spawn(move || {
+            ordo::stack::mark(ordo::COMPILE_STACK);
+            dispatch(cli.command)
+        })
         .map_err(|e| eprintln!("Error: could not start: {e}"))
         .and_then(|t| t.join().map_err(|_| ()))
         .unwrap_or(101);
@@ -98,9 +101,6 @@ fn main() -> ExitCode {
         None => exit(code),
     }
 }
-
-/// The stack of the thread that runs the command (see `main`).
-const MAIN_STACK: usize = 512 << 20;
 
 /// Runs a subcommand; returns its exit status.
 fn dispatch(command: Command) -> i32 {

@@ -249,9 +249,12 @@ impl Bucket {
             .map_err(|e| format!("Could not read {} from the bucket: {e}", entry.sum))?;
         let dest = dest.map_or_else(|| entry.path.clone(), Path::to_path_buf);
         let current = fs::symlink_metadata(&dest).ok();
-        if current.as_ref().is_some_and(|m| m.is_dir()) {
+        // Only a regular file (or nothing) is replaced: never a directory, a link (it would
+        // redirect the restore) or a device, FIFO or socket (`/dev/null` made a file).
+        if let Some(m) = current.as_ref().filter(|m| !m.is_file()) {
+            let kind = crate::input::ftype(&m.file_type());
             return Err(format!(
-                "Could not restore to {}: it is a directory",
+                "Could not restore to {}: it is a {kind}; not replacing it",
                 dest.display()
             ));
         }

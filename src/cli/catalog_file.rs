@@ -125,15 +125,8 @@ pub fn parse_catalog(name: &str, text: &str) -> Result<Catalog, CatalogRefusal> 
     // Text that is not JSON has no readable list of secrets: when it declares any, no
     // string value of it is shown (keys are, to find the place by).
     let mask = secrets.is_empty() && body.contains("\"sensitive_parameters\"");
-    let (excerpt, at) = excerpt(text, offset, &secrets, mask);
-    let mut message = message;
-    let line_start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
-    if offset - line_start != at - excerpt[..at].rfind('\n').map_or(0, |i| i + 1) {
-        // The drawing's column is the excerpt's: say where the problem really is.
-        let column = text[line_start..offset].chars().count() + 1;
-        let line = excerpt[..at].bytes().filter(|&b| b == b'\n').count() + 1;
-        message.push_str(&format!(" (line {line}, column {column})"));
-    }
+    let (excerpt, at, place) = drawn(text, offset, &secrets, mask);
+    let message = message + &place;
     let (offset, text) = (at, excerpt.as_str());
     let end = next_char_end(text, offset);
     let d = Diagnostic::error(code, message).with_label(Span::new(FileId(0), offset, end), "here");
@@ -146,6 +139,26 @@ const EXCERPT_SIDE: usize = 80;
 
 /// At most this many bytes of serde's message (which may quote a value) are shown.
 const DETAIL_CAP: usize = 200;
+
+/// [`excerpt`], and what to add to the message when the drawing's column is not the
+/// problem's: ` (line L, column C)`.
+pub(crate) fn drawn(
+    text: &str,
+    offset: usize,
+    secrets: &[String],
+    mask: bool,
+) -> (String, usize, String) {
+    let (excerpt, at) = excerpt(text, offset, secrets, mask);
+    let line_start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+    let mut place = String::new();
+    if offset - line_start != at - excerpt[..at].rfind('\n').map_or(0, |i| i + 1) {
+        // The drawing's column is the excerpt's: say where the problem really is.
+        let column = text[line_start..offset].chars().count() + 1;
+        let line = excerpt[..at].bytes().filter(|&b| b == b'\n').count() + 1;
+        place = format!(" (line {line}, column {column})");
+    }
+    (excerpt, at, place)
+}
 
 /// The text a refusal is drawn from: the lines before the problem's line left empty (so its
 /// line number stays right), and of that line only the bytes around `offset`, with the

@@ -209,9 +209,12 @@ pub fn run(
             let handles: Vec<_> = (0..jobs)
                 .map(|_| {
                     std::thread::Builder::new()
-                        // The evaluator recurses over the tree: as much stack as the main thread.
-                        .stack_size(8 << 20)
-                        .spawn_scoped(s, work)
+                        // The evaluator recurses over the tree: as much stack as the command's thread.
+                        .stack_size(crate::COMPILE_STACK)
+                        .spawn_scoped(s, || {
+                            crate::stack::mark(crate::COMPILE_STACK);
+                            work()
+                        })
                 })
                 .collect();
             for h in handles {

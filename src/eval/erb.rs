@@ -75,12 +75,12 @@ pub fn compile_template(src: &str) -> Result<(Vec<Tok>, Vec<String>), String> {
             let _ = c;
         } else if let Some(c) = code.strip_prefix('=') {
             toks.push(Tok::Out);
-            ruby::lex(c, &mut toks).map_err(|e| format!("{e} in `<%={c}%>`"))?;
+            ruby::lex(c, &mut toks).map_err(|e| in_tag(e, "<%=", c))?;
             toks.push(Tok::Newline);
             toks.push(Tok::OutEnd);
         } else {
             toks.push(Tok::Newline);
-            ruby::lex(&code, &mut toks).map_err(|e| format!("{e} in `<%{code}%>`"))?;
+            ruby::lex(&code, &mut toks).map_err(|e| in_tag(e, "<%", &code))?;
             toks.push(Tok::Newline);
         }
         rest = after_tag;
@@ -88,6 +88,18 @@ pub fn compile_template(src: &str) -> Result<(Vec<Tok>, Vec<String>), String> {
     pending.push_str(rest);
     flush(&mut pending, &mut toks, &mut texts);
     Ok((toks, texts))
+}
+
+/// A lexing error of a tag's code, with the tag (its first 80 characters: a tag may be
+/// megabytes); a bound's error alone.
+fn in_tag(e: String, open: &str, code: &str) -> String {
+    if e.starts_with(LIMIT_MARK) {
+        return e;
+    }
+    match code.char_indices().nth(80) {
+        Some((end, _)) => format!("{e} in `{open}{} ...`", &code[..end]),
+        None => format!("{e} in `{open}{code}%>`"),
+    }
 }
 
 fn find_tag_end(tag: &str) -> Option<usize> {
@@ -158,8 +170,15 @@ pub struct Compiled {
 
 /// Lexes and parses a template; `Err`: what Ordo's ERB does not support.
 pub fn compile(text: &str) -> Result<Compiled, String> {
-    let (toks, texts) =
-        compile_template(text).map_err(|e| format!("Ordo's ERB does not support {e}"))?;
+    // A bound's error says itself; any other is a construct Ordo's ERB does not know.
+    let unsupported = |what: &str, e: String| {
+        if e.starts_with(LIMIT_MARK) {
+            e
+        } else {
+            format!("Ordo's ERB does not support {what}{e}")
+        }
+    };
+    let (toks, texts) = compile_template(text).map_err(|e| unsupported("", e))?;
     let assigned = toks
         .windows(2)
         .filter_map(|w| match w {
@@ -169,7 +188,7 @@ pub fn compile(text: &str) -> Result<Compiled, String> {
         .collect();
     let body = Parser::new(toks)
         .program()
-        .map_err(|e| format!("Ordo's ERB does not support this Ruby: {e}"))?;
+        .map_err(|e| unsupported("this Ruby: ", e))?;
     Ok(Compiled {
         body,
         texts,
@@ -291,6 +310,9 @@ impl Interp<'_, '_> {
     }
 
     fn eval(&mut self, n: &Node) -> E<Value> {
+        if crate::stack::low() {
+            return err(format!("{LIMIT_MARK} {}", crate::stack::TOO_DEEP));
+        }
         Ok(match n {
             Node::Nil => Value::Undef,
             Node::Bool(b) => Value::Bool(*b),

@@ -39,6 +39,13 @@ impl Compiler<'_> {
 
     /// [`Compiler::eval`], or [`Compiler::eval_for_effect`] unless `want`.
     fn eval_want(&mut self, e: &Expr, scope: ScopeId, want: bool) -> R<Value> {
+        // The depth bounds compounding (a chain of includes, recursive calls, each deep in
+        // expressions) could still overflow the stack: Puppet's error instead.
+        if crate::stack::low() {
+            return Err(Flow::Err(
+                self.runtime(crate::stack::TOO_DEEP.to_string(), e.span),
+            ));
+        }
         let label = match &e.kind {
             ExprKind::Call(c) if c.kind == CallKind::Method => Some("Method call"),
             ExprKind::Call(_) => Some("Function Call"),

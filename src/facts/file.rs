@@ -65,16 +65,26 @@ pub fn read_facts(path: &Path) -> Result<Json, FactsRefusal> {
         }
     };
     parse_facts(text).map_err(|e| {
-        let end = text[e.offset..]
+        // Of a long line, only the bytes around the problem are drawn (it may be megabytes).
+        let line_start = text[..e.offset].rfind('\n').map_or(0, |i| i + 1);
+        let line_end = text[e.offset..]
+            .find('\n')
+            .map_or(text.len(), |i| e.offset + i);
+        let (text, offset, place) = if line_end - line_start > 1_000 {
+            crate::cli::catalog_file::drawn(text, e.offset, &[], false)
+        } else {
+            (text.to_string(), e.offset, String::new())
+        };
+        let end = text[offset..]
             .chars()
             .next()
-            .map_or(e.offset, |c| e.offset + c.len_utf8());
+            .map_or(offset, |c| offset + c.len_utf8());
         let d = Diagnostic::error(
             e.code,
-            format!("Could not load facts from {name}: {}", e.message),
+            format!("Could not load facts from {name}: {}{place}", e.message),
         )
-        .with_label(Span::new(FileId(0), e.offset, end), "here");
-        FactsRefusal::new(&name, text, d)
+        .with_label(Span::new(FileId(0), offset, end), "here");
+        FactsRefusal::new(&name, &text, d)
     })
 }
 
@@ -200,6 +210,35 @@ mod yaml {
     /// A problem: the byte offset where it is, and what it is.
     pub type Error = (usize, String);
 
+    /// How deep values may nest (blocks and `[...]` lists): as deep as JSON facts may
+    /// (serde_json's recursion limit). Deeper input is refused, not walked recursively.
+    const MAX_DEPTH: usize = 128;
+
+    fn too_deep(offset: usize) -> Error {
+        (
+            offset,
+            format!("values nested more than {MAX_DEPTH} levels deep"),
+        )
+    }
+
+    /// Where a line's `[` lists nest past [`MAX_DEPTH`], if they do.
+    fn flow_too_deep(text: &str) -> Option<usize> {
+        let mut depth = 0usize;
+        for (i, c) in text.char_indices() {
+            match c {
+                '[' => {
+                    depth += 1;
+                    if depth > MAX_DEPTH {
+                        return Some(i);
+                    }
+                }
+                ']' => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+        }
+        None
+    }
+
     /// The lines that carry content (not blank, not comments, not document markers).
     fn content_lines(text: &str) -> Vec<Line> {
         let mut at = 0;
@@ -245,6 +284,12 @@ mod yaml {
         if lines.is_empty() {
             return Ok(Json::Object(Map::new()));
         }
+        if let Some((l, at)) = lines
+            .iter()
+            .find_map(|l| flow_too_deep(&l.text).map(|at| (l, at)))
+        {
+            return Err(too_deep(l.offset + at));
+        }
         // A document that is one plain scalar (`42`, `hello`).
         if lines.len() == 1
             && !lines[0].text.starts_with('-')
@@ -253,7 +298,7 @@ mod yaml {
             return Ok(scalar(&lines[0].text));
         }
         let mut pos = 0;
-        let v = block(&lines, &mut pos, lines[0].indent)?;
+        let v = block(&lines, &mut pos, lines[0].indent, 1)?;
         if pos < lines.len() {
             return Err((
                 lines[pos].offset,
@@ -266,7 +311,10 @@ mod yaml {
         Ok(v)
     }
 
-    fn block(lines: &[Line], pos: &mut usize, indent: usize) -> Result<Json, Error> {
+    fn block(lines: &[Line], pos: &mut usize, indent: usize, depth: usize) -> Result<Json, Error> {
+        if depth > MAX_DEPTH {
+            return Err(too_deep(lines[*pos].offset));
+        }
         if lines[*pos].text.starts_with("- ") || lines[*pos].text == "-" {
             let mut items = vec![];
             while *pos < lines.len()
@@ -277,19 +325,19 @@ mod yaml {
                 *pos += 1;
                 if rest.is_empty() {
                     if *pos < lines.len() && lines[*pos].indent > indent {
-                        items.push(block(lines, pos, lines[*pos].indent)?);
+                        items.push(block(lines, pos, lines[*pos].indent, depth + 1)?);
                     } else {
                         items.push(Json::Null);
                     }
                 } else if let Some((k, v)) = split_key(&rest) {
                     // A mapping inside a sequence item.
                     let mut m = Map::new();
-                    m.insert(k, value_or_block(v, lines, pos, indent + 2)?);
+                    m.insert(k, value_or_block(v, lines, pos, indent + 2, depth + 1)?);
                     if *pos < lines.len()
                         && lines[*pos].indent == indent + 2
                         && !lines[*pos].text.starts_with('-')
                     {
-                        if let Json::Object(more) = block(lines, pos, indent + 2)? {
+                        if let Json::Object(more) = block(lines, pos, indent + 2, depth)? {
                             m.extend(more);
                         }
                     }
@@ -310,7 +358,7 @@ mod yaml {
                 ));
             };
             *pos += 1;
-            let value = value_or_block(v, lines, pos, indent)?;
+            let value = value_or_block(v, lines, pos, indent, depth + 1)?;
             m.insert(k, value);
         }
         Ok(Json::Object(m))
@@ -321,6 +369,7 @@ mod yaml {
         lines: &[Line],
         pos: &mut usize,
         indent: usize,
+        depth: usize,
     ) -> Result<Json, Error> {
         if !v.is_empty() {
             return Ok(scalar(&v));
@@ -330,7 +379,7 @@ mod yaml {
                 || (lines[*pos].indent == indent && lines[*pos].text.starts_with('-')))
         {
             let ind = lines[*pos].indent;
-            return block(lines, pos, ind);
+            return block(lines, pos, ind, depth);
         }
         Ok(Json::Null)
     }

@@ -117,6 +117,11 @@ impl Stream<'_> {
         self.c.depth_bound
     }
 
+    /// The `elsif` keywords yielded so far: each can nest the tree one level deeper.
+    pub fn elsifs(&self) -> usize {
+        self.c.elsifs
+    }
+
     /// The lexer warnings of the tokens yielded so far (offset, message), taken out.
     pub fn take_warnings(&mut self) -> Vec<(usize, String)> {
         std::mem::take(&mut self.c.warnings)
@@ -175,6 +180,9 @@ struct Cooker<'a> {
     chain: Vec<usize>,
     chain_total: usize,
     depth_bound: usize,
+    /// `elsif` keywords seen: each nests the tree one level (an `elsif` is an `If` in the
+    /// `else` slot) without a bracket or an operator.
+    elsifs: usize,
     /// Bracket depths at which a case option's body (`{` after `:`) is open.
     option_bodies: Vec<usize>,
     /// Where the last `}` that closed a case option's body starts: a `{` right after it
@@ -205,6 +213,7 @@ impl<'a> Cooker<'a> {
             chain: vec![0],
             chain_total: 0,
             depth_bound: 0,
+            elsifs: 0,
             option_bodies: Vec::new(),
             option_closed_at: None,
             warnings: Vec::new(),
@@ -261,6 +270,10 @@ impl<'a> Cooker<'a> {
             }
             // A lambda's parameters (`.map |$x| { ... }`) continue the chain of calls.
             Pipe => return Ok(()),
+            Elsif => {
+                self.elsifs += 1;
+                return Ok(());
+            }
             ListStart | LBrack | LBrace | HashBrace | SelBrace | CollectBrace | LParen
             | WsLParen => {
                 self.chain.push(0);

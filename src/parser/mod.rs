@@ -65,6 +65,7 @@ fn finish(
     let end = text.len();
     // Complete: a successful parse has read the stream to its end.
     let depth_bound = stream.depth_bound();
+    let elsifs = stream.elsifs();
     let lex_warnings = stream.take_warnings();
     let mut diagnostics: Vec<Diagnostic> = lex_warnings
         .into_iter()
@@ -86,8 +87,8 @@ fn finish(
     };
     let mut program = Program { body };
     // Heredoc texts are cooked separately (their nesting is not in the bound), so any
-    // heredoc makes us measure.
-    let measure = depth_bound + 16 > post::MAX_DEPTH || text.contains("@(");
+    // heredoc makes us measure; each `elsif` may add a level the bound does not hold.
+    let measure = depth_bound + elsifs + 16 > post::MAX_DEPTH || text.contains("@(");
     if let Some(d) = measure
         .then(|| post::check_depth(&mut program, file))
         .flatten()

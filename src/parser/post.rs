@@ -9,29 +9,53 @@ use crate::span::FileId;
 /// Trees deeper than this are refused: later stages walk trees recursively.
 pub const MAX_DEPTH: usize = 500;
 
+/// The `elsif` branches one path through the tree may pass (they nest in the `else` slot;
+/// Puppet 7 runs out of stack between 1,000 and 3,000). Counted apart from [`MAX_DEPTH`],
+/// and sized with it for the compile threads' stack (`crate::COMPILE_STACK`).
+pub const MAX_ELSIF: usize = 5_000;
+
 /// Measures the depth without recursion; refuses (and safely drops) an over-deep tree,
 /// returning the error.
 pub fn check_depth(program: &mut Program, file: FileId) -> Option<Diagnostic> {
-    let mut stack: Vec<(&Expr, usize)> = vec![(&program.body, 1)];
+    // (node, depth, elsif branches above it)
+    let mut stack: Vec<(&Expr, usize, usize)> = vec![(&program.body, 1, 0)];
     let mut too_deep = None;
-    while let Some((e, d)) = stack.pop() {
+    while let Some((e, d, elsifs)) = stack.pop() {
         if d > MAX_DEPTH {
-            too_deep = Some(e.span);
+            too_deep = Some((
+                e.span,
+                format!("Expressions nested more than {MAX_DEPTH} levels deep are not supported"),
+            ));
             break;
         }
-        for_each_child(e, &mut |c| stack.push((c, d + 1)));
+        if elsifs > MAX_ELSIF {
+            too_deep = Some((
+                e.span,
+                format!("An if with more than {MAX_ELSIF} elsif branches is not supported"),
+            ));
+            break;
+        }
+        match &e.kind {
+            ExprKind::If {
+                test,
+                then_expr,
+                else_expr,
+            } => {
+                stack.push((test, d + 1, elsifs));
+                stack.push((then_expr, d + 1, elsifs));
+                match else_expr.kind {
+                    ExprKind::If { .. } => stack.push((else_expr, d, elsifs + 1)),
+                    _ => stack.push((else_expr, d + 1, elsifs)),
+                }
+            }
+            _ => for_each_child(e, &mut |c| stack.push((c, d + 1, elsifs))),
+        }
     }
-    let span = too_deep?;
+    let (span, message) = too_deep?;
     let body = std::mem::replace(&mut program.body, Expr::new(ExprKind::Nop, span));
     dismantle(body);
     let span = crate::span::Span { file, ..span };
-    Some(
-        Diagnostic::error(
-            "syntax",
-            format!("Expressions nested more than {MAX_DEPTH} levels deep are not supported"),
-        )
-        .with_label(span, "too deep here"),
-    )
+    Some(Diagnostic::error("syntax", message).with_label(span, "too deep here"))
 }
 
 /// Drops a tree without recursion.

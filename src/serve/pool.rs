@@ -24,16 +24,19 @@ impl Pool {
             threads.push(
                 std::thread::Builder::new()
                     .name(format!("compile-{i}"))
-                    // The evaluator recurses over the tree: as much stack as the main thread.
-                    .stack_size(8 << 20)
-                    .spawn(move || loop {
-                        let job = {
-                            let rx = rx.lock().unwrap_or_else(|e| e.into_inner());
-                            rx.recv()
-                        };
-                        match job {
-                            Ok(job) => job(),
-                            Err(_) => return,
+                    // The evaluator recurses over the tree: as much stack as the command's thread.
+                    .stack_size(crate::COMPILE_STACK)
+                    .spawn(move || {
+                        crate::stack::mark(crate::COMPILE_STACK);
+                        loop {
+                            let job = {
+                                let rx = rx.lock().unwrap_or_else(|e| e.into_inner());
+                                rx.recv()
+                            };
+                            match job {
+                                Ok(job) => job(),
+                                Err(_) => return,
+                            }
                         }
                     })?,
             );

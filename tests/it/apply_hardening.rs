@@ -1429,7 +1429,7 @@ fn a_file_size_limit_fails_the_write_not_the_process() {
         format!("notify {{ 'n': message => '{big}' }}\n"),
     )
     .unwrap();
-    let cat = write_catalog(
+    write_catalog(
         d,
         "c.json",
         json!([file(managed.to_str().unwrap(), json!({"content": big}))]),
@@ -1550,4 +1550,56 @@ fn a_signal_ends_a_run_blocked_on_writing_its_report() {
     }
     use std::os::unix::process::ExitStatusExt;
     assert_eq!(child.wait().unwrap().signal(), Some(15));
+}
+
+#[test]
+fn a_restore_never_replaces_a_link_or_a_special_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let state = d.join("state");
+    let f = d.join("f");
+    std::fs::write(&f, "old").unwrap();
+    let cat = write_catalog(
+        d,
+        "c.json",
+        json!([file(
+            f.to_str().unwrap(),
+            json!({"content": "new", "backup": "puppet"})
+        )]),
+    );
+    let (code, out, err) = run(apply_cmd(&cat, &state, &[]));
+    assert_eq!(code, 0, "{out}{err}");
+    std::fs::write(d.join("victim"), "precious").unwrap();
+    std::os::unix::fs::symlink(d.join("victim"), d.join("link")).unwrap();
+    mkfifo(&d.join("fifo"));
+    let restore = |dest: &str| {
+        let mut c = Command::new(ORDO);
+        c.args(["bucket", "--state-dir", state.to_str().unwrap(), "restore"])
+            .arg(&f)
+            .arg(d.join(dest));
+        run(c)
+    };
+    for (dest, kind) in [("link", "link"), ("fifo", "fifo")] {
+        let (code, _, err) = restore(dest);
+        assert_eq!(code, 1, "{err}");
+        assert!(
+            err.contains(&format!("it is a {kind}; not replacing it")),
+            "{err}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(d.join("victim")).unwrap(),
+        "precious"
+    );
+    assert!(std::fs::symlink_metadata(d.join("link"))
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert!(std::fs::symlink_metadata(d.join("fifo"))
+        .unwrap()
+        .file_type()
+        .is_fifo());
+    let (code, _, err) = restore("new");
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(std::fs::read_to_string(d.join("new")).unwrap(), "old");
 }

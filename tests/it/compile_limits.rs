@@ -206,6 +206,45 @@ fn erb_nesting_is_bounded() {
         " end".repeat(100_000)
     );
     refused(&blocks, "code nested more than 200 levels deep", 2);
+    // Strings nested in `#{}` (each level was lexed again from a copy: a 60 s time-out);
+    // the error does not draw the megabyte-long tag.
+    let strings = format!(
+        "$x = inline_template('<%= \"{}x{}\" %>')\n",
+        "#{\"".repeat(100_000),
+        "\"}".repeat(100_000)
+    );
+    refused(&strings, "code nested more than 200 levels deep", 1);
+    let (_, err) = compile(&strings);
+    assert!(err.len() < 2_000);
+    // A bound reached is not a construct Ordo's ERB lacks.
+    assert!(!err.contains("does not support"), "{err}");
+    // Chains nest the tree without brackets (they overflowed the stack: SIGABRT).
+    for chain in [
+        "1".to_string() + &" + 1".repeat(100_000),
+        "true".to_string() + &" && true".repeat(100_000),
+        "[1]".to_string() + &"[0]".repeat(100_000),
+        "\"a\"".to_string() + &".to_s".repeat(100_000),
+        "true ? ".repeat(100_000) + "1" + &" : 2".repeat(100_000),
+    ] {
+        refused(
+            &format!("$x = inline_template('<%= {chain} %>')\n"),
+            "chains of more than 1000 operators, calls or branches are not supported",
+            1,
+        );
+    }
+    refused(
+        &format!(
+            "\n\n$x = inline_template('<% if false %>{}<% end %>')\n",
+            "<% elsif false %>".repeat(100_000)
+        ),
+        "chains of more than 1000",
+        3,
+    );
+    let (code, err) = compile(&format!(
+        "$x = inline_template('<%= 1{} %>')\n",
+        " + 1".repeat(900)
+    ));
+    assert_eq!(code, 0, "{err}");
     refused(
         "$x = inline_template('<% a = 1; (1..100000).each { a = [a] } %><%= a.size %>')\n",
         "nested more than 1000 levels deep",
@@ -216,4 +255,125 @@ fn erb_nesting_is_bounded() {
         "an array or hash of more than 1000000 elements",
         1,
     );
+}
+
+/// An `elsif` chain nests the tree without a bracket: 1,000 branches compile (as in Puppet
+/// 7), 100,000 are refused by the parser (they overflowed the stack: SIGABRT).
+#[test]
+fn elsif_chains_are_bounded() {
+    let chain = |n: usize| format!("\nif $facts['x'] {{}}{}\n", " elsif false {}".repeat(n));
+    let (code, err) = compile(&chain(1_000));
+    assert_eq!(code, 0, "{err}");
+    refused(
+        &chain(100_000),
+        "An if with more than 5000 elsif branches is not supported",
+        2,
+    );
+}
+
+/// The depth bounds compounding (each class of a 1,100-class `include` chain nests its
+/// `include` 190 brackets deep; a recursive function with a deep body) end in Puppet's
+/// "stack level too deep" with a location, also on the threads of `compile --nodes`, whose
+/// stack was 8 MiB (they aborted at 1,000 `elsif` branches).
+#[test]
+fn compounded_depth_is_stack_level_too_deep() {
+    let d = 190;
+    let classes: String = (0..1100)
+        .map(|i| {
+            format!(
+                "class c{i} {{ $x = {}include(c{}){} }}\n",
+                "[".repeat(d),
+                i + 1,
+                "]".repeat(d)
+            )
+        })
+        .collect();
+    let includes = format!("{classes}class c1100 {{}}\ninclude c0\n");
+    let function = format!(
+        "function f($n) {{ {} if $n > 0 {{ f($n - 1) }} else {{ 0 }} {} }}\nnotice(f(199))\n",
+        "[".repeat(d),
+        "]".repeat(d)
+    );
+    for manifest in [&includes, &function] {
+        let (code, err) = compile(manifest);
+        assert_eq!(code, 1, "{err}");
+        assert!(err.contains("stack level too deep"), "{err}");
+        assert!(err.contains("line: "), "{err}");
+    }
+    // `compile --nodes` with two threads.
+    let dir = tempfile::tempdir().unwrap();
+    let nodes = dir.path().join("nodes");
+    std::fs::create_dir(&nodes).unwrap();
+    for n in ["a", "b"] {
+        std::fs::write(nodes.join(format!("{n}.json")), "{\"kernel\": \"Linux\"}").unwrap();
+    }
+    for manifest in [
+        format!("if true {{}}{}\n", " elsif false {}".repeat(1_000)),
+        includes,
+    ] {
+        let pp = dir.path().join("site.pp");
+        std::fs::write(&pp, &manifest).unwrap();
+        let out = Command::new(ORDO)
+            .args(["compile", "--jobs", "2", "--nodes"])
+            .arg(&nodes)
+            .arg("--outdir")
+            .arg(dir.path().join("out"))
+            .arg(&pp)
+            .env("NO_COLOR", "1")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        let deep = manifest.contains("class");
+        assert_eq!(out.status.code(), Some(if deep { 1 } else { 0 }), "{err}");
+        assert!(!deep || err.contains("stack level too deep"), "{err}");
+    }
+}
+
+/// A "billion laughs" in Hiera data (ten anchors, each nine aliases of the one before:
+/// 10^9 values once copied) is refused at once; aliases that expand to little still work.
+#[test]
+fn yaml_aliases_are_bounded() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("data")).unwrap();
+    std::fs::write(
+        dir.path().join("hiera.yaml"),
+        "---\nversion: 5\ndefaults:\n  datadir: data\n  data_hash: yaml_data\nhierarchy:\n  - name: common\n    path: common.yaml\n",
+    )
+    .unwrap();
+    let mut bomb = "a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n".to_string();
+    for (p, q) in "abcdefghi".chars().zip("bcdefghij".chars()) {
+        bomb += &format!("{q}: &{q} [{}]\n", vec![format!("*{p}"); 9].join(", "));
+    }
+    let pp = dir.path().join("site.pp");
+    std::fs::write(&pp, "\nnotice(lookup('c'))\n").unwrap();
+    for (data, want) in [
+        (
+            bomb.as_str(),
+            Err("aliases expand to more than 1000000 values"),
+        ),
+        ("a: &a [1, 2]\nc: [*a, *a]\n", Ok("[[1, 2], [1, 2]]")),
+    ] {
+        std::fs::write(dir.path().join("data/common.yaml"), data).unwrap();
+        let start = Instant::now();
+        let out = Command::new(ORDO)
+            .arg("compile")
+            .arg(&pp)
+            .arg("--hiera-config")
+            .arg(dir.path().join("hiera.yaml"))
+            .env("NO_COLOR", "1")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        match want {
+            Err(message) => {
+                assert_eq!(out.status.code(), Some(1), "{err}");
+                assert!(err.contains(message) && err.contains("line: 2"), "{err}");
+            }
+            Ok(notice) => {
+                assert_eq!(out.status.code(), Some(0), "{err}");
+                assert!(err.contains(notice), "{err}");
+            }
+        }
+        assert!(start.elapsed() < Duration::from_secs(60));
+    }
 }

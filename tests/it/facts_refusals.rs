@@ -140,3 +140,48 @@ fn malformed_facts_are_refused_with_their_location() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// Facts nested 100,000 deep (YAML `[...]` lists on one line, YAML blocks, JSON) are refused
+/// at once with the place (a YAML list nested that deep took minutes: each level was split
+/// again), and only the bytes around the problem of a megabyte-long line are drawn.
+#[test]
+fn deep_facts_are_refused_with_an_excerpt() {
+    let dir = workdir();
+    let n = 100_000;
+    let block: String = (0..200)
+        .map(|i| format!("{}k:\n", "  ".repeat(i)))
+        .collect();
+    for (name, text, message) in [
+        (
+            "flow.yaml",
+            format!("kernel: Linux\na: {}{}\n", "[".repeat(n), "]".repeat(n)),
+            "values nested more than 128 levels deep (line 2, column 132)",
+        ),
+        (
+            "block.yaml",
+            format!("kernel: Linux\n{block}"),
+            "values nested more than 128 levels deep",
+        ),
+        (
+            "deep.json",
+            format!("{{\"a\": {}{}}}", "[".repeat(n), "]".repeat(n)),
+            "recursion limit exceeded (line 1, column 133)",
+        ),
+    ] {
+        std::fs::write(dir.path().join(name), &text).unwrap();
+        let start = std::time::Instant::now();
+        let out = compile(dir.path(), name);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(err.contains(message), "{name}: {message:?} not in {err}");
+        assert!(err.len() < 2_000, "{name}: {} bytes of error", err.len());
+        assert!(start.elapsed() < std::time::Duration::from_secs(30));
+    }
+    // 100 levels are facts.
+    let ok: String = (0..100)
+        .map(|i| format!("{}k:\n", "  ".repeat(i)))
+        .collect();
+    std::fs::write(dir.path().join("ok.yaml"), format!("kernel: Linux\n{ok}")).unwrap();
+    let out = compile(dir.path(), "ok.yaml");
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+}

@@ -145,6 +145,15 @@ fn value_end(t: Option<&Tok>) -> bool {
 
 pub fn lex(src: &str, out: &mut Vec<Tok>) -> Result<(), String> {
     let b: Vec<char> = src.chars().collect();
+    lex_chars(&b, out, 0)
+}
+
+/// Lexes `b`, the code of a tag or of a `#{}` nested `depth` strings deep (bounded as the
+/// parser's nesting is: each level is lexed in place, not copied).
+fn lex_chars(b: &[char], out: &mut Vec<Tok>, depth: usize) -> Result<(), String> {
+    if depth > MAX_NESTING {
+        return Err(too_deep());
+    }
     let mut i = 0;
     while i < b.len() {
         let c = b[i];
@@ -229,7 +238,7 @@ pub fn lex(src: &str, out: &mut Vec<Tok>) -> Result<(), String> {
             continue;
         }
         if c == '\'' || c == '"' {
-            let (parts, n) = lex_string(&b, i + 1, c)?;
+            let (parts, n) = lex_string(b, i + 1, c, depth)?;
             out.push(Tok::Str(parts));
             i = n;
             continue;
@@ -244,7 +253,7 @@ pub fn lex(src: &str, out: &mut Vec<Tok>) -> Result<(), String> {
             continue;
         }
         if c == ':' && matches!(b.get(i + 1), Some('"') | Some('\'')) {
-            let (parts, n) = lex_string(&b, i + 2, b[i + 1])?;
+            let (parts, n) = lex_string(b, i + 2, b[i + 1], depth)?;
             let name = parts
                 .iter()
                 .map(|p| match p {
@@ -273,7 +282,7 @@ pub fn lex(src: &str, out: &mut Vec<Tok>) -> Result<(), String> {
                     o => o,
                 };
                 let open = (close != o).then_some(o);
-                let (parts, n) = lex_delimited(&b, at + 1, open, close, interp)?;
+                let (parts, n) = lex_delimited(b, at + 1, open, close, interp, depth)?;
                 out.push(Tok::Str(parts));
                 i = n;
                 continue;
@@ -341,8 +350,13 @@ pub fn lex(src: &str, out: &mut Vec<Tok>) -> Result<(), String> {
     Ok(())
 }
 
-fn lex_string(b: &[char], i: usize, q: char) -> Result<(Vec<StrPart>, usize), String> {
-    lex_delimited(b, i, None, q, q != '\'')
+fn lex_string(
+    b: &[char],
+    i: usize,
+    q: char,
+    nesting: usize,
+) -> Result<(Vec<StrPart>, usize), String> {
+    lex_delimited(b, i, None, q, q != '\'', nesting)
 }
 
 /// A string up to `close` (nested `open`/`close` pairs kept, as in `%(a (b) c)`), with
@@ -353,6 +367,7 @@ fn lex_delimited(
     open: Option<char>,
     close: char,
     interp: bool,
+    nesting: usize,
 ) -> Result<(Vec<StrPart>, usize), String> {
     let mut parts = vec![];
     let mut cur = String::new();
@@ -398,9 +413,8 @@ fn lex_delimited(
                 }
                 j += 1;
             }
-            let code: String = b[i + 2..j - 1].iter().collect();
             let mut toks = vec![];
-            lex(&code, &mut toks)?;
+            lex_chars(&b[i + 2..j - 1], &mut toks, nesting + 1)?;
             if !cur.is_empty() {
                 parts.push(StrPart::Lit(std::mem::take(&mut cur)));
             }
@@ -428,6 +442,8 @@ pub struct Parser {
     locals: Vec<std::collections::HashSet<String>>,
     /// Nesting of the statements and expressions being parsed (see [`MAX_NESTING`]).
     depth: usize,
+    /// Links of the operator, call and `elsif` chains being parsed (see [`MAX_CHAIN`]).
+    chain: usize,
 }
 
 type PR<T> = Result<T, String>;
@@ -436,6 +452,15 @@ type PR<T> = Result<T, String>;
 /// expressions: deeper code is refused, not parsed until the stack overflows. The message
 /// starts as the compile's other bounds do, so Ruby is not asked to render it either.
 const MAX_NESTING: usize = 200;
+
+/// How many links the chains being parsed may have together (`a + b + ...`, `x.m.m`,
+/// `a[0][0]`, `c ? x : c ? ...`, `elsif`): each nests the tree one level deeper without a
+/// bracket. Ruby 3.1 itself fails at some thousands ("stack level too deep").
+const MAX_CHAIN: usize = 1_000;
+
+fn too_deep() -> String {
+    format!("evaluation stopped: code nested more than {MAX_NESTING} levels deep is not supported")
+}
 
 fn describe(t: Option<&Tok>) -> String {
     match t {
@@ -456,15 +481,14 @@ impl Parser {
             pos: 0,
             locals: vec![Default::default()],
             depth: 0,
+            chain: 0,
         }
     }
 
     /// Runs `f` one nesting level deeper, refused past [`MAX_NESTING`].
     fn nested<T>(&mut self, f: impl FnOnce(&mut Self) -> PR<T>) -> PR<T> {
         if self.depth >= MAX_NESTING {
-            return Err(format!(
-                "evaluation stopped: code nested more than {MAX_NESTING} levels deep is not supported"
-            ));
+            return Err(too_deep());
         }
         self.depth += 1;
         let r = f(self);
@@ -474,6 +498,26 @@ impl Parser {
 
     fn stmt(&mut self) -> PR<Node> {
         self.nested(Parser::stmt_at)
+    }
+
+    /// Runs `f`, which parses a chain (calling [`Parser::link`] for each link); its links
+    /// count for what it parses, not after it.
+    fn chained<T>(&mut self, f: impl FnOnce(&mut Self) -> PR<T>) -> PR<T> {
+        let base = self.chain;
+        let r = f(self);
+        self.chain = base;
+        r
+    }
+
+    /// One more link of the chain being parsed, refused past [`MAX_CHAIN`].
+    fn link(&mut self) -> PR<()> {
+        self.chain += 1;
+        if self.chain > MAX_CHAIN {
+            return Err(format!(
+                "evaluation stopped: chains of more than {MAX_CHAIN} operators, calls or branches are not supported"
+            ));
+        }
+        Ok(())
     }
 
     pub fn expr(&mut self) -> PR<Node> {
@@ -689,17 +733,20 @@ impl Parser {
     }
 
     fn ternary(&mut self) -> PR<Node> {
-        let c = self.range()?;
-        if self.eat_op("?") {
-            self.skip_nl();
-            let a = self.ternary()?;
-            self.skip_nl();
-            self.expect_op(":")?;
-            self.skip_nl();
-            let b = self.ternary()?;
-            return Ok(Node::If(Box::new(c), vec![a], vec![b]));
-        }
-        Ok(c)
+        self.chained(|p| {
+            let c = p.range()?;
+            if p.eat_op("?") {
+                p.link()?;
+                p.skip_nl();
+                let a = p.ternary()?;
+                p.skip_nl();
+                p.expect_op(":")?;
+                p.skip_nl();
+                let b = p.ternary()?;
+                return Ok(Node::If(Box::new(c), vec![a], vec![b]));
+            }
+            Ok(c)
+        })
     }
 
     fn range(&mut self) -> PR<Node> {
@@ -716,23 +763,30 @@ impl Parser {
     }
 
     fn oror(&mut self) -> PR<Node> {
-        let mut l = self.andand()?;
-        while self.eat_op("||") {
-            self.skip_nl();
-            let r = self.andand()?;
-            l = Node::Or(Box::new(l), Box::new(r));
-        }
-        Ok(l)
+        self.logical("||", Parser::andand, Node::Or)
     }
 
     fn andand(&mut self) -> PR<Node> {
-        let mut l = self.equality()?;
-        while self.eat_op("&&") {
-            self.skip_nl();
-            let r = self.equality()?;
-            l = Node::And(Box::new(l), Box::new(r));
-        }
-        Ok(l)
+        self.logical("&&", Parser::equality, Node::And)
+    }
+
+    /// `a || b || ...` or `a && b && ...`: a chain of `op` over what `next` parses.
+    fn logical(
+        &mut self,
+        op: &str,
+        next: fn(&mut Parser) -> PR<Node>,
+        make: fn(Box<Node>, Box<Node>) -> Node,
+    ) -> PR<Node> {
+        self.chained(|p| {
+            let mut l = next(p)?;
+            while p.eat_op(op) {
+                p.link()?;
+                p.skip_nl();
+                let r = next(p)?;
+                l = make(Box::new(l), Box::new(r));
+            }
+            Ok(l)
+        })
     }
 
     fn binary_level(
@@ -740,19 +794,22 @@ impl Parser {
         ops: &[&'static str],
         next: fn(&mut Parser) -> PR<Node>,
     ) -> PR<Node> {
-        let mut l = next(self)?;
-        loop {
-            let Some(Tok::Op(o)) = self.peek() else {
-                return Ok(l);
-            };
-            let Some(op) = ops.iter().find(|x| **x == *o) else {
-                return Ok(l);
-            };
-            self.pos += 1;
-            self.skip_nl();
-            let r = next(self)?;
-            l = Node::Bin(op, Box::new(l), Box::new(r));
-        }
+        self.chained(|p| {
+            let mut l = next(p)?;
+            loop {
+                let Some(Tok::Op(o)) = p.peek() else {
+                    return Ok(l);
+                };
+                let Some(op) = ops.iter().find(|x| **x == *o) else {
+                    return Ok(l);
+                };
+                p.pos += 1;
+                p.link()?;
+                p.skip_nl();
+                let r = next(p)?;
+                l = Node::Bin(op, Box::new(l), Box::new(r));
+            }
+        })
     }
 
     fn equality(&mut self) -> PR<Node> {
@@ -868,12 +925,17 @@ impl Parser {
     }
 
     fn postfix(&mut self) -> PR<Node> {
+        self.chained(Parser::postfix_chain)
+    }
+
+    fn postfix_chain(&mut self) -> PR<Node> {
         let mut n = self.primary()?;
         loop {
             // A leading `.` on the next line continues the chain.
             let save = self.pos;
             self.skip_nl();
             if self.eat_op(".") || self.eat_op("&.") {
+                self.link()?;
                 self.skip_nl();
                 let name = match self.next() {
                     Some(Tok::Ident(n)) | Some(Tok::Const(n)) => n,
@@ -905,6 +967,7 @@ impl Parser {
             self.pos = save;
             if self.is_op("[") && !self.space_before() {
                 self.pos += 1;
+                self.link()?;
                 let (args, _) = self.call_args("]")?;
                 n = Node::Index(Box::new(n), args);
                 continue;
@@ -1219,12 +1282,17 @@ impl Parser {
     }
 
     fn if_tail(&mut self) -> PR<Vec<Node>> {
+        self.chained(Parser::if_tail_chain)
+    }
+
+    fn if_tail_chain(&mut self) -> PR<Vec<Node>> {
         self.skip_terms();
         if self.eat_kw("elsif") {
+            self.link()?;
             let c = self.expr_stmt()?;
             self.eat_kw("then");
             let body = self.stmts(&["elsif", "else", "end"])?;
-            let els = self.if_tail()?;
+            let els = self.if_tail_chain()?;
             return Ok(vec![Node::If(Box::new(c), body, els)]);
         }
         if self.eat_kw("else") {

@@ -10,6 +10,17 @@ use yaml_rust2::{Yaml, YamlLoader};
 
 /// Parses the first document; an empty text is `null` (Hiera treats it as no data).
 pub fn parse(text: &str) -> Result<Json, String> {
+    // The loader copies what an alias names: count first what the copies would make
+    // ("billion laughs": ten lines that expand to 10^9 values).
+    let mut count = Expanded::default();
+    yaml_rust2::parser::Parser::new_from_str(text)
+        .load(&mut count, false)
+        .map_err(|e| e.to_string())?;
+    if count.too_many {
+        return Err(format!(
+            "YAML whose aliases expand to more than {MAX_NODES} values is not supported"
+        ));
+    }
     let docs = YamlLoader::load_from_str(text).map_err(|e| e.to_string())?;
     let Some(doc) = docs.first() else {
         return Ok(Json::Null);
@@ -24,6 +35,63 @@ pub fn parse(text: &str) -> Result<Json, String> {
 
 /// Data nested deeper than this is refused (later stages walk values recursively).
 pub const MAX_DEPTH: usize = 1000;
+
+/// Values (scalars, sequences, mappings) a document may hold once its aliases are expanded,
+/// as the compile's bound on one array or hash (`limits::MAX_VALUE_NODES`).
+const MAX_NODES: u64 = 1_000_000;
+
+/// Counts the values of the first document with its aliases expanded, from the parser's
+/// events, without making them.
+#[derive(Default)]
+struct Expanded {
+    /// The expanded size of each anchored node (by anchor id).
+    sizes: std::collections::HashMap<usize, u64>,
+    /// The open sequences and mappings: their anchor and the size of what they hold so far.
+    open: Vec<(usize, u64)>,
+    total: u64,
+    too_many: bool,
+}
+
+impl Expanded {
+    fn add(&mut self, n: u64) {
+        let into = match self.open.last_mut() {
+            Some((_, held)) => held,
+            None => &mut self.total,
+        };
+        *into = into.saturating_add(n);
+        self.too_many |= *into > MAX_NODES;
+    }
+}
+
+impl yaml_rust2::parser::MarkedEventReceiver for Expanded {
+    fn on_event(&mut self, ev: yaml_rust2::Event, _mark: yaml_rust2::scanner::Marker) {
+        use yaml_rust2::Event;
+        if self.too_many {
+            return;
+        }
+        match ev {
+            Event::Scalar(_, _, anchor, _) => {
+                if anchor > 0 {
+                    self.sizes.insert(anchor, 1);
+                }
+                self.add(1);
+            }
+            Event::Alias(id) => self.add(self.sizes.get(&id).copied().unwrap_or(1)),
+            Event::SequenceStart(anchor, _) | Event::MappingStart(anchor, _) => {
+                self.open.push((anchor, 1));
+            }
+            Event::SequenceEnd | Event::MappingEnd => {
+                if let Some((anchor, size)) = self.open.pop() {
+                    if anchor > 0 {
+                        self.sizes.insert(anchor, size);
+                    }
+                    self.add(size);
+                }
+            }
+            _ => {}
+        }
+    }
+}
 
 /// How deeply a document nests, measured without recursion.
 fn depth(doc: &Yaml) -> usize {
