@@ -120,6 +120,11 @@ pub const CODES: &[(&str, &str, &str)] = &[
         "a metaparameter's value is not valid",
     ),
     (
+        "unknown-resource",
+        "explain",
+        "a resource named on the command line is not in the catalog",
+    ),
+    (
         "cycle",
         "Graph",
         "a dependency cycle, each edge with where it comes from",

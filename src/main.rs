@@ -22,11 +22,7 @@ enum DumpFormat {
     Json,
 }
 
-#[derive(Clone, Copy, ValueEnum)]
-enum DiagFormat {
-    Human,
-    Json,
-}
+use ordo::cli::DiagFormat;
 
 #[derive(Subcommand)]
 enum Command {
@@ -75,6 +71,13 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // A file size limit (`ulimit -f`) must fail the write that passes it (EFBIG: an error
+    // with its message, no partial output file) instead of killing the process mid-run
+    // (SIGXFSZ's default). A handler, unlike ignoring it, is reset for the commands run.
+    let _ = signal_hook::flag::register(
+        signal_hook::consts::SIGXFSZ,
+        std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false)),
+    );
     // The command runs on a thread with a large stack: the parser bounds nesting, but
     // evaluation recurses (chains of includes, nested data) and a stack overflow is an abort,
     // not an error. The stack is only reserved: pages are used as the recursion reaches them.
@@ -117,14 +120,22 @@ fn dispatch(command: Command) -> i32 {
                 1
             }
         }
-        Command::Compile(a) => ordo::cli::compile::run(&a),
-        Command::Apply(a) => ordo::cli::apply::run(&a),
-        Command::Check(a) => ordo::cli::graph::check(&a),
-        Command::Graph(a) => ordo::cli::graph::graph(&a),
-        Command::Explain(a) => ordo::cli::graph::explain_cmd(&a),
+        Command::Compile(a) => with_format(a.format, || ordo::cli::compile::run(&a)),
+        Command::Apply(a) => with_format(a.format, || ordo::cli::apply::run(&a)),
+        Command::Check(a) => with_format(a.format, || ordo::cli::graph::check(&a)),
+        Command::Graph(a) => with_format(a.format, || ordo::cli::graph::graph(&a)),
+        Command::Explain(a) => with_format(a.format, || ordo::cli::graph::explain_cmd(&a)),
         Command::Bucket(a) => ordo::cli::bucket::run(&a),
         Command::Facts(a) => ordo::cli::facts::run(&a),
         Command::Serve(a) => ordo::serve::run(&a),
         Command::Ca(a) => ordo::serve::ca_command(&a),
     }
+}
+
+/// Runs a command whose diagnostics follow `--format` (see `ordo::cli::emit`).
+fn with_format(format: ordo::cli::DiagFormat, run: impl FnOnce() -> i32) -> i32 {
+    ordo::cli::set_diag_format(format);
+    let code = run();
+    ordo::cli::finish_json_diagnostics();
+    code
 }

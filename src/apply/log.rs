@@ -39,6 +39,19 @@ pub struct LogLine {
     /// What the line is about: a resource path, optionally with `/property`.
     pub source: Option<String>,
     pub message: String,
+    /// For an error that refuses the catalog: its diagnostic code and the declaring
+    /// resource's place, for a code frame (not in the report).
+    #[serde(skip)]
+    pub refusal: Option<Box<Refusal>>,
+}
+
+/// What an error that refuses a catalog is, and where the resource it is about was declared.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Refusal {
+    /// One of `diagnostics::CODES`.
+    pub code: &'static str,
+    pub file: Option<std::sync::Arc<str>>,
+    pub line: Option<u32>,
 }
 
 impl LogLine {
@@ -47,7 +60,23 @@ impl LogLine {
             level,
             source,
             message: message.into(),
+            refusal: None,
         }
+    }
+
+    /// An error that refuses the catalog, about a resource declared at `node`'s place.
+    pub fn refusal(
+        code: &'static str,
+        message: impl Into<String>,
+        node: Option<&crate::graph::Node>,
+    ) -> LogLine {
+        let mut l = LogLine::new(Level::Error, None, message);
+        l.refusal = Some(Box::new(Refusal {
+            code,
+            file: node.and_then(|n| n.file.clone()),
+            line: node.and_then(|n| n.line),
+        }));
+        l
     }
 
     /// `Notice: /Stage[main]/Main/Notify[a]/message: defined 'message' as 'a'`.

@@ -145,14 +145,26 @@ fn validate_and_build(
     let mut built = Providers::with_capacity(graph.nodes.len());
     let mut out: Vec<LogLine> = sanity::check(catalog)
         .into_iter()
-        .map(|m| LogLine::new(Level::Error, None, m))
+        .map(|m| {
+            let code = if m.starts_with("Duplicate declaration") {
+                "duplicate-declaration"
+            } else {
+                "invalid-catalog"
+            };
+            LogLine::refusal(code, m, None)
+        })
         .collect();
-    out.extend(
-        graph
-            .errors
-            .iter()
-            .map(|e| LogLine::new(Level::Error, None, graph.error_message(e))),
-    );
+    out.extend(graph.errors.iter().map(|e| {
+        use crate::graph::GraphError as E;
+        let (code, node) = match e {
+            E::MissingDependency { resource, .. } => ("missing-dependency", Some(*resource)),
+            E::BadReference { resource, .. } => ("bad-reference", Some(*resource)),
+            E::BadEdge { .. } => ("bad-edge", None),
+            E::Invalid { resource, .. } => ("invalid-metaparameter", Some(*resource)),
+        };
+        let node = node.and_then(|n| graph.nodes.get(n));
+        LogLine::refusal(code, graph.error_message(e), node)
+    }));
     for (n, node) in graph.nodes.iter().enumerate() {
         if node.container {
             continue;
@@ -165,12 +177,16 @@ fn validate_and_build(
             Err(msg) => {
                 let loc = node.location();
                 let sep = if loc.is_empty() { "" } else { " " };
-                out.push(LogLine::new(Level::Error, None, format!("{msg}{sep}{loc}")));
+                out.push(LogLine::refusal(
+                    "unsupported",
+                    format!("{msg}{sep}{loc}"),
+                    Some(node),
+                ));
             }
         }
     }
     match schedule::catalog_schedules(catalog) {
-        Err(msg) => out.push(LogLine::new(Level::Error, None, msg)),
+        Err(msg) => out.push(LogLine::refusal("invalid-catalog", msg, None)),
         Ok(known) => {
             for node in &graph.nodes {
                 let Some(i) = node.index.filter(|_| !node.container) else {
@@ -182,10 +198,10 @@ fn validate_and_build(
                         // catalog before any change.
                         let loc = node.location();
                         let sep = if loc.is_empty() { "" } else { " " };
-                        out.push(LogLine::new(
-                            Level::Error,
-                            None,
+                        out.push(LogLine::refusal(
+                            "invalid-catalog",
                             format!("Could not find schedule {name}{sep}{loc}"),
+                            Some(node),
                         ));
                     }
                 }
@@ -204,7 +220,7 @@ fn validate_and_build(
                 text.push_str("\n    ");
                 text.push_str(&line);
             }
-            out.push(LogLine::new(Level::Error, None, text));
+            out.push(LogLine::refusal("cycle", text, None));
         }
     } else if !cycles.is_empty() {
         out.push(LogLine::new(

@@ -29,6 +29,17 @@ impl Redactor {
             for name in &r.sensitive_parameters {
                 if let Some(v) = r.parameters.get(name) {
                     collect(v, &mut secrets);
+                    // A command's `environment`: the value of each `NAME=value` too, which
+                    // the command may echo (Puppet only warns that it cannot redact it).
+                    if name == "environment" {
+                        let mut settings = Vec::new();
+                        collect(v, &mut settings);
+                        secrets.extend(
+                            settings
+                                .iter()
+                                .filter_map(|s| s.split_once('=').map(|(_, v)| v.to_string())),
+                        );
+                    }
                 }
             }
         }

@@ -4,7 +4,9 @@
 //! written whole or not at all, see `atomic`), no further resource starts, pending refreshes
 //! are stored (see `pending`) and the report is written. A second signal also kills the
 //! process group of a command still running (an exec that would otherwise hold the stop for
-//! up to its timeout), and that resource fails.
+//! up to its timeout), and that resource fails. Once the walk has ended (the log and the
+//! report are being written, which a stuck reader of a pipe or FIFO can block for ever), or
+//! at the third signal, a signal ends the process at once, as its default action does.
 //!
 //! Signal handlers need unsafe code; `signal-hook` holds it (the crate denies `unsafe_code`).
 //! Its iterator runs the handling on an ordinary thread, so nothing here runs in signal
@@ -41,6 +43,14 @@ impl StopFlag {
 /// Set by the second signal: commands still running are killed.
 static ABORT: AtomicBool = AtomicBool::new(false);
 
+/// Set when the run's resources are done: nothing is left to stop.
+static ENDED: AtomicBool = AtomicBool::new(false);
+
+/// Notes that the walk has ended: a signal from now on ends the process at once.
+pub fn walk_ended() {
+    ENDED.store(true, Ordering::SeqCst);
+}
+
 pub fn abort_requested() -> bool {
     ABORT.load(Ordering::SeqCst)
 }
@@ -63,7 +73,13 @@ pub fn install(flag: StopFlag) -> Result<(), String> {
     std::thread::Builder::new()
         .name("ordo-signals".into())
         .spawn(move || {
+            let mut seen = 0;
             for sig in signals.forever() {
+                seen += 1;
+                // Decided before anything is printed: stderr may be the stuck pipe.
+                if ENDED.load(Ordering::SeqCst) || seen >= 3 {
+                    let _ = signal_hook::low_level::emulate_default_handler(sig);
+                }
                 if flag.requested().is_some() {
                     ABORT.store(true, Ordering::SeqCst);
                     eprintln!(

@@ -98,10 +98,17 @@ struct Run<'a> {
     /// are worth keeping as pending.
     /// Computed when an anchor first has events to keep (`None` until then).
     relaying: Option<HashSet<Vertex>>,
+    /// Whether the real events queued or carried changed since the store was last synced
+    /// (a noop run queues only noop events: the store is not looked at again at every step).
+    pending_dirty: bool,
     /// The catalog's schedules, when last each scheduled resource was checked, and now.
     schedules: Schedules,
     /// Vertices checked ahead, in walk order, waiting for `flush`.
     deferred: Vec<Deferred>,
+    /// The vertices of `deferred`, and how many of them staged a file: looked up at every
+    /// step, where a scan of `deferred` made a run of 100,000 unchanged files quadratic.
+    deferred_set: HashSet<Vertex>,
+    deferred_staged: usize,
     /// What the deferred vertices write (see `apply::stage`).
     staged: StageSet,
     /// The options, for jobs on the worker threads.
@@ -140,6 +147,7 @@ pub(super) fn run(
         req: super::requisites::RunState::new(catalog, graph, opts.failhard),
         pending: None,
         carried: HashMap::new(),
+        pending_dirty: true,
         interrupted: None,
         relaying: None,
         schedules: Schedules {
@@ -152,6 +160,8 @@ pub(super) fn run(
             tz: jiff::tz::TimeZone::system(),
         },
         deferred: Vec::new(),
+        deferred_set: HashSet::new(),
+        deferred_staged: 0,
         staged: StageSet::default(),
         shared_opts: Arc::new(opts.clone()),
         pool: Pool::new(opts.jobs.max(1) - 1),
@@ -425,7 +435,7 @@ impl Run<'_> {
         let out = self.tag_excluded(v);
         if out {
             self.status.entry(v).or_default().skipped = true;
-            self.queues.remove(&v);
+            self.take_queue(v);
         }
         out
     }
@@ -466,7 +476,7 @@ impl Run<'_> {
         let last = s.checked.as_ref().map_or(0, |c| c.last(&reference));
         if !schedule.matches(last, s.now, &s.tz) {
             self.status.entry(v).or_default().skipped = true;
-            self.queues.remove(&v);
+            self.take_queue(v);
             return false;
         }
         let now = s.now;
@@ -529,7 +539,7 @@ impl Run<'_> {
                 Some(self.source_name(v)),
                 format!("Unscheduling all events on {name}"),
             );
-            self.queues.remove(&v);
+            self.take_queue(v);
         }
         true
     }
@@ -702,6 +712,7 @@ impl Run<'_> {
                         format!("Scheduling refresh of {name}"),
                     );
                 }
+                self.pending_dirty |= list.iter().any(|e| e.status == EventStatus::Success);
                 self.queues
                     .entry(t)
                     .or_default()
@@ -711,7 +722,7 @@ impl Run<'_> {
     }
 
     fn process_events(&mut self, v: Vertex) {
-        let Some(queued) = self.queues.remove(&v) else {
+        let Some(queued) = self.take_queue(v) else {
             return;
         };
         if queued.is_empty() {
@@ -884,6 +895,7 @@ impl Run<'_> {
                 desired: None,
                 message: e.message,
             });
+            self.pending_dirty = true;
             self.queues.entry(v).or_default().extend(events);
         }
         self.sync_pending();
@@ -916,6 +928,14 @@ impl Run<'_> {
         out
     }
 
+    /// Takes the events queued for `v` (delivered or dropped): the store is synced again when
+    /// real ones were among them.
+    pub(super) fn take_queue(&mut self, v: Vertex) -> Option<Vec<Event>> {
+        let q = self.queues.remove(&v)?;
+        self.pending_dirty |= q.iter().any(|e| e.status == EventStatus::Success);
+        Some(q)
+    }
+
     /// Keeps the real events queued for `v` as pending: it will not take them in this run.
     fn carry(&mut self, v: Vertex) {
         if let Some(q) = self.queues.get(&v) {
@@ -924,6 +944,7 @@ impl Run<'_> {
                 .filter(|e| e.status == EventStatus::Success)
                 .cloned()
                 .collect();
+            self.pending_dirty |= !real.is_empty();
             self.carried.entry(v).or_default().extend(real);
         }
     }
@@ -942,9 +963,10 @@ impl Run<'_> {
 
     /// Writes every real event not yet delivered (queued or carried) to the store.
     fn sync_pending(&mut self) {
-        if self.pending.is_none() {
+        if self.pending.is_none() || !self.pending_dirty {
             return;
         }
+        self.pending_dirty = false;
         // Queued and carried events of one subscriber go under one key.
         type Key = (String, Option<String>);
         let mut by_key: std::collections::BTreeMap<Key, (Vertex, Vec<PendingEvent>)> =

@@ -143,7 +143,7 @@ impl<'c> Locator<'c> {
 }
 
 /// The span of line `line` (1-based) without its indentation and line break.
-fn line_span(source: &SourceFile, line: usize, file: FileId) -> Option<Span> {
+pub fn line_span(source: &SourceFile, line: usize, file: FileId) -> Option<Span> {
     let start = source.line_start(line)?;
     let rest = source.text.get(start..)?;
     let content = rest.split('\n').next()?.trim_end_matches('\r');

@@ -174,7 +174,7 @@ fn without_locations(msg: &str) -> String {
 }
 
 /// `msg (file: x.pp, line: 3, column: 5)` -> `msg`.
-fn strip_location(mut msg: &str) -> &str {
+pub fn strip_location(mut msg: &str) -> &str {
     // Puppet may append two (`... (file: x.pp, line: 3) (file: x.pp, line: 3, column: 1)`).
     while let Some(i) = msg.rfind(" (file: ").filter(|_| msg.ends_with(')')) {
         msg = &msg[..i];

@@ -39,6 +39,11 @@ pub struct ApplyArgs {
     /// `puppet`: exactly Puppet's log lines; `human`: short lines, colour, a summary.
     #[arg(long, default_value = "human")]
     pub log_format: LogFormat,
+    /// Diagnostics that refuse the run (compile errors, a catalog that fails validation, a
+    /// cycle) as code frames on stderr (`human`) or as one JSON array on stdout (`json`, the
+    /// shape of `ordo parse --format json`).
+    #[arg(long, value_enum, default_value = "human")]
+    pub format: crate::cli::DiagFormat,
     /// With `--log-format puppet`: warnings and errors on stderr, as `puppet apply` writes
     /// them. Without it, Puppet's lines are one transcript on stdout, in order (what tools
     /// that read stdout and stderr apart need); Ordo's own format always splits them.
@@ -423,6 +428,64 @@ fn puppet_colored(line: &LogLine) -> String {
     format!("{code}{}\x1b[0m", line.puppet())
 }
 
+/// The errors that refuse a catalog as diagnostics, each framed at the line of the resource
+/// it is about when the catalog names it and the file can be read.
+#[derive(Default)]
+struct Refusals {
+    /// A cycle was among them: drawn once the run is over (see [`Refusals::emit_cycles`]).
+    cycles: bool,
+    sources: crate::span::SourceMap,
+    /// The files read so far (`None`: unreadable).
+    files: std::collections::HashMap<std::sync::Arc<str>, Option<crate::span::FileId>>,
+}
+
+impl Refusals {
+    fn emit(&mut self, line: &LogLine, r: &crate::apply::log::Refusal) {
+        use crate::diagnostics::Diagnostic;
+        if r.code == "cycle" {
+            self.cycles = true;
+            return;
+        }
+        // A cycle's edges follow its path, one an indented line.
+        let mut parts = line.message.split("\n    ");
+        let head = parts.next().unwrap_or_default();
+        let mut d = Diagnostic::error(r.code, crate::check::strip_location(head));
+        for p in parts {
+            d = d.with_note(p);
+        }
+        if let (Some(file), Some(n)) = (&r.file, r.line) {
+            match self.span(file, n) {
+                Some(span) => d = d.with_label(span, "declared here"),
+                None => d = d.with_note(format!("declared at {file}:{n}")),
+            }
+        }
+        crate::cli::emit(&d, &self.sources);
+    }
+
+    /// The catalog's cycles with a label at the source of each edge, when its files can be
+    /// read.
+    fn emit_cycles(&mut self, catalog: &Catalog, ordering: crate::graph::Ordering) {
+        let (prepared, graph) = crate::graph::requisites::build(catalog, ordering);
+        let mut sources = crate::span::SourceMap::default();
+        let loc = crate::check::Locator::from_catalog(&prepared, &mut sources, &|f| {
+            std::fs::read_to_string(f).ok()
+        });
+        for d in crate::check::cycles::diagnostics(&graph, &loc, &sources) {
+            crate::cli::emit(&d, &sources);
+        }
+    }
+
+    fn span(&mut self, file: &std::sync::Arc<str>, line: u32) -> Option<crate::span::Span> {
+        let sources = &mut self.sources;
+        let id = *self.files.entry(file.clone()).or_insert_with(|| {
+            let text = std::fs::read_to_string(&**file).ok()?;
+            Some(sources.add(file.to_string(), text))
+        });
+        let id = id?;
+        crate::check::locate::line_span(self.sources.get(id)?, line as usize, id)
+    }
+}
+
 /// Installs the SIGINT/SIGTERM handlers once per process; returns the flag they set.
 fn stop_flag() -> Result<signals::StopFlag, String> {
     static FLAG: std::sync::OnceLock<Result<signals::StopFlag, String>> =
@@ -458,7 +521,17 @@ pub fn run_catalog(catalog: &Catalog, args: &ApplyArgs) -> i32 {
         .then(|| Ticker::start(progress.clone()));
     out.progress = ticker.as_ref().map(|t| std::sync::Arc::clone(&t.shown));
     let (verbose, debug) = (args.verbose, args.debug);
+    let json = crate::cli::json_diagnostics();
+    let refusals = std::cell::RefCell::new(Refusals::default());
     let mut sink = |line: &LogLine| {
+        // The errors that refuse the catalog, as every command draws diagnostics (Puppet's
+        // log lines keep Puppet's words, unless JSON is asked for).
+        if let Some(r) = &line.refusal {
+            if json || format == LogFormat::Human {
+                refusals.borrow_mut().emit(line, r);
+                return;
+            }
+        }
         // As Puppet's console at its default level: info lines with --verbose (or in Ordo's
         // own format), debug lines with --debug.
         let shown = match line.level {
@@ -516,6 +589,11 @@ pub fn run_catalog(catalog: &Catalog, args: &ApplyArgs) -> i32 {
         ));
     }
     let result = apply(catalog, &opts, &mut sink);
+    signals::walk_ended();
+    if refusals.borrow().cycles {
+        // Drawn as `ordo check` draws them: a label at each edge's source.
+        refusals.borrow_mut().emit_cycles(catalog, args.ordering);
+    }
     if let Some(t) = ticker.as_mut() {
         t.finish();
     }
@@ -532,7 +610,7 @@ pub fn run_catalog(catalog: &Catalog, args: &ApplyArgs) -> i32 {
     }
     out.flush();
     if format == LogFormat::Human {
-        if salt_on_stdout {
+        if salt_on_stdout || (json && result.refused) {
             eprintln!("{}", summary(&result));
         } else {
             outln!("{}", summary(&result));

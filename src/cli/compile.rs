@@ -406,6 +406,10 @@ pub struct CompileArgs {
     /// line, as `puppet catalog compile --render-as json` does.
     #[arg(long)]
     pub pretty: bool,
+    /// Diagnostics as code frames on stderr (`human`) or as one JSON array on stdout
+    /// (`json`, the shape of `ordo parse --format json`), printed when the compile fails.
+    #[arg(long, value_enum, default_value = "human")]
+    pub format: crate::cli::DiagFormat,
     /// Print on stderr the duplicate declarations resolved by `priority` and the merged
     /// order of every defined type's instances (Rudder ordering, Ordo extension).
     #[arg(long)]
@@ -457,16 +461,13 @@ pub fn run(args: &CompileArgs) -> i32 {
     }
     let code = match &args.output {
         Some(p) => {
-            let written = std::fs::File::create(p).and_then(|f| {
-                let mut w = std::io::BufWriter::with_capacity(1 << 16, f);
-                write_result(&mut w, &result, args.pretty)?;
-                w.into_inner().map_err(|e| e.into_error())?;
-                Ok(())
+            let written = super::output_file::write_with(p, &mut |w| {
+                write_result(&mut &mut *w, &result, args.pretty)
             });
             match written {
                 Ok(()) => 0,
                 Err(e) => {
-                    eprintln!("Error: Could not write {}: {e}", p.display());
+                    eprintln!("Error: {e}");
                     1
                 }
             }
@@ -599,8 +600,8 @@ fn checked_result(
                 Some(c) => !c.puppet,
                 None => std::io::stderr().is_terminal(),
             };
-            let text = error_text(&errors, &result.sources, &node, framed);
-            let _ = write!(err, "{text}");
+            drop(err);
+            report_errors(&errors, &result.sources, &node, framed);
             Err(1)
         }
     }
@@ -646,14 +647,22 @@ fn compile_result_with(
     let text = match &inputs.code {
         Some(code) => code.clone(),
         None => crate::input::read_to_string(manifest).map_err(|e| {
-            eprintln!("Error: Could not read manifest {}: {e}", manifest.display());
+            let message = format!("Could not read manifest {}: {e}", manifest.display());
+            if crate::cli::json_diagnostics() {
+                crate::cli::emit_plain(&crate::diagnostics::Diagnostic::error(
+                    "unreadable",
+                    message,
+                ));
+            } else {
+                eprintln!("Error: {message}");
+            }
             1
         })?,
     };
     let node = node_name(inputs);
     let facts = match &inputs.facts {
         Some(p) => crate::facts::read_facts(p).map_err(|refusal| {
-            eprint!("{}", refusal.render(crate::cli::stderr_render_options()));
+            crate::cli::emit(&refusal.diagnostic, &refusal.sources);
             1
         })?,
         None => {
@@ -754,6 +763,24 @@ pub fn error_text(
         }
     }
     text
+}
+
+/// Reports compile errors on stderr as [`error_text`] draws them, or keeps them for the JSON
+/// array of `--format json` (as `ordo check` shows them).
+pub fn report_errors(
+    errors: &[&crate::diagnostics::Diagnostic],
+    sources: &crate::span::SourceMap,
+    node: &str,
+    framed: bool,
+) {
+    if crate::cli::json_diagnostics() {
+        for d in errors {
+            let d = crate::check::shown_compile_error((*d).clone(), sources);
+            crate::cli::emit(&d, sources);
+        }
+    } else {
+        eprint!("{}", error_text(errors, sources, node, framed));
+    }
 }
 
 /// A compile error as Puppet prints it: `Error: MESSAGE on node NODE`; the validation errors

@@ -15,9 +15,10 @@ use std::path::PathBuf;
 pub struct CheckArgs {
     /// The manifest (.pp) or catalog (JSON) to check.
     pub file: PathBuf,
-    /// human or json.
-    #[arg(long, default_value = "human")]
-    pub format: String,
+    /// Diagnostics as code frames on stderr (`human`) or as one JSON array on stdout
+    /// (`json`).
+    #[arg(long, value_enum, default_value = "human")]
+    pub format: crate::cli::DiagFormat,
     /// Fail (exit 1) on warnings too.
     #[arg(long)]
     pub deny_warnings: bool,
@@ -36,6 +37,10 @@ pub struct GraphArgs {
     /// resources, relationships, expanded or cycles.
     #[arg(long, default_value = "relationships")]
     pub kind: Kind,
+    /// Diagnostics as code frames on stderr (`human`) or as one JSON array on stdout
+    /// (`json`, the shape of `ordo parse --format json`), printed when there are any.
+    #[arg(long, value_enum, default_value = "human")]
+    pub format: crate::cli::DiagFormat,
     /// Write the DOT text here instead of stdout.
     #[arg(short = 'o', long)]
     pub output: Option<PathBuf>,
@@ -55,6 +60,10 @@ pub struct ExplainArgs {
     pub first: String,
     /// Second resource.
     pub second: String,
+    /// Diagnostics as code frames on stderr (`human`) or as one JSON array on stdout
+    /// (`json`, the shape of `ordo parse --format json`), printed when there are any.
+    #[arg(long, value_enum, default_value = "human")]
+    pub format: crate::cli::DiagFormat,
     /// Order of unrelated resources: manifest, title-hash, random[:SEED] or alphanumeric
     /// (Rudder's technique-by-technique order, with `priority`).
     #[arg(long, default_value = "manifest")]
@@ -72,10 +81,7 @@ pub fn check_catalog(catalog: &Catalog) -> Vec<Diagnostic> {
 /// exist, for snippets) or a manifest (compiled, with the evaluator's spans).
 fn check_report(args: &CheckArgs) -> Result<(Report, Option<Catalog>), i32> {
     if super::is_catalog_file(&args.file) {
-        let catalog = super::load_catalog(&args.file).map_err(|e| {
-            eprintln!("{e}");
-            1
-        })?;
+        let catalog = super::load_catalog(&args.file)?;
         let mut sources = SourceMap::default();
         let loc =
             Locator::from_catalog(&catalog, &mut sources, &|f| std::fs::read_to_string(f).ok());
@@ -102,8 +108,8 @@ pub fn check(args: &CheckArgs) -> i32 {
         (false, Some(catalog)) => report.diagnostics.extend(extensions_note(catalog)),
         _ => {}
     }
-    match args.format.as_str() {
-        "json" => {
+    match args.format {
+        crate::cli::DiagFormat::Json => {
             let items: Vec<serde_json::Value> = report
                 .diagnostics
                 .iter()
@@ -114,7 +120,7 @@ pub fn check(args: &CheckArgs) -> i32 {
                 serde_json::to_string_pretty(&items).expect("diagnostics serialise")
             );
         }
-        "human" => {
+        crate::cli::DiagFormat::Human => {
             let opts = crate::cli::stderr_render_options();
             for d in &report.diagnostics {
                 eprint!("{}", render(d, &report.sources, opts));
@@ -125,10 +131,6 @@ pub fn check(args: &CheckArgs) -> i32 {
                 report.errors(),
                 report.warnings()
             );
-        }
-        other => {
-            eprintln!("error: unknown format '{other}' (human or json)");
-            return 2;
         }
     }
     let failing = report
@@ -203,8 +205,8 @@ pub fn graph(args: &GraphArgs) -> i32 {
     );
     match &args.output {
         Some(p) => {
-            if let Err(e) = std::fs::write(p, dot) {
-                eprintln!("error: could not write {}: {e}", p.display());
+            if let Err(e) = super::output_file::write(p, dot.as_bytes()) {
+                eprintln!("error: {e}");
                 return 1;
             }
         }
@@ -281,10 +283,7 @@ pub fn explain_cmd(args: &ExplainArgs) -> i32 {
         }
         let errors: Vec<_> = result.diagnostics.iter().filter(|d| d.is_error()).collect();
         let Some(catalog) = result.catalog.as_ref().filter(|_| errors.is_empty()) else {
-            eprint!(
-                "{}",
-                super::compile::error_text(&errors, &result.sources, &node, true)
-            );
+            super::compile::report_errors(&errors, &result.sources, &node, true);
             return 1;
         };
         let loc = Locator::from_provenance(result.provenance.clone());
@@ -305,7 +304,7 @@ pub fn explain_cmd(args: &ExplainArgs) -> i32 {
             0
         }
         Err(e) => {
-            eprintln!("error: {e}");
+            crate::cli::emit_plain(&Diagnostic::error("unknown-resource", e));
             1
         }
     }

@@ -65,12 +65,12 @@ use crate::catalog::Catalog;
 use std::path::Path;
 
 /// Reads a Puppet JSON catalog (raw from Puppet, normalized, or Ordo's own). A malformed one
-/// is refused with a rendered diagnostic naming the place of the problem (see `catalog_file`).
-pub fn load_catalog(path: &Path) -> Result<Catalog, String> {
+/// is refused with a diagnostic naming the place of the problem (see `catalog_file`),
+/// reported (see [`emit`]); `Err` carries the exit code.
+pub fn load_catalog(path: &Path) -> Result<Catalog, i32> {
     catalog_file::read_catalog(path).map_err(|r| {
-        r.render(crate::cli::stderr_render_options())
-            .trim_end()
-            .to_string()
+        emit(&r.diagnostic, &r.sources);
+        1
     })
 }
 
@@ -78,10 +78,7 @@ pub fn load_catalog(path: &Path) -> Result<Catalog, String> {
 /// are printed; `Err` carries the exit code.
 pub fn load_input(file: &Path, inputs: &compile::CompileInputs) -> Result<Catalog, i32> {
     if is_catalog_file(file) {
-        load_catalog(file).map_err(|e| {
-            eprintln!("{e}");
-            1
-        })
+        load_catalog(file)
     } else {
         compile::compile_manifest(file, inputs)
     }
@@ -105,5 +102,64 @@ pub fn stderr_render_options() -> crate::diagnostics::RenderOptions {
     use std::io::IsTerminal;
     crate::diagnostics::RenderOptions {
         color: std::env::var_os("NO_COLOR").is_none() && std::io::stderr().is_terminal(),
+    }
+}
+
+/// `--format json`: the diagnostics of the command are kept here and printed at its end as
+/// one JSON array on stdout (see [`emit`]), in place of the drawings on stderr.
+static JSON_DIAGNOSTICS: std::sync::Mutex<Option<Vec<serde_json::Value>>> =
+    std::sync::Mutex::new(None);
+
+/// The diagnostics format of a command (`--format`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum DiagFormat {
+    /// Code frames on stderr, in colour on a terminal.
+    #[default]
+    Human,
+    /// One JSON array on stdout (the shape of `ordo parse --format json`).
+    Json,
+}
+
+/// Chooses how [`emit`] reports for the rest of the process.
+pub fn set_diag_format(format: DiagFormat) {
+    let mut kept = JSON_DIAGNOSTICS.lock().unwrap_or_else(|e| e.into_inner());
+    *kept = (format == DiagFormat::Json).then(Vec::new);
+}
+
+/// Whether diagnostics are collected as JSON (`--format json`).
+pub fn json_diagnostics() -> bool {
+    JSON_DIAGNOSTICS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .is_some()
+}
+
+/// Reports a diagnostic: drawn on stderr, or kept for the JSON array (`--format json`).
+pub fn emit(d: &crate::diagnostics::Diagnostic, sources: &crate::span::SourceMap) {
+    let mut kept = JSON_DIAGNOSTICS.lock().unwrap_or_else(|e| e.into_inner());
+    match kept.as_mut() {
+        Some(all) => all.push(crate::diagnostics::to_json(d, sources)),
+        None => eprint!(
+            "{}",
+            crate::diagnostics::render(d, sources, stderr_render_options())
+        ),
+    }
+}
+
+/// [`emit`] for a diagnostic without a place in any source.
+pub fn emit_plain(d: &crate::diagnostics::Diagnostic) {
+    emit(d, &crate::span::SourceMap::default());
+}
+
+/// At the end of a command with `--format json`: the kept diagnostics as one JSON array on
+/// stdout, when there are any (a command that succeeded without one prints only its output).
+pub fn finish_json_diagnostics() {
+    let kept = JSON_DIAGNOSTICS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .take();
+    if let Some(all) = kept.filter(|a| !a.is_empty()) {
+        let text = serde_json::to_string_pretty(&all).expect("diagnostics serialise");
+        outln!("{text}");
     }
 }

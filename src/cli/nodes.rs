@@ -138,12 +138,8 @@ fn compile_node(
         }
     }
     let path = outdir.join(format!("{}.json", node.name));
-    if let Err(e) = std::fs::write(&path, catalog_text(catalog, pretty)) {
-        messages.push_str(&format!(
-            "Error: Could not write {}: {e} (node {})\n",
-            path.display(),
-            node.name
-        ));
+    if let Err(e) = super::output_file::write(&path, &catalog_text(catalog, pretty)) {
+        messages.push_str(&format!("Error: {e} (node {})\n", node.name));
         return Outcome {
             ok: false,
             messages,

@@ -89,6 +89,52 @@ fn streams_and_levels_as_puppet_apply() {
     assert!(problems.is_empty(), "{}", problems.join("\n\n"));
 }
 
+/// A catalog Puppet refuses (a validation error, a cycle) and a run that changes nothing
+/// (the second of two), line for line as `puppet apply` prints them.
+#[test]
+fn refusals_and_a_no_change_run_as_puppet_apply() {
+    let mut problems = Vec::new();
+    for (name, mode, runs) in [
+        ("validation", "plain", 1),
+        ("cycle", "plain", 1),
+        ("nochange", "again", 2),
+    ] {
+        let template = std::fs::read_to_string(fixtures().join(format!("{name}.pp"))).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("root");
+        let manifest = dir.path().join(format!("{name}.pp"));
+        std::fs::write(
+            &manifest,
+            template.replace("@ROOT@", root.to_str().unwrap()),
+        )
+        .unwrap();
+        let mut got = (0, String::new(), String::new());
+        for _ in 0..runs {
+            let mut cmd = Command::new(ORDO);
+            cmd.arg("apply")
+                .arg(&manifest)
+                .args(["--log-format", "puppet", "--split-streams"])
+                .args(["--certname", "golden.example"])
+                .arg("--state-dir")
+                .arg(dir.path().join("state"));
+            got = run(&mut cmd, None);
+        }
+        let (code, out, err) = got;
+        let want = if name == "nochange" { 0 } else { 1 };
+        if code != want {
+            problems.push(format!("{name}: exit {code}, Puppet's is {want}\n{err}"));
+        }
+        for (stream, got) in [("stdout", out), ("stderr", err)] {
+            let exp = fixtures().join(format!("{name}.{mode}.{stream}"));
+            let got = got.replace(manifest.to_str().unwrap(), "@MANIFEST@");
+            if let Err(p) = common::compare(&exp, &normalize(&got, &root)) {
+                problems.push(p);
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n\n"));
+}
+
 #[test]
 fn manifest_from_e_and_from_stdin() {
     let dir = tempfile::tempdir().unwrap();

@@ -516,6 +516,40 @@ fn salt_states_are_not_named_by_a_sensitive_command() {
 // ---- inputs that are not regular files --------------------------------------------------------
 
 #[test]
+fn a_sensitive_environment_value_echoed_by_its_command_is_redacted() {
+    // Puppet warns "Unable to mark 'environment' as sensitive" and logs the command's output
+    // as it is; Ordo scrubs the value of each sensitive `NAME=value` from the log and report.
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let report = dir.path().join("r.json");
+    let cat = write_catalog(
+        dir.path(),
+        "c.json",
+        json!([{"type": "Exec", "title": "show", "sensitive_parameters": ["environment"],
+            "parameters": {"command": "/bin/sh -c 'echo \"pw is $PW\"'", "logoutput": true,
+                "environment": ["PW=envsecret3141"]}}]),
+    );
+    for format in ["ordo", "salt"] {
+        let (code, out, err) = run(apply_cmd(
+            &cat,
+            &state,
+            &[
+                "--report",
+                report.to_str().unwrap(),
+                "--report-format",
+                format,
+            ],
+        ));
+        let written = std::fs::read_to_string(&report).unwrap();
+        assert_eq!(code, 0, "{out}{err}");
+        assert!(out.contains("returns: pw is [redacted]"), "{out}");
+        for text in [&out, &err, &written] {
+            assert!(!text.contains("envsecret3141"), "{format}: {text}");
+        }
+    }
+}
+
+#[test]
 fn a_fifo_or_device_as_input_is_refused_at_once() {
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("state");
@@ -680,17 +714,7 @@ fn invalid_file_attributes_are_refused_before_any_change() {
         ),
     ];
     for (r, msg) in cases {
-        let marker = dir.path().join("marker");
-        let cat = write_catalog(
-            dir.path(),
-            "c.json",
-            json!([file(marker.to_str().unwrap(), json!({"content": "m"})), r]),
-        );
-        let (code, out, err) = run(apply_cmd(&cat, &state, &[]));
-        let all = out + &err;
-        assert_eq!(code, 1, "{all}");
-        assert!(all.contains(msg), "{msg}: {all}");
-        assert!(!marker.exists(), "a change was made before the refusal");
+        refused_before_any_change(dir.path(), r, msg);
     }
     // Puppet keeps the last value of an array content.
     let a = t("a");
@@ -702,6 +726,82 @@ fn invalid_file_attributes_are_refused_before_any_change() {
     let (code, out, err) = run(apply_cmd(&cat, &state, &[]));
     assert_eq!(code, 0, "{out}{err}");
     assert_eq!(std::fs::read_to_string(&a).unwrap(), "b");
+}
+
+#[test]
+fn values_puppet_refuses_are_refused_for_every_type_before_any_change() {
+    // Each message is Puppet 7.23's (`puppet apply` of the same resource), except the
+    // "takes one value" refusals, where Puppet fails the resource (`Got a nil value for
+    // should`) or, for a package's `ensure => []`, does nothing: an array must never be
+    // read as "not given" (a package would be installed).
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("f");
+    let f = f.to_str().unwrap();
+    let r = |t: &str, title: &str, params: Value| json!({"type": t, "title": title, "parameters": params});
+    let cases = [
+        (r("File", f, json!({"ensure": "file", "show_diff": "maybe"})),
+            "Parameter show_diff failed on File[F]: Invalid value \"maybe\". Valid values are true, false, yes, no."),
+        (r("File", f, json!({"ensure": "file", "purge": "maybe"})),
+            "Parameter purge failed on File[F]: Invalid value \"maybe\". Valid values are true, false, yes, no."),
+        (r("File", f, json!({"ensure": "file", "selinux_ignore_defaults": "maybe"})),
+            "Parameter selinux_ignore_defaults failed on File[F]: Invalid value \"maybe\". Valid values are true, false."),
+        (r("File", f, json!({"ensure": "file", "source_permissions": "bogus"})),
+            "Parameter source_permissions failed on File[F]: Invalid value \"bogus\". Valid values are use, use_when_creating, ignore."),
+        (r("File", f, json!({"ensure": "directory", "recurselimit": -1})),
+            "Parameter recurselimit failed on File[F]: Invalid value -1. Valid values match /^[0-9]+$/."),
+        (r("File", f, json!({"ensure": "file", "checksum_value": "abc"})),
+            "Validation of File[F] failed: Checksum value 'abc' is not a valid checksum type sha256"),
+        (r("File", f, json!({"ensure": "file", "backup": []})),
+            "Parameter backup failed on File[F]: Invalid backup type nil"),
+        (r("File", f, json!({"ensure": "file", "owner": []})),
+            "Parameter owner failed on File[F]: Invalid value []: owner takes one value"),
+        (r("File", f, json!({"ensure": "file", "group": {"a": 1}})),
+            "Parameter group failed on File[F]: Invalid value {\"a\":1}: group takes one value"),
+        (r("Exec", "/bin/true", json!({"user": []})),
+            "Parameter user failed on Exec[/bin/true]: Invalid value []: user takes one value"),
+        (r("Exec", "/bin/true", json!({"path": {"a": 1}})),
+            "Parameter path failed on Exec[/bin/true]: path must be a string or an array of strings"),
+        (r("Service", "ordo-none", json!({"hasstatus": "maybe"})),
+            "Parameter hasstatus failed on Service[ordo-none]: Invalid value \"maybe\". Valid values are true, false."),
+        (r("Service", "ordo-none", json!({"hasrestart": "maybe"})),
+            "Parameter hasrestart failed on Service[ordo-none]: Invalid value \"maybe\". Valid values are true, false."),
+        (r("Package", "ordo-none", json!({"ensure": []})),
+            "Parameter ensure failed on Package[ordo-none]: Invalid value []: ensure takes one value"),
+        (r("Package", "ordo-none", json!({"ensure": "absent", "allow_virtual": "maybe"})),
+            "Parameter allow_virtual failed on Package[ordo-none]: Invalid value \"maybe\". Valid values are true, false, yes, no."),
+        (r("Group", "ordonone", json!({"ensure": "absent", "gid": "abc"})),
+            "Parameter gid failed on Group[ordonone]: Invalid GID abc"),
+        (r("User", "ordonone", json!({"ensure": "absent", "groups": ["a,b"]})),
+            "Parameter groups failed on User[ordonone]: Group names must be provided as an array, not a comma-separated list."),
+        (r("User", "ordonone", json!({"ensure": "absent", "password": "x:y"})),
+            "Parameter password failed on User[ordonone]: Passwords cannot include ':'"),
+    ];
+    for (res, msg) in cases {
+        refused_before_any_change(
+            dir.path(),
+            res,
+            &msg.replace("File[F]", &format!("File[{f}]")),
+        );
+    }
+}
+
+/// Applies `res` after a new file in a catalog: the run must be refused with `msg`, and the
+/// file not made.
+fn refused_before_any_change(dir: &Path, res: Value, msg: &str) {
+    let marker = dir.join("marker");
+    let cat = write_catalog(
+        dir,
+        "c.json",
+        json!([file(marker.to_str().unwrap(), json!({"content": "m"})), res]),
+    );
+    let (code, out, err) = run(apply_cmd(&cat, &dir.join("state"), &[]));
+    let all = out + &err;
+    assert_eq!(code, 1, "{all}");
+    assert!(all.contains(msg), "{msg}: {all}");
+    assert!(
+        !marker.exists(),
+        "a change was made before the refusal: {all}"
+    );
 }
 
 #[test]
@@ -1023,4 +1123,431 @@ fn a_string_doubled_past_the_bound_is_refused_not_aborted() {
         "{err}"
     );
     assert!(err.contains("line: 26"), "{err}");
+}
+
+// ---- every output path: compile --output, compile --outdir, graph --output ---------------------
+
+/// `ordo compile`/`ordo graph` of a one-file manifest with `args`.
+fn ordo_in(dir: &Path, args: &[&str]) -> (i32, String, String) {
+    let mut c = Command::new(ORDO);
+    c.current_dir(dir).args(args).stdin(Stdio::null());
+    run(c)
+}
+
+#[test]
+fn compile_and_graph_outputs_are_never_written_through_a_link_or_blocked_on_a_fifo() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("m.pp"), "file { '/tmp/x': content => 'y' }\n").unwrap();
+    std::fs::write(d.join("victim"), "precious").unwrap();
+    std::os::unix::fs::symlink(d.join("victim"), d.join("link")).unwrap();
+    mkfifo(&d.join("fifo"));
+    let kind = |p: &Path| std::fs::symlink_metadata(p).unwrap().file_type();
+    for (cmd, flag) in [("compile", "--output"), ("graph", "--output")] {
+        let attempt = |out: &str, want: i32, msg: &str| {
+            let (code, _, err) = ordo_in(d, &[cmd, "m.pp", "--node", "n", flag, out]);
+            assert_eq!(code, want, "{cmd} {out}: {err}");
+            assert!(err.contains(msg), "{cmd} {out}: {err}");
+        };
+        // A link to a regular file: refused, the file and the link untouched.
+        attempt(
+            "link",
+            1,
+            "Could not write link: it is a symbolic link to a regular file",
+        );
+        assert_eq!(
+            std::fs::read_to_string(d.join("victim")).unwrap(),
+            "precious"
+        );
+        assert!(kind(&d.join("link")).is_symlink());
+        // A FIFO without a reader: refused at once (the run helper fails on a hang).
+        attempt("fifo", 1, "Could not write fifo: a FIFO with no reader");
+        assert!(kind(&d.join("fifo")).is_fifo());
+        // A device is written through, never replaced; a failing one fails the command.
+        attempt("/dev/null", 0, "");
+        assert!(kind(Path::new("/dev/null")).is_char_device());
+        attempt("/dev/full", 1, "No space left on device");
+        // A new file: complete and private, no temporary file beside it.
+        let out = format!("{cmd}.out");
+        let (code, _, err) = ordo_in(d, &[cmd, "m.pp", "--node", "n", flag, &out]);
+        assert_eq!(code, 0, "{cmd}: {err}");
+        let m = std::fs::metadata(d.join(&out)).unwrap();
+        assert_eq!(m.permissions().mode() & 0o7777, 0o600, "{cmd}");
+        assert!(std::fs::read_to_string(d.join(&out))
+            .unwrap()
+            .contains("/tmp/x"));
+    }
+    // --outdir: a planted link at a node's catalog is refused for that node only.
+    std::fs::create_dir(d.join("nodes")).unwrap();
+    std::fs::write(d.join("nodes/n1.json"), "{}").unwrap();
+    std::fs::write(d.join("nodes/n2.json"), "{}").unwrap();
+    std::fs::create_dir(d.join("out")).unwrap();
+    std::os::unix::fs::symlink(d.join("victim"), d.join("out/n1.json")).unwrap();
+    let (code, _, err) = ordo_in(
+        d,
+        &["compile", "m.pp", "--nodes", "nodes", "--outdir", "out"],
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("symbolic link to a regular file") && err.contains("(node n1)"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(d.join("victim")).unwrap(),
+        "precious"
+    );
+    assert!(std::fs::read_to_string(d.join("out/n2.json"))
+        .unwrap()
+        .contains("/tmp/x"));
+    let names: Vec<String> = std::fs::read_dir(d.join("out"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(names.iter().all(|n| !n.contains(".ordo-")), "{names:?}");
+}
+
+/// Mounts a tmpfs of `kib` KiB on `dir`; false (with the reason printed) where that is not
+/// allowed (not root, no mount namespace), except under CI.
+fn small_tmpfs(dir: &Path, kib: u32) -> bool {
+    let ok = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", &format!("size={kib}k"), "tmpfs"])
+        .arg(dir)
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    crate::common::prerequisite(ok, "mounting a small tmpfs (root)")
+}
+
+fn unmount(dir: &Path) {
+    let _ = Command::new("umount").arg(dir).status();
+}
+
+#[test]
+fn an_output_on_a_full_disk_fails_and_leaves_the_old_file_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let small = d.join("small");
+    std::fs::create_dir(&small).unwrap();
+    if !small_tmpfs(&small, 16) {
+        return;
+    }
+    std::fs::write(small.join("out.json"), "old").unwrap();
+    std::fs::write(small.join("fill"), vec![0u8; 12 * 1024]).unwrap();
+    // A catalog far larger than the room left.
+    let big = format!("file {{ '/tmp/x': content => '{}' }}\n", "a".repeat(20_000));
+    std::fs::write(d.join("m.pp"), big).unwrap();
+    let out = small.join("out.json");
+    let (code, _, err) = ordo_in(
+        d,
+        &[
+            "compile",
+            "m.pp",
+            "--node",
+            "n",
+            "-o",
+            out.to_str().unwrap(),
+        ],
+    );
+    // The report of a run, too (the disk has no page left).
+    let state = d.join("state");
+    let msg = "m".repeat(100);
+    let cat = write_catalog(
+        d,
+        "c.json",
+        json!([{"type": "Notify", "title": "n", "parameters": {"message": msg}}]),
+    );
+    let (acode, _, aerr) = run(apply_cmd(
+        &cat,
+        &state,
+        &["--report", out.to_str().unwrap()],
+    ));
+    let left: Vec<String> = std::fs::read_dir(&small)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    let kept = std::fs::read_to_string(&out).unwrap();
+    unmount(&small);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("No space left on device"), "{err}");
+    assert_eq!(acode, 1, "{aerr}");
+    assert!(aerr.contains("Could not write the report"), "{aerr}");
+    assert_eq!(kept, "old", "the old file is whole");
+    assert_eq!(left.len(), 2, "no temporary file left: {left:?}");
+}
+
+#[test]
+fn a_directory_source_makes_a_directory() {
+    // Puppet (`copy_source_values`): the file takes the source's type unless it is absent;
+    // a directory source without `recurse` makes an empty directory, even over a file.
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let src = dir.path().join("src");
+    std::fs::create_dir(&src).unwrap();
+    std::fs::write(src.join("inner"), "x").unwrap();
+    let (a, b, c) = (
+        dir.path().join("a"),
+        dir.path().join("b"),
+        dir.path().join("c"),
+    );
+    std::fs::write(&c, "old").unwrap();
+    let s = src.to_str().unwrap();
+    let cat = write_catalog(
+        dir.path(),
+        "c.json",
+        json!([
+            file(a.to_str().unwrap(), json!({"source": s})),
+            file(
+                b.to_str().unwrap(),
+                json!({"ensure": "file", "source": s, "mode": "0700"})
+            ),
+            file(
+                c.to_str().unwrap(),
+                json!({"source": ["/nonexistent/ordo", s]})
+            ),
+        ]),
+    );
+    let (code, out, err) = run(apply_cmd(&cat, &state, &[]));
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains(&format!("File[{}]/ensure: created", a.display())),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!(
+            "File[{}]/ensure: ensure changed 'file' to 'directory'",
+            c.display()
+        )),
+        "{out}"
+    );
+    for p in [&a, &b, &c] {
+        assert!(
+            std::fs::symlink_metadata(p).unwrap().is_dir(),
+            "{}",
+            p.display()
+        );
+        assert_eq!(std::fs::read_dir(p).unwrap().count(), 0);
+    }
+    assert_eq!(
+        std::fs::metadata(&b).unwrap().permissions().mode() & 0o7777,
+        0o700
+    );
+    let (code, out, err) = run(apply_cmd(&cat, &state, &["--detailed-exitcodes"]));
+    assert_eq!(code, 0, "a second run changes nothing: {out}{err}");
+}
+
+#[test]
+fn a_socket_as_an_output_is_named_a_socket() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let sock = dir.path().join("s.sock");
+    let _listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+    let cat = write_catalog(dir.path(), "c.json", json!([]));
+    let (code, _, err) = run(apply_cmd(
+        &cat,
+        &state,
+        &["--report", sock.to_str().unwrap()],
+    ));
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("it is a socket, which cannot be opened for writing"),
+        "{err}"
+    );
+    assert!(std::fs::symlink_metadata(&sock)
+        .unwrap()
+        .file_type()
+        .is_socket());
+}
+
+#[test]
+fn what_an_ensure_change_replaces_is_backed_up_first() {
+    // Puppet 7.23 (`remove_existing`), same catalog: a file replaced by a directory or a link
+    // is kept as `.bak`; a FIFO cannot be kept: "Could not back up file of type fifo".
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let (d, l, f) = (
+        dir.path().join("d"),
+        dir.path().join("l"),
+        dir.path().join("f"),
+    );
+    std::fs::write(&d, "keep d").unwrap();
+    std::fs::write(&l, "keep l").unwrap();
+    mkfifo(&f);
+    let cat = write_catalog(
+        dir.path(),
+        "c.json",
+        json!([
+            file(
+                d.to_str().unwrap(),
+                json!({"ensure": "directory", "backup": ".bak"})
+            ),
+            file(
+                l.to_str().unwrap(),
+                json!({"ensure": "link", "target": "/tmp", "backup": ".bak"})
+            ),
+            file(
+                f.to_str().unwrap(),
+                json!({"ensure": "file", "content": "x", "backup": ".bak"})
+            ),
+        ]),
+    );
+    let (code, out, err) = run(apply_cmd(&cat, &state, &[]));
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("d.bak")).unwrap(),
+        "keep d"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("l.bak")).unwrap(),
+        "keep l"
+    );
+    assert!(std::fs::symlink_metadata(&d).unwrap().is_dir());
+    assert!(std::fs::symlink_metadata(&l)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert!(
+        out.contains(&format!(
+            "File[{}]: Could not back up file of type fifo",
+            f.display()
+        )),
+        "{out}"
+    );
+    assert_eq!(std::fs::read_to_string(&f).unwrap(), "x");
+    assert!(!dir.path().join("f.bak").exists());
+}
+
+#[test]
+fn a_file_size_limit_fails_the_write_not_the_process() {
+    // `ulimit -f`: SIGXFSZ would kill ordo mid-run (leaving a temporary file); the write
+    // that passes the limit fails with EFBIG instead, and the command fails cleanly.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let big = "m".repeat(3000);
+    let managed = d.join("managed");
+    std::fs::write(
+        d.join("m.pp"),
+        format!("notify {{ 'n': message => '{big}' }}\n"),
+    )
+    .unwrap();
+    let cat = write_catalog(
+        d,
+        "c.json",
+        json!([file(managed.to_str().unwrap(), json!({"content": big}))]),
+    );
+    let limited = |args: &str| {
+        let mut c = Command::new("sh");
+        c.current_dir(d)
+            .arg("-c")
+            .arg(format!("ulimit -f 1; exec \"$0\" {args}"))
+            .arg(ORDO)
+            .stdin(Stdio::null());
+        run(c)
+    };
+    let (code, _, err) = limited("compile m.pp --node n -o c.out");
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("Could not write c.out: File too large"),
+        "{err}"
+    );
+    let (code, out, err) =
+        limited("apply c.json --state-dir state --report r.json --detailed-exitcodes");
+    assert_eq!(code, 4, "{out}{err}");
+    assert!(
+        err.contains(&format!(
+            "Could not write {}: File too large",
+            managed.display()
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains("Could not write the report: Could not write r.json: File too large"),
+        "{err}"
+    );
+    assert!(!managed.exists());
+    let names: Vec<String> = std::fs::read_dir(d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        names
+            .iter()
+            .all(|n| !n.contains(".ordo-") && n != "c.out" && n != "r.json"),
+        "{names:?}"
+    );
+}
+
+#[test]
+fn a_killed_writes_temporary_file_is_removed_by_the_next_write_of_that_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cat = write_catalog(d, "c.json", json!([]));
+    // A dead writer's (no pid is that high), a live one's (pid 1), another path's.
+    for n in [
+        ".r.json.ordo-999999999-0",
+        ".r.json.ordo-1-0",
+        ".other.ordo-999999999-0",
+    ] {
+        std::fs::write(d.join(n), "partial").unwrap();
+    }
+    let (code, _, err) = run(apply_cmd(
+        &cat,
+        &d.join("state"),
+        &["--report", d.join("r.json").to_str().unwrap()],
+    ));
+    assert_eq!(code, 0, "{err}");
+    assert!(!d.join(".r.json.ordo-999999999-0").exists());
+    assert!(d.join(".r.json.ordo-1-0").exists());
+    assert!(d.join(".other.ordo-999999999-0").exists());
+}
+
+#[test]
+fn a_signal_ends_a_run_blocked_on_writing_its_report() {
+    // A FIFO whose reader never reads: the report write blocks once the pipe is full. The
+    // walk is over, so SIGTERM ends the process at once (exit by the signal), as it would
+    // end `puppet apply > fifo`.
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("report.fifo");
+    mkfifo(&fifo);
+    let big = "m".repeat(200_000);
+    let cat = write_catalog(
+        dir.path(),
+        "c.json",
+        json!([{"type": "Notify", "title": "n", "parameters": {"message": big}}]),
+    );
+    // Read-write, so opening does not wait for a writer; never read.
+    let _reader = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&fifo)
+        .unwrap();
+    let mut c = apply_cmd(
+        &cat,
+        &dir.path().join("state"),
+        &["--report", fifo.to_str().unwrap()],
+    );
+    let mut child = c
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(3));
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the report write should be blocked"
+    );
+    let sent = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > Duration::from_secs(10) {
+            let _ = child.kill();
+            panic!("SIGTERM did not end a run blocked on its report");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(child.wait().unwrap().signal(), Some(15));
 }

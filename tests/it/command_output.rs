@@ -1,8 +1,9 @@
 //! Goldens of what each command prints for the manifests of `fixtures/commands/` (missing
 //! relationship targets, near-miss names, a cycle, module Ruby types, Ordo's extension
 //! metaparameters, control bytes), through the binary: `check` (text and `--format json`),
-//! `compile` (its errors), `apply --noop` in Ordo's and Puppet's log formats, and `parse`
-//! (text and `--format json`).
+//! `compile` and `graph` (their errors, as text and `--format json`), `apply --noop` in Ordo's
+//! and Puppet's log formats and with `--format json`, `parse` (text and `--format json`), and
+//! `explain`; a catalog given to `apply` frames its validation errors at each resource's line.
 //! `UPDATE_EXPECT=1` rewrites `NAME.expected`; review the diff.
 
 use crate::common;
@@ -16,7 +17,10 @@ const COMMANDS: &[&[&str]] = &[
     &["check"],
     &["check", "--format", "json"],
     &["compile"],
+    &["compile", "--format", "json"],
+    &["graph", "--format", "json"],
     &["apply", "--noop"],
+    &["apply", "--noop", "--format", "json"],
     &["apply", "--noop", "--log-format", "puppet"],
 ];
 
@@ -32,8 +36,10 @@ fn run(dir: &Path, args: &[&str]) -> String {
         args.join(" "),
         out.status.code().unwrap_or(-1)
     );
-    // A compile's catalog is the compile tests' business: here, what it says about errors.
-    if args[0] != "compile" && !out.stdout.is_empty() {
+    // A compile's catalog and a graph's DOT are other tests' business: here, what they say
+    // about errors.
+    let output = !matches!(args[0], "compile" | "graph") || !out.status.success();
+    if output && !out.stdout.is_empty() {
         text.push_str("-- stdout\n");
         text.push_str(&String::from_utf8_lossy(&out.stdout));
     }
@@ -85,6 +91,67 @@ fn parse_of_an_erb_template_says_it_is_not_puppet() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/commands");
     let got = run(&dir, &["parse", "template.erb"]);
     if let Err(p) = common::compare(&dir.join("template.erb.expected"), &got) {
+        panic!("{p}");
+    }
+}
+
+/// `ordo explain` names what it cannot find, as text or JSON.
+#[test]
+fn explain_of_a_resource_not_in_the_catalog() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/commands");
+    let mut got = String::new();
+    for format in ["human", "json"] {
+        got.push_str(&run(
+            &dir,
+            &[
+                "explain",
+                "--format",
+                format,
+                "--node",
+                "golden",
+                "--facts",
+                "facts.json",
+                "cycle.pp",
+                "Notify[a]",
+                "Notify[nothere]",
+            ],
+        ));
+    }
+    if let Err(p) = common::compare(&dir.join("explain.expected"), &got) {
+        panic!("{p}");
+    }
+}
+
+/// A JSON catalog given to `ordo apply` names each resource's file and line: its validation
+/// errors are framed there (the file read from the directory the catalog names it from), as
+/// text and as JSON, and in Puppet's words with `--log-format puppet`.
+#[test]
+fn apply_of_a_catalog_frames_its_validation_errors() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/commands");
+    let work = tempfile::tempdir().unwrap();
+    let catalog = work.path().join("invalid-resource.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_ordo"))
+        .args(["compile", "--node", "golden", "--facts", "facts.json", "-o"])
+        .arg(&catalog)
+        .arg("invalid-resource.pp")
+        .current_dir(&dir)
+        .output()
+        .expect("ordo runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let state = work.path().join("state");
+    let (catalog, state) = (catalog.to_str().unwrap(), state.to_str().unwrap());
+    let mut got = String::new();
+    for extra in [&[][..], &["--format", "json"], &["--log-format", "puppet"]] {
+        let mut args = vec!["apply", "--noop", "--state-dir", state];
+        args.extend(extra);
+        args.push(catalog);
+        got.push_str(&run(&dir, &args).replace(work.path().to_str().unwrap(), "WORK"));
+    }
+    if let Err(p) = common::compare(&dir.join("invalid-resource.catalog.expected"), &got) {
         panic!("{p}");
     }
 }

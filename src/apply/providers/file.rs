@@ -599,6 +599,25 @@ impl File {
         }
     }
 
+    /// Whether the first source found is a directory: Puppet's `copy_source_values` then
+    /// makes the file a directory (`ensure` takes the source's type unless it is `absent`).
+    fn source_is_directory(&self, modulepath: &[PathBuf]) -> bool {
+        let Some(Content::Source(sources)) = &self.content else {
+            return false;
+        };
+        for s in sources {
+            let Some(p) = resolve_source(s, modulepath) else {
+                continue;
+            };
+            match open_regular(&p, true) {
+                Ok(Ok(_)) => return false,
+                Ok(Err(kind)) => return kind == "directory",
+                Err(_) => {}
+            }
+        }
+        false
+    }
+
     /// The desired content: the inline bytes, or the first source found, opened.
     fn desired_content(&self, cx: &Context) -> Result<Option<Desired>, String> {
         match &self.content {
@@ -649,6 +668,17 @@ impl File {
         // A directory, a link, a FIFO, a device, nothing: no content to keep.
         let f = match open_regular(&self.path, false) {
             Ok(Ok(f)) => f,
+            // Puppet's `can_backup?`: a FIFO, socket or device is replaced unkept, with a
+            // warning.
+            Ok(Err(kind)) if !matches!(kind, "directory" | "link") => {
+                let source = Some(cx.path.to_string());
+                cx.log(
+                    Level::Warning,
+                    source,
+                    format!("Could not back up file of type {kind}"),
+                );
+                return Ok(());
+            }
             Ok(Err(_)) => return Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
             Err(e) => return Err(failed(e)),
@@ -877,6 +907,7 @@ impl File {
                     }
                     self.remove(current)?;
                 } else if matches!(current, Current::Link(_) | Current::Special(_)) {
+                    self.backup(cx)?;
                     self.remove(current)?;
                 }
                 self.write(content, None)?;
@@ -893,6 +924,8 @@ impl File {
             }
             Ensure::Directory => {
                 if !matches!(current, Current::Absent) {
+                    // Puppet's remove_existing: what is replaced is backed up first.
+                    self.backup(cx)?;
                     self.remove(current)?;
                 }
                 fs::create_dir(&self.path).map_err(|e| {
@@ -923,6 +956,7 @@ impl File {
                         self.path.display()
                     ));
                 }
+                self.backup(cx)?;
                 self.remove(current)?;
                 std::os::unix::fs::symlink(target, &self.path).map_err(|e| {
                     format!(
@@ -1084,6 +1118,10 @@ impl Provider for File {
             return None;
         }
         let (current, _) = self.current().ok()?;
+        // A directory source makes a directory (see `check_apply`): not a staged file.
+        if self.source_is_directory(cx.modulepath) {
+            return None;
+        }
         if current != Current::Absent {
             let changes = self.check_apply(cx, false).ok()?;
             return changes.is_empty().then_some((changes, None));
@@ -1107,6 +1145,11 @@ impl Provider for File {
     fn check_apply(&mut self, cx: &mut Context, apply: bool) -> Result<Vec<Change>, String> {
         if self.follow && !matches!(self.ensure, Some(Ensure::Link(_))) {
             self.path = resolve_links(&self.declared)?;
+        }
+        if matches!(self.ensure, Some(Ensure::File | Ensure::Present))
+            && self.source_is_directory(cx.modulepath)
+        {
+            self.ensure = Some(Ensure::Directory);
         }
         let (current, meta) = self.current()?;
         let content = self.desired_content(cx)?;

@@ -295,7 +295,185 @@ pub fn build(r: &Resource) -> Result<Box<dyn Provider>, String> {
             return Err(param_failure(r, "loglevel", detail));
         }
     }
+    check_values(t, r)?;
     (kind.build)(kind, r)
+}
+
+/// Puppet's boolean parameters (`Puppet::Parameter::Boolean`).
+const BOOLEAN: &[&str] = &["true", "false", "yes", "no"];
+
+/// Parameters Puppet checks against a fixed set of values before any change (their
+/// `newvalues`), for the types Ordo applies; the others are checked by each provider.
+const VALUES: &[(&str, &str, &[&str])] = &[
+    ("file", "show_diff", BOOLEAN),
+    ("file", "purge", BOOLEAN),
+    ("file", "selinux_ignore_defaults", &["true", "false"]),
+    (
+        "file",
+        "source_permissions",
+        &["use", "use_when_creating", "ignore"],
+    ),
+    ("file", "sourceselect", &["first", "all"]),
+    ("service", "hasstatus", &["true", "false"]),
+    ("service", "hasrestart", &["true", "false"]),
+    ("package", "allow_virtual", BOOLEAN),
+];
+
+/// Parameters that take one value (a name, a state): an array or a hash is refused rather
+/// than read as if the parameter were not given (`ensure => []` must not install a package).
+const SCALARS: &[(&str, &str)] = &[
+    ("file", "owner"),
+    ("file", "group"),
+    ("exec", "user"),
+    ("exec", "group"),
+    ("exec", "cwd"),
+    ("user", "uid"),
+    ("user", "gid"),
+    ("user", "home"),
+    ("user", "shell"),
+    ("group", "gid"),
+];
+
+/// The value as Puppet's messages show it: strings quoted, numbers and booleans bare.
+fn shown(v: &Json) -> String {
+    match v {
+        Json::String(s) => format!("\"{s}\""),
+        other => other.to_string(),
+    }
+}
+
+/// Checks the values Puppet checks when the catalog is converted, before any change.
+fn check_values(t: &str, r: &Resource) -> Result<(), String> {
+    let value = |name: &str| match r.parameters.get(name) {
+        None | Some(Json::Null) => None,
+        Some(v) => Some(v),
+    };
+    for (_, name, valid) in VALUES.iter().filter(|(ty, _, _)| *ty == t) {
+        let Some(v) = value(name) else { continue };
+        let items = match v {
+            Json::Array(items) => items.iter().collect(),
+            v => vec![v],
+        };
+        for item in items {
+            let ok = match item {
+                Json::String(s) => valid.contains(&s.as_str()),
+                Json::Bool(b) => valid.contains(&if *b { "true" } else { "false" }),
+                _ => false,
+            };
+            if !ok {
+                let detail = format!(
+                    "Invalid value {}. Valid values are {}.",
+                    shown(item),
+                    valid.join(", ")
+                );
+                return Err(param_failure(r, name, detail));
+            }
+        }
+    }
+    // The state of every type, and the scalars above: one value.
+    let scalars = SCALARS.iter().filter(|(ty, _)| *ty == t).map(|(_, n)| *n);
+    for name in std::iter::once("ensure").chain(scalars) {
+        if value(name).is_some_and(|v| v.is_array() || v.is_object()) {
+            let v = value(name).map(Json::to_string).unwrap_or_default();
+            let detail = format!("Invalid value {v}: {name} takes one value");
+            return Err(param_failure(r, name, detail));
+        }
+    }
+    // Counts that Puppet matches with a pattern.
+    for (ty, name, negative_one) in [("file", "recurselimit", false), ("file", "max_files", true)] {
+        let Some(v) = value(name).filter(|_| ty == t) else {
+            continue;
+        };
+        let text = match v {
+            Json::String(s) => s.clone(),
+            Json::Number(n) => n.to_string(),
+            _ => String::new(),
+        };
+        let digits = !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit());
+        if !(digits || negative_one && text == "-1") {
+            let pattern = if negative_one {
+                "/^[0-9]+$/, /^-1$/"
+            } else {
+                "/^[0-9]+$/"
+            };
+            let detail = format!("Invalid value {}. Valid values match {pattern}.", shown(v));
+            return Err(param_failure(r, name, detail));
+        }
+    }
+    puppet_validations(t, r, value)
+}
+
+/// The other checks Puppet's types make before any change, in Puppet's words.
+fn puppet_validations<'a>(
+    t: &str,
+    r: &Resource,
+    value: impl Fn(&str) -> Option<&'a Json>,
+) -> Result<(), String> {
+    let text = |name: &str| value(name).and_then(Json::as_str);
+    match t {
+        "file" => {
+            if let Some(v) = value("backup").filter(|v| v.is_array() || v.is_object()) {
+                let shown = match v {
+                    Json::Array(items) if items.is_empty() => "nil".to_string(),
+                    other => other.to_string(),
+                };
+                return Err(param_failure(
+                    r,
+                    "backup",
+                    format!("Invalid backup type {shown}"),
+                ));
+            }
+            let sum = text("checksum").unwrap_or("sha256");
+            let digits = match sum.trim_end_matches("lite") {
+                "md5" => 32,
+                "sha1" => 40,
+                "sha224" => 56,
+                "sha256" => 64,
+                "sha384" => 96,
+                "sha512" => 128,
+                _ => 0,
+            };
+            if let (Some(v), true) = (text("checksum_value"), digits > 0) {
+                let hex = v.strip_prefix(&format!("{{{sum}}}")).unwrap_or(v);
+                if hex.len() != digits || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+                    return Err(format!(
+                        "Validation of {} failed: Checksum value '{v}' is not a valid checksum type {sum}",
+                        r.reference()
+                    ));
+                }
+            }
+        }
+        "group" => {
+            if let Some(gid) = text("gid") {
+                if gid.is_empty() || !gid.bytes().all(|b| b.is_ascii_digit() || b == b'-') {
+                    return Err(param_failure(r, "gid", format!("Invalid GID {gid}")));
+                }
+            }
+        }
+        "user" => {
+            if param_list(r, "groups").iter().any(|g| g.contains(',')) {
+                let detail =
+                    "Group names must be provided as an array, not a comma-separated list.";
+                return Err(param_failure(r, "groups", detail));
+            }
+            if text("password").is_some_and(|p| p.contains(':')) {
+                return Err(param_failure(r, "password", "Passwords cannot include ':'"));
+            }
+        }
+        "exec" => {
+            let bad = match value("path") {
+                Some(Json::Object(_)) => true,
+                Some(Json::Array(items)) => items.iter().any(|i| !i.is_string()),
+                _ => false,
+            };
+            if bad {
+                let detail = "path must be a string or an array of strings (directories)";
+                return Err(param_failure(r, "path", detail));
+            }
+        }
+        _ => {}
+    }
+    Ok(())
 }
 
 /// stdlib's `anchor`: a no-op resource that only orders, and passes refresh events on.

@@ -94,8 +94,12 @@ impl Run<'_> {
             }
             return false;
         }
+        for d in &deferred {
+            self.deferred_set.insert(d.v);
+            self.deferred_staged += usize::from(d.staged.is_some());
+        }
         self.deferred.extend(deferred);
-        if self.deferred.iter().filter(|d| d.staged.is_some()).count() >= MAX_STAGED {
+        if self.deferred_staged >= MAX_STAGED {
             self.flush();
         }
         true
@@ -110,7 +114,7 @@ impl Run<'_> {
             if crate::apply::requisites::soft_edge(self.graph, d, v) {
                 return None;
             }
-            if self.deferred.iter().any(|x| x.v == d) {
+            if self.deferred_set.contains(&d) {
                 continue;
             }
             let st = self.status.get(&d)?;
@@ -145,6 +149,8 @@ impl Run<'_> {
             return;
         }
         let deferred = std::mem::take(&mut self.deferred);
+        self.deferred_set.clear();
+        self.deferred_staged = 0;
         let staged: Vec<&Staged> = deferred.iter().filter_map(|d| d.staged.as_ref()).collect();
         let mut synced = atomic::sync_staged(&staged).into_iter();
         for d in deferred {

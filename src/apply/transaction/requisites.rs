@@ -88,7 +88,7 @@ impl Run<'_> {
         let path = self.path(n);
         self.say(Level::Info, Some(path), comment.clone());
         self.req.comments.entry(n).or_default().push(comment);
-        if self.queues.remove(&v).is_some_and(|q| !q.is_empty()) {
+        if self.take_queue(v).is_some_and(|q| !q.is_empty()) {
             let name = self.graph.name(v);
             self.say(
                 Level::Info,
@@ -227,6 +227,7 @@ impl Run<'_> {
                 source,
                 format!("Scheduling refresh of {name} at the end of the run (listen)"),
             );
+            self.pending_dirty |= events.iter().any(|e| e.status == EventStatus::Success);
             self.queues.entry(v).or_default().extend(events);
             self.process_events(v);
         }
