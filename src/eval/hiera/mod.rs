@@ -139,13 +139,12 @@ impl Cache {
                     None => parse(),
                 }?)
             }
-            None if layer == "env" => Some(Config {
+            None if layer == "env" => Some(Arc::new(Config {
                 levels: vec![Level {
                     paths: vec![format!("{layer}/data/common.yaml")],
                     json: false,
                 }],
-            })
-            .map(Arc::new),
+            })),
             None => None,
         };
         self.configs.insert(layer.to_string(), cfg.clone());
