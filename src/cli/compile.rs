@@ -218,7 +218,7 @@ impl Loader for FsLoader {
         })
     }
 
-    fn load_data(&self, path: &str) -> Option<String> {
+    fn load_data(&self, path: &str) -> Option<std::sync::Arc<str>> {
         self.data.load(&self.dirs, path, &self.files)
     }
 
@@ -724,7 +724,8 @@ pub fn compile_text(
 /// The text `ordo compile` writes for a catalog (`-o` file or stdout line), compact or
 /// indented.
 pub fn catalog_text(catalog: &Catalog, pretty: bool) -> Vec<u8> {
-    let mut text = Vec::new();
+    // Room for a usual resource (a few hundred bytes) each: few regrowths, each a copy.
+    let mut text = Vec::with_capacity(4096 + 512 * catalog.resources.len());
     // Writing to a Vec cannot fail.
     let _ = write_catalog(&mut text, catalog, pretty);
     text

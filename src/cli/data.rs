@@ -11,6 +11,7 @@
 use crate::cli::shared_files::SharedFiles;
 use crate::eval::type_schema::{parse_schemas, TypeSchema};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 const SCHEMA_FILE: &str = "resource-type-schemas.json";
 
@@ -47,7 +48,7 @@ impl DataDirs {
             .map(|n| n.to_string_lossy().into_owned())
     }
 
-    pub fn load(&self, dirs: &[PathBuf], path: &str, files: &SharedFiles) -> Option<String> {
+    pub fn load(&self, dirs: &[PathBuf], path: &str, files: &SharedFiles) -> Option<Arc<str>> {
         let (layer, rest) = path.split_once('/')?;
         let file = match layer {
             "global" => self.global.as_ref()?.parent()?.join(rest),
@@ -56,12 +57,11 @@ impl DataDirs {
                 let (name, rel) = rest.split_once('/')?;
                 return dirs
                     .iter()
-                    .find_map(|d| files.read(&d.join(name).join(rel)))
-                    .map(|t| t.to_string());
+                    .find_map(|d| files.read(&d.join(name).join(rel)));
             }
             _ => return None,
         };
-        files.read(&file).map(|t| t.to_string())
+        files.read(&file)
     }
 
     /// Whether the schemas come from a `--types` file (then only from it).

@@ -186,6 +186,9 @@ impl Compiler<'_> {
                     let key_span = keys[0].span;
                     return self.access_reference(name, name_span, title, key_span, e.span);
                 }
+                if let Some(v) = self.access_chain(e, scope)? {
+                    return Ok(v);
+                }
                 let l = self.eval(left, scope)?;
                 let mut ks = vec![];
                 for k in keys {
@@ -544,6 +547,118 @@ impl Compiler<'_> {
             s = self.scopes[id].lookup_next;
         }
         self.unknown_var(name, span)
+    }
+
+    /// `$var[k1][k2]...`, one key a level, into the hashes a variable holds: followed by
+    /// reference, so that only the value found is copied (for `$facts['os']['family']`, not
+    /// the whole `$facts` and `os` first). Evaluated in the general order (each key, then
+    /// its access); a level whose container is not a hash, or a key not found, goes on the
+    /// general way from there. `None`, with nothing evaluated, for another shape or a
+    /// variable not plainly found (the general way then reports it).
+    fn access_chain(&mut self, e: &Expr, scope: ScopeId) -> R<Option<Value>> {
+        let mut levels: Vec<(&Expr, Span)> = vec![];
+        let mut cur = e;
+        let name = loop {
+            match &cur.kind {
+                ExprKind::Access { left, keys }
+                    if keys.len() == 1
+                        && !matches!(
+                            &unwind_parens(&keys[0]).kind,
+                            ExprKind::Unary {
+                                op: UnaryOp::Unfold,
+                                ..
+                            }
+                        ) =>
+                {
+                    levels.push((&keys[0], cur.span));
+                    cur = left;
+                }
+                ExprKind::Variable(name) if !levels.is_empty() => break name.as_str(),
+                _ => return Ok(None),
+            }
+        };
+        levels.reverse();
+        let Some((at, var)) = self.plain_var_scope(name, scope) else {
+            return Ok(None);
+        };
+        fn held_var<'c>(c: &'c Compiler<'_>, at: ScopeId, var: &str) -> Option<&'c Value> {
+            c.scopes[at].vars.get(var)
+        }
+        if !matches!(held_var(self, at, var), Some(Value::Hash(_))) {
+            return Ok(None);
+        }
+        // The keys followed by reference so far; then, off that path, the value at hand.
+        let mut path: Vec<Value> = Vec::with_capacity(levels.len());
+        let mut held: Option<Value> = None;
+        for (key, span) in levels {
+            let k = self.eval(key, scope)?;
+            let l = match held.take() {
+                Some(l) => l,
+                None => {
+                    let container = held_var(self, at, var).and_then(|v| follow(v, &path));
+                    match container {
+                        Some(Value::Hash(h)) => {
+                            if h.get(&k).is_some() {
+                                path.push(k);
+                            } else {
+                                held = Some(Value::Undef);
+                            }
+                            continue;
+                        }
+                        Some(other) => other.clone(),
+                        None => Value::Undef,
+                    }
+                }
+            };
+            let mut ks = vec![k];
+            if matches!(l, Value::Array(_) | Value::Str(_)) {
+                self.coerce_index_keys(&l, &mut ks, std::slice::from_ref(key), span)?;
+            }
+            let key_spans: Vec<Span> = if ks.len() == 1 {
+                vec![key.span]
+            } else {
+                vec![]
+            };
+            held = Some(self.access(l, &ks, &key_spans, span)?);
+        }
+        Ok(Some(match held {
+            Some(v) => v,
+            None => held_var(self, at, var)
+                .and_then(|v| follow(v, &path))
+                .cloned()
+                .unwrap_or(Value::Undef),
+        }))
+    }
+
+    /// Where [`Compiler::lookup_var`] finds a plain variable (not a match variable, not
+    /// qualified), and its name there; `None` when it does not plainly find it.
+    fn plain_var_scope<'n>(&self, name: &'n str, scope: ScopeId) -> Option<(ScopeId, &'n str)> {
+        if name.is_empty() || name.bytes().all(|c| c.is_ascii_digit()) {
+            return None;
+        }
+        if let Some(rest) = name.strip_prefix("::") {
+            let found =
+                !super::is_qualified(rest) && self.scopes[self.top].vars.get(rest).is_some();
+            return found.then_some((self.top, rest));
+        }
+        if super::is_qualified(name) {
+            return None;
+        }
+        let mut s = Some(scope);
+        while let Some(id) = s {
+            if self.scopes[id].vars.get(name).is_some() {
+                return Some((id, name));
+            }
+            if self
+                .param_guard
+                .as_ref()
+                .is_some_and(|g| g.scope == id && g.names.iter().any(|n| n == name))
+            {
+                return None;
+            }
+            s = self.scopes[id].lookup_next;
+        }
+        None
     }
 
     /// The bare `Class` type where a resource reference is needed (as an operand of `op`).
@@ -1106,6 +1221,17 @@ fn operand_span(e: &Expr) -> crate::span::Span {
         ExprKind::Relationship { right, .. } => operand_span(right),
         _ => e.span,
     }
+}
+
+/// The value at `path` in `v`, through hashes, each key found.
+fn follow<'v>(mut v: &'v Value, path: &[Value]) -> Option<&'v Value> {
+    for k in path {
+        v = match v {
+            Value::Hash(h) => h.get(k)?,
+            _ => return None,
+        };
+    }
+    Some(v)
 }
 
 /// `Name['title']`: the type name as written, its span, and the title.

@@ -78,7 +78,7 @@ pub trait Loader {
 
     /// A Hiera data file (`hiera.yaml` or a data file), by path as the hierarchy names it
     /// (`env:data/common.yaml`, `module:<name>:data/common.yaml`); see `crate::eval::hiera`.
-    fn load_data(&self, _path: &str) -> Option<String> {
+    fn load_data(&self, _path: &str) -> Option<std::sync::Arc<str>> {
         None
     }
 

@@ -42,6 +42,8 @@ pub struct ParseCache {
     templates: Mutex<Templates>,
     /// Type aliases, resolved (their definitions are code, the same for every compile).
     aliases: Mutex<HashMap<String, crate::eval::types::PType>>,
+    /// Hiera's configs and data files, parsed.
+    pub(in crate::eval) hiera: crate::eval::hiera::Shared,
 }
 
 #[derive(Default)]

@@ -138,7 +138,11 @@ impl Server {
 
     fn catalog(self: &Arc<Self>, req: &Request, who: &ClientIdentity) -> Response {
         let form = if req.method == "POST" {
-            super::http::parse_form(&String::from_utf8_lossy(&req.body))
+            // Validated as text (std's fast check), not copied.
+            match std::str::from_utf8(&req.body) {
+                Ok(text) => super::http::parse_form(text),
+                Err(_) => super::http::parse_form(&String::from_utf8_lossy(&req.body)),
+            }
         } else {
             req.query.clone()
         };
@@ -153,7 +157,12 @@ impl Server {
             Some(f) => {
                 let text = percent_decode(f, false);
                 match serde_json::from_str::<Value>(&text) {
-                    Ok(v) => v.get("values").cloned().unwrap_or(v),
+                    // Taken out, not copied.
+                    Ok(Value::Object(mut m)) => match m.remove("values") {
+                        Some(values) => values,
+                        None => Value::Object(m),
+                    },
+                    Ok(v) => v,
                     Err(e) => {
                         return Response::error(400, &format!("Could not read the facts: {e}"))
                     }

@@ -1,15 +1,16 @@
 //! Environments of `ordo serve`: `CODEDIR/environments/NAME/{manifests,modules,hiera.yaml,
 //! environment.conf}`. Each environment's code is read once and its parsed files shared by
-//! every compile ([`ParseCache`]); when a file under it changes (checked at most once a
-//! second), the next request gets a fresh environment and compiles in flight finish with
-//! the one they started with.
+//! every compile ([`ParseCache`]); when a file under it changes, the next request gets a
+//! fresh environment and compiles in flight finish with the one they started with. A
+//! watcher thread looks at the loaded environments' files once a second, so that no
+//! request waits for that walk.
 
 use crate::cli::shared_files::SharedFiles;
 use crate::eval::parse_cache::ParseCache;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, SystemTime};
 
 /// How often an environment's files are looked at for changes.
 const CHECK_EVERY: Duration = Duration::from_secs(1);
@@ -41,14 +42,11 @@ struct Stamp {
     latest: Option<SystemTime>,
 }
 
-struct Slot {
-    env: Arc<Env>,
-    checked: Instant,
-}
+type Slots = Mutex<HashMap<String, Arc<Env>>>;
 
 pub struct Envs {
     pub codedir: PathBuf,
-    slots: Mutex<HashMap<String, Slot>>,
+    slots: Arc<Slots>,
 }
 
 /// A name Puppet accepts for an environment.
@@ -59,11 +57,58 @@ pub fn valid_name(name: &str) -> bool {
 }
 
 impl Envs {
+    /// The environments of `codedir`, and their watcher (which stops with them).
     pub fn new(codedir: &Path) -> Envs {
-        Envs {
+        let envs = Envs {
             codedir: codedir.to_path_buf(),
-            slots: Mutex::new(HashMap::new()),
+            slots: Arc::new(Mutex::new(HashMap::new())),
+        };
+        let slots = Arc::downgrade(&envs.slots);
+        let codedir = envs.codedir.clone();
+        let _ = std::thread::Builder::new()
+            .name("ordo-envs".into())
+            .spawn(move || loop {
+                std::thread::sleep(CHECK_EVERY);
+                let Some(slots) = slots.upgrade() else {
+                    return;
+                };
+                Envs {
+                    codedir: codedir.clone(),
+                    slots,
+                }
+                .check();
+            });
+        envs
+    }
+
+    /// Looks at each loaded environment's files; one that changed is read again (the
+    /// requests after get it), one that is gone or unreadable is forgotten (the next
+    /// request for it is answered as if new).
+    fn check(&self) {
+        let loaded: Vec<Arc<Env>> = self.lock().values().cloned().collect();
+        for env in loaded {
+            let stamp = stamp_of(&self.watched(&env.name));
+            if stamp == env.stamp {
+                continue;
+            }
+            let fresh = if self.dir(&env.name).is_dir() {
+                self.load(&env.name, stamp).ok().map(Arc::new)
+            } else {
+                None
+            };
+            let mut slots = self.lock();
+            // Unless a SIGHUP or a request replaced it meanwhile.
+            if slots.get(&env.name).is_some_and(|e| Arc::ptr_eq(e, &env)) {
+                match fresh {
+                    Some(f) => slots.insert(env.name.clone(), f),
+                    None => slots.remove(&env.name),
+                };
+            }
         }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Env>>> {
+        self.slots.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     pub fn dir(&self, name: &str) -> PathBuf {
@@ -86,41 +131,22 @@ impl Envs {
 
     /// Forgets every environment: the next request reads its code again (SIGHUP).
     pub fn clear(&self) {
-        self.slots.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        self.lock().clear();
     }
 
-    /// The environment `name`, current with its files. `Err` when there is none.
+    /// The environment `name`, as the watcher last saw its files. `Err` when there is none.
     pub fn get(&self, name: &str) -> Result<Arc<Env>, String> {
+        if let Some(env) = self.lock().get(name) {
+            return Ok(env.clone());
+        }
         if !valid_name(name) || !self.dir(name).is_dir() {
             return Err(format!("Could not find environment '{name}'"));
         }
-        let now = Instant::now();
-        let stale = {
-            let slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
-            match slots.get(name) {
-                Some(s) if now.duration_since(s.checked) < CHECK_EVERY => {
-                    return Ok(s.env.clone());
-                }
-                Some(s) => Some(s.env.clone()),
-                None => None,
-            }
-        };
-        // Look at the files without holding the lock (a big tree takes a while).
-        let dirs = self.watched(name);
-        let stamp = stamp_of(&dirs);
-        let env = match stale {
-            Some(env) if env.stamp == stamp => env,
-            _ => Arc::new(self.load(name, stamp)?),
-        };
-        let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
-        slots.insert(
-            name.to_string(),
-            Slot {
-                env: env.clone(),
-                checked: now,
-            },
-        );
-        Ok(env)
+        // Read without holding the lock (a big tree takes a while); two first requests
+        // may both read it, the first one kept.
+        let stamp = stamp_of(&self.watched(name));
+        let env = Arc::new(self.load(name, stamp)?);
+        Ok(self.lock().entry(name.to_string()).or_insert(env).clone())
     }
 
     /// The folders whose files make an environment.
@@ -282,11 +308,27 @@ mod tests {
         // Unchanged files: the same environment, trees and all.
         assert!(Arc::ptr_eq(&first, &envs.get("production").unwrap()));
         std::fs::write(env.join("modules/m/manifests/init.pp"), "class m {}").unwrap();
-        std::thread::sleep(CHECK_EVERY + Duration::from_millis(100));
-        let second = envs.get("production").unwrap();
+        // Seen by the watcher within a second or so (a loaded machine: a few).
+        let mut second = envs.get("production").unwrap();
+        for _ in 0..100 {
+            if !Arc::ptr_eq(&first, &second) {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+            second = envs.get("production").unwrap();
+        }
         assert!(!Arc::ptr_eq(&first, &second));
+        // Gone: forgotten, then unknown.
+        std::fs::remove_dir_all(&env).unwrap();
+        for _ in 0..100 {
+            if envs.get("production").is_err() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        assert!(envs.get("production").is_err());
         assert!(envs.get("nosuch").is_err());
         assert!(envs.get("../production").is_err());
-        assert_eq!(envs.names(), ["production"]);
+        assert!(envs.names().is_empty());
     }
 }

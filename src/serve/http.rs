@@ -352,8 +352,13 @@ fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
 /// `%XX` escapes decoded (and `+` as a space when `plus`); bad escapes are kept as they are.
 pub fn percent_decode(s: &str, plus: bool) -> String {
     let b = s.as_bytes();
+    let special = |c: &u8| *c == b'%' || (plus && *c == b'+');
+    let Some(first) = b.iter().position(special) else {
+        return s.to_string();
+    };
     let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
+    out.extend_from_slice(&b[..first]);
+    let mut i = first;
     while i < b.len() {
         match b[i] {
             b'%' if i + 2 < b.len() => match (hex(b[i + 1]), hex(b[i + 2])) {
@@ -370,19 +375,29 @@ pub fn percent_decode(s: &str, plus: bool) -> String {
                 out.push(b' ');
                 i += 1;
             }
-            c => {
-                out.push(c);
-                i += 1;
+            _ => {
+                // The plain run up to the next escape, at once.
+                let run = b[i + 1..]
+                    .iter()
+                    .position(special)
+                    .map_or(b.len(), |n| i + 1 + n);
+                out.extend_from_slice(&b[i..run]);
+                i = run;
             }
         }
     }
-    String::from_utf8_lossy(&out).into_owned()
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 /// `a=1&b=2` (a query or an `application/x-www-form-urlencoded` body), decoded.
 /// The value of a hexadecimal digit.
 fn hex(c: u8) -> Option<u8> {
-    (c as char).to_digit(16).map(|d| d as u8)
+    match c {
+        b'0'..=b'9' => Some(c - b'0'),
+        b'a'..=b'f' => Some(c - b'a' + 10),
+        b'A'..=b'F' => Some(c - b'A' + 10),
+        _ => None,
+    }
 }
 
 pub fn parse_form(s: &str) -> Vec<(String, String)> {

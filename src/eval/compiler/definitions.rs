@@ -198,9 +198,10 @@ impl<'a> Compiler<'a> {
         let Some((display, text)) = self.loader.load(module, path) else {
             return false;
         };
-        let file = self.sources.add(display.clone(), text.clone());
+        let file = self.sources.add(display.clone(), text);
         self.module_files.insert(file, module.to_string());
-        let parsed = self.parse_shared(&display, &text, file);
+        let text = self.sources.get(file).map_or("", |f| f.text.as_str());
+        let parsed = self.parse_shared(&display, text, file);
         self.log_validation_warnings(&parsed.diagnostics);
         match &parsed.program {
             Some(p) => {

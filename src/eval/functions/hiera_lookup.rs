@@ -13,8 +13,12 @@ use crate::span::Span;
 struct Source<'l>(&'l dyn crate::eval::Loader);
 
 impl hiera::DataSource for Source<'_> {
-    fn read(&self, path: &str) -> Option<String> {
+    fn read(&self, path: &str) -> Option<std::sync::Arc<str>> {
         self.0.load_data(path)
+    }
+
+    fn shared(&self) -> Option<&hiera::Shared> {
+        self.0.parse_cache().map(|c| &c.hiera)
     }
 }
 

@@ -12,13 +12,54 @@ pub mod yaml;
 use crate::eval::values::value::Value;
 use indexmap::IndexMap;
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 pub use merge::Merge;
 
 /// Reads a file of a layer; `None` when it does not exist.
 pub trait DataSource {
-    fn read(&self, path: &str) -> Option<String>;
+    fn read(&self, path: &str) -> Option<Arc<str>>;
+
+    /// Where the compiles of the same code share the files they parsed, if they do.
+    fn shared(&self) -> Option<&Shared> {
+        None
+    }
+}
+
+/// Configs and data files parsed, shared by the compiles of the same code (kept with the
+/// environment's trees, dropped with them): by path, with the text parsed (a file read
+/// again with another text is parsed again). Bounded by [`MAX_SHARED`] files.
+#[derive(Default)]
+pub struct Shared {
+    configs: Mutex<HashMap<String, (Arc<str>, ConfigResult)>>,
+    data: Mutex<HashMap<String, (Arc<str>, DataResult)>>,
+}
+
+type ConfigResult = Result<Arc<Config>, String>;
+type DataResult = Result<Option<Arc<Value>>, String>;
+
+/// The most files [`Shared`] keeps of each kind.
+pub const MAX_SHARED: usize = 10_000;
+
+/// The parse of `text` (file `path`) another compile made, else made and kept.
+fn shared<T: Clone>(
+    map: &Mutex<HashMap<String, (Arc<str>, T)>>,
+    path: &str,
+    text: &Arc<str>,
+    parse: impl FnOnce() -> T,
+) -> T {
+    let lock = || map.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((kept, v)) = lock().get(path) {
+        if Arc::ptr_eq(kept, text) || **kept == **text {
+            return v.clone();
+        }
+    }
+    let v = parse();
+    let mut m = lock();
+    if m.len() < MAX_SHARED || m.contains_key(path) {
+        m.insert(path.to_string(), (text.clone(), v.clone()));
+    }
+    v
 }
 
 /// One level of a hierarchy: its data files (layer-qualified) and backend.
@@ -46,6 +87,23 @@ pub struct Cache {
     options: HashMap<String, Arc<Value>>,
     /// The `lookup_options` keys that are regular expressions, compiled.
     regexes: HashMap<String, Option<regex::Regex>>,
+    /// The data files a key's lookup reads, by the layers it looks in (only the global
+    /// layer or all; the key's module), when every hierarchy path is constant in a compile.
+    files: [HashMap<String, Arc<DataFiles>>; 2],
+    /// A key's `lookup_options` entry, by layers and key, when its data files are constant.
+    key_options: [HashMap<String, Option<Value>>; 2],
+    /// Whether the environment has a `hiera.yaml` of its own.
+    env_config: Option<bool>,
+}
+
+/// The data files of a lookup's layers, highest priority first, with whether each is JSON.
+struct DataFiles {
+    list: Vec<(String, bool)>,
+    /// The paths, one a line: what names the set in [`Cache::options`].
+    name: String,
+    /// Whether the list is the same for every lookup of the compile (each hierarchy path
+    /// interpolates only what a compile cannot change).
+    constant: bool,
 }
 
 /// Resolves `%{...}` variables: dotted names (`facts.os.family`, `::fqdn`).
@@ -70,16 +128,25 @@ impl Cache {
         }
         let path = format!("{layer}/{file}");
         let cfg = match src.read(&path) {
-            Some(text) => Some(parse_config(&text, layer).map_err(|e| format!("{path}: {e}"))?),
-            None if layer == "env" => Some(Config {
+            Some(text) => {
+                let parse = || {
+                    parse_config(&text, layer)
+                        .map(Arc::new)
+                        .map_err(|e| format!("{path}: {e}"))
+                };
+                Some(match src.shared() {
+                    Some(s) => shared(&s.configs, &path, &text, parse),
+                    None => parse(),
+                }?)
+            }
+            None if layer == "env" => Some(Arc::new(Config {
                 levels: vec![Level {
                     paths: vec![format!("{layer}/data/common.yaml")],
                     json: false,
                 }],
-            }),
+            })),
             None => None,
-        }
-        .map(Arc::new);
+        };
         self.configs.insert(layer.to_string(), cfg.clone());
         Ok(cfg)
     }
@@ -96,16 +163,22 @@ impl Cache {
         let v = match src.read(path) {
             None => None,
             Some(text) => {
-                let j = if json {
-                    serde_json::from_str(&text).map_err(|e| format!("{path}: {e}"))?
-                } else {
-                    yaml::parse(&text).map_err(|e| format!("Unable to parse {path}: {e}"))?
+                let parse = || -> DataResult {
+                    let j = if json {
+                        serde_json::from_str(&text).map_err(|e| format!("{path}: {e}"))?
+                    } else {
+                        yaml::parse(&text).map_err(|e| format!("Unable to parse {path}: {e}"))?
+                    };
+                    match j {
+                        serde_json::Value::Null => Ok(None),
+                        serde_json::Value::Object(_) => Ok(Some(Arc::new(Value::from_json(&j)))),
+                        _ => Err(format!("{path}: data must be a hash")),
+                    }
                 };
-                match j {
-                    serde_json::Value::Null => None,
-                    serde_json::Value::Object(_) => Some(Arc::new(Value::from_json(&j))),
-                    _ => return Err(format!("{path}: data must be a hash")),
-                }
+                match src.shared() {
+                    Some(s) => shared(&s.data, path, &text, parse),
+                    None => parse(),
+                }?
             }
         };
         self.data.insert(path.to_string(), v.clone());
@@ -227,8 +300,13 @@ impl<'a, 'v> Lookup<'a, 'v> {
 
     /// Whether the environment has a `hiera.yaml` of its own (Puppet's environment data
     /// provider), rather than the default hierarchy.
-    pub fn env_has_config(&self) -> bool {
-        self.src.read("env/hiera.yaml").is_some()
+    pub fn env_has_config(&mut self) -> bool {
+        if let Some(has) = self.cache.env_config {
+            return has;
+        }
+        let has = self.src.read("env/hiera.yaml").is_some();
+        self.cache.env_config = Some(has);
+        has
     }
 
     fn layers(&mut self, key: &str) -> Result<Vec<Arc<Config>>, String> {
@@ -262,8 +340,9 @@ impl<'a, 'v> Lookup<'a, 'v> {
         let (root, dig) = split_key(key);
         let root_key = Value::str(root.clone());
         let mut out = vec![];
-        for (path, json) in self.data_files(&root)? {
-            let Some(data) = self.cache.data(self.src, &path, json)? else {
+        let files = self.data_files(&root)?;
+        for (path, json) in &files.list {
+            let Some(data) = self.cache.data(self.src, path, *json)? else {
                 continue;
             };
             let Value::Hash(h) = &*data else {
@@ -303,16 +382,33 @@ impl<'a, 'v> Lookup<'a, 'v> {
 
     /// The data files of the layers a key is looked up in, highest priority first, with
     /// whether each is JSON.
-    fn data_files(&mut self, root: &str) -> Result<Vec<(String, bool)>, String> {
-        let mut out = vec![];
+    fn data_files(&mut self, root: &str) -> Result<Arc<DataFiles>, String> {
+        let module = module_of(root);
+        let which = usize::from(self.global_only);
+        if let Some(f) = self.cache.files[which].get(module) {
+            return Ok(f.clone());
+        }
+        let mut list = vec![];
+        let mut constant = true;
         for cfg in self.layers(root)? {
             for level in &cfg.levels {
                 for p in &level.paths {
-                    out.push((self.path(p)?, level.json));
+                    constant &= constant_path(p);
+                    list.push((self.path(p)?, level.json));
                 }
             }
         }
-        Ok(out)
+        let name: Vec<&str> = list.iter().map(|(p, _)| p.as_str()).collect();
+        let name = name.join("\n");
+        let files = Arc::new(DataFiles {
+            list,
+            name,
+            constant,
+        });
+        if constant {
+            self.cache.files[which].insert(module.to_string(), files.clone());
+        }
+        Ok(files)
     }
 
     /// A hierarchy path, interpolated: once per compile when it names only what a compile
@@ -335,11 +431,25 @@ impl<'a, 'v> Lookup<'a, 'v> {
             return Ok(None);
         }
         let (root, _) = split_key(key);
-        let opts = self.merged_options(&root)?;
+        let which = usize::from(self.global_only);
+        if let Some(o) = self.cache.key_options[which].get(&root) {
+            return Ok(o.clone());
+        }
+        let files = self.data_files(&root)?;
+        let found = self.options_of(&root, &files)?;
+        if files.constant {
+            self.cache.key_options[which].insert(root, found.clone());
+        }
+        Ok(found)
+    }
+
+    /// The `lookup_options` entry of a key (by its root) in a set of data files.
+    fn options_of(&mut self, root: &str, files: &DataFiles) -> Result<Option<Value>, String> {
+        let opts = self.merged_options(files)?;
         let Value::Hash(h) = &*opts else {
             return Ok(None);
         };
-        if let Some(v) = h.get(&Value::str(root.as_str())) {
+        if let Some(v) = h.get(&Value::str(root)) {
             return Ok(Some(v.clone()));
         }
         for (k, v) in h.iter() {
@@ -354,7 +464,7 @@ impl<'a, 'v> Lookup<'a, 'v> {
                 .regexes
                 .entry(k.clone())
                 .or_insert_with(|| regex::Regex::new(k).ok());
-            if re.as_ref().is_some_and(|r| r.is_match(&root)) {
+            if re.as_ref().is_some_and(|r| r.is_match(root)) {
                 return Ok(Some(v.clone()));
             }
         }
@@ -363,15 +473,12 @@ impl<'a, 'v> Lookup<'a, 'v> {
 
     /// The `lookup_options` of the data files a key is looked up in, merged deep over the
     /// layers; once per set of files.
-    fn merged_options(&mut self, root: &str) -> Result<Arc<Value>, String> {
-        let files = self.data_files(root)?;
-        let name: Vec<&str> = files.iter().map(|(p, _)| p.as_str()).collect();
-        let name = name.join("\n");
-        if let Some(o) = self.cache.options.get(&name) {
+    fn merged_options(&mut self, files: &DataFiles) -> Result<Arc<Value>, String> {
+        if let Some(o) = self.cache.options.get(&files.name) {
             return Ok(o.clone());
         }
         let mut all = vec![];
-        for (path, json) in &files {
+        for (path, json) in &files.list {
             if let Some(data) = self.cache.data(self.src, path, *json)? {
                 if let Value::Hash(h) = &*data {
                     if let Some(v) = h.get(&Value::str("lookup_options")) {
@@ -385,7 +492,7 @@ impl<'a, 'v> Lookup<'a, 'v> {
             opts = merge::deep(opts, o);
         }
         let opts = Arc::new(opts);
-        self.cache.options.insert(name, opts.clone());
+        self.cache.options.insert(files.name.clone(), opts.clone());
         Ok(opts)
     }
 
@@ -505,6 +612,13 @@ fn interpolated(v: &Value) -> bool {
 
 /// Whether every `%{...}` of a hierarchy path names `facts`, `trusted` or `server_facts`
 /// (no function, no other variable): what a compile cannot change.
+/// The module whose layer a key is looked up in (`""`: none).
+fn module_of(key: &str) -> &str {
+    key.trim_start_matches("::")
+        .split_once("::")
+        .map_or("", |(m, _)| m)
+}
+
 fn constant_path(p: &str) -> bool {
     let mut rest = p;
     while let Some(i) = rest.find("%{") {
@@ -523,6 +637,9 @@ fn constant_path(p: &str) -> bool {
 
 /// `a.b.0` -> root `a`, dig `[b, 0]`; quoted segments keep their dots.
 fn split_key(key: &str) -> (String, Vec<String>) {
+    if !key.contains(['.', '"', '\'']) {
+        return (key.to_string(), vec![]);
+    }
     let mut parts = vec![];
     let mut cur = String::new();
     let mut quote: Option<char> = None;
