@@ -3,6 +3,8 @@
 //! Every stage returns `Diagnostic`s. The CLI renders them with ariadne (colour only on a
 //! terminal, and never when `NO_COLOR` is set) or prints them as JSON.
 
+pub mod excerpt;
+
 use crate::span::{SourceMap, Span};
 use serde::Serialize;
 

@@ -14,7 +14,7 @@ use crate::catalog::Catalog;
 use serde_json::Value as Json;
 
 pub const MIN_LEN: usize = 4;
-pub const MARK: &str = "[redacted]";
+pub const MARK: &str = crate::diagnostics::excerpt::REDACTED;
 
 #[derive(Debug, Default)]
 pub struct Redactor {

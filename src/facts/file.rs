@@ -71,7 +71,7 @@ pub fn read_facts(path: &Path) -> Result<Json, FactsRefusal> {
             .find('\n')
             .map_or(text.len(), |i| e.offset + i);
         let (text, offset, place) = if line_end - line_start > 1_000 {
-            crate::cli::catalog_file::drawn(text, e.offset, &[], false)
+            crate::diagnostics::excerpt::drawn(text, e.offset, &[], false)
         } else {
             (text.to_string(), e.offset, String::new())
         };
