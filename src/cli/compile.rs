@@ -218,7 +218,7 @@ impl Loader for FsLoader {
         })
     }
 
-    fn load_data(&self, path: &str) -> Option<std::sync::Arc<str>> {
+    fn load_data(&self, path: &str) -> Result<Option<std::sync::Arc<str>>, String> {
         self.data.load(&self.dirs, path, &self.files)
     }
 

@@ -48,20 +48,35 @@ impl DataDirs {
             .map(|n| n.to_string_lossy().into_owned())
     }
 
-    pub fn load(&self, dirs: &[PathBuf], path: &str, files: &SharedFiles) -> Option<Arc<str>> {
-        let (layer, rest) = path.split_once('/')?;
+    pub fn load(
+        &self,
+        dirs: &[PathBuf],
+        path: &str,
+        files: &SharedFiles,
+    ) -> Result<Option<Arc<str>>, String> {
+        let Some((layer, rest)) = path.split_once('/') else {
+            return Ok(None);
+        };
         let file = match layer {
-            "global" => self.global.as_ref()?.parent()?.join(rest),
+            "global" => match self.global.as_ref().and_then(|g| g.parent()) {
+                Some(dir) => dir.join(rest),
+                None => return Ok(None),
+            },
             "env" => self.env_root.join(rest),
             "module" => {
-                let (name, rel) = rest.split_once('/')?;
-                return dirs
-                    .iter()
-                    .find_map(|d| files.read(&d.join(name).join(rel)));
+                let Some((name, rel)) = rest.split_once('/') else {
+                    return Ok(None);
+                };
+                for d in dirs {
+                    if let Some(text) = files.read_data(&d.join(name).join(rel))? {
+                        return Ok(Some(text));
+                    }
+                }
+                return Ok(None);
             }
-            _ => return None,
+            _ => return Ok(None),
         };
-        files.read(&file)
+        files.read_data(&file)
     }
 
     /// Whether the schemas come from a `--types` file (then only from it).

@@ -38,7 +38,7 @@ pub struct SharedFiles {
 
 #[derive(Default)]
 struct Texts {
-    files: HashMap<PathBuf, Option<Arc<str>>>,
+    files: HashMap<PathBuf, Result<Option<Arc<str>>, String>>,
     bytes: usize,
 }
 
@@ -49,12 +49,33 @@ impl SharedFiles {
 
     /// The text of a file (`None`: missing, unreadable or not UTF-8), read once.
     pub fn read(&self, path: &Path) -> Option<Arc<str>> {
+        self.read_data(path).ok().flatten()
+    }
+
+    /// [`Self::read`] for data a compile needs whole: `Ok(None)` when there is no such file,
+    /// `Err` when one is there but cannot be read as text: a FIFO, a device, a directory, a
+    /// link loop, no permission, not UTF-8. Read once, the answer kept either way.
+    pub fn read_data(&self, path: &Path) -> Result<Option<Arc<str>>, String> {
         if let Some(t) = self.lock().files.get(path) {
             return t.clone();
         }
-        let text: Option<Arc<str>> = crate::input::read_to_string(path).ok().map(Arc::from);
+        let text: Result<Option<Arc<str>>, String> = match crate::input::read_to_string(path) {
+            Ok(text) => Ok(Some(Arc::from(text))),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+                ) =>
+            {
+                Ok(None)
+            }
+            Err(e) => Err(format!("Unable to read {}: {e}", path.display())),
+        };
         let mut texts = self.lock();
-        let size = text.as_deref().map_or(0, str::len);
+        let size = match &text {
+            Ok(Some(t)) => t.len(),
+            _ => 0,
+        };
         if texts.files.len() < MAX_ENTRIES && texts.bytes + size <= MAX_BYTES {
             texts.bytes += size;
             texts.files.insert(path.to_path_buf(), text.clone());

@@ -78,8 +78,9 @@ pub trait Loader {
 
     /// A Hiera data file (`hiera.yaml` or a data file), by path as the hierarchy names it
     /// (`env:data/common.yaml`, `module:<name>:data/common.yaml`); see `crate::eval::hiera`.
-    fn load_data(&self, _path: &str) -> Option<std::sync::Arc<str>> {
-        None
+    /// `Ok(None)`: no such file; `Err`: a file that is there but cannot be read as text.
+    fn load_data(&self, _path: &str) -> Result<Option<std::sync::Arc<str>>, String> {
+        Ok(None)
     }
 
     /// The file name of the global Hiera config (`--hiera-config`), read as `global/<name>`.

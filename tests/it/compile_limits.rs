@@ -377,3 +377,85 @@ fn yaml_aliases_are_bounded() {
         assert!(start.elapsed() < Duration::from_secs(60));
     }
 }
+
+/// A Hiera data file or config that is there but is no regular file (a FIFO would block the
+/// compile for ever, a directory or a link loop cannot be read) is refused at the lookup
+/// that needs it, at once; it was taken for a missing file, and the lookup's default used.
+#[test]
+fn hiera_files_that_are_not_regular_files_are_refused() {
+    if Command::new("mkfifo").arg("--version").output().is_err() {
+        assert!(std::env::var("CI").is_err(), "mkfifo is needed under CI");
+        eprintln!("skipped: no mkfifo");
+        return;
+    }
+    let run = |dir: &std::path::Path, args: &[&str]| {
+        let mut child = Command::new(ORDO)
+            .arg("compile")
+            .arg(dir.join("site.pp"))
+            .args(args)
+            .env("NO_COLOR", "1")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let start = Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            if start.elapsed() > Duration::from_secs(60) {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("ordo compile blocked on a special file");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let out = child.wait_with_output().unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let site = "\n$x = lookup('k', undef, undef, 'fallback')\nnotify { $x: }\n";
+    // The environment's default hierarchy: data/common.yaml, a FIFO.
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("site.pp"), site).unwrap();
+    std::fs::create_dir(d.path().join("data")).unwrap();
+    let fifo = d.path().join("data/common.yaml");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let (code, err) = run(d.path(), &[]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("common.yaml") && err.contains("a FIFO"),
+        "{err}"
+    );
+    assert!(err.contains("line: 2"), "{err}");
+    // The environment's hiera.yaml a directory; a link loop as data.
+    std::fs::remove_file(&fifo).unwrap();
+    std::os::unix::fs::symlink("common.yaml", &fifo).unwrap();
+    let (code, err) = run(d.path(), &[]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("Unable to read"), "{err}");
+    std::fs::remove_file(&fifo).unwrap();
+    std::fs::create_dir(d.path().join("hiera.yaml")).unwrap();
+    let (code, err) = run(d.path(), &[]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("a directory"), "{err}");
+    // --hiera-config a FIFO.
+    std::fs::remove_dir(d.path().join("hiera.yaml")).unwrap();
+    let global = d.path().join("global.yaml");
+    assert!(Command::new("mkfifo")
+        .arg(&global)
+        .status()
+        .unwrap()
+        .success());
+    let (code, err) = run(d.path(), &["--hiera-config", global.to_str().unwrap()]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("a FIFO"), "{err}");
+    // Missing files are still no data: the lookup's default.
+    std::fs::remove_file(&global).unwrap();
+    let (code, err) = run(d.path(), &[]);
+    assert_eq!(code, 0, "{err}");
+}

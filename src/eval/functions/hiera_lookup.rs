@@ -13,7 +13,7 @@ use crate::span::Span;
 struct Source<'l>(&'l dyn crate::eval::Loader);
 
 impl hiera::DataSource for Source<'_> {
-    fn read(&self, path: &str) -> Option<std::sync::Arc<str>> {
+    fn read(&self, path: &str) -> Result<Option<std::sync::Arc<str>>, String> {
         self.0.load_data(path)
     }
 

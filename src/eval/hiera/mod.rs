@@ -16,9 +16,10 @@ use std::sync::{Arc, Mutex};
 
 pub use merge::Merge;
 
-/// Reads a file of a layer; `None` when it does not exist.
+/// Reads a file of a layer; `Ok(None)` when it does not exist, `Err` when it exists but
+/// cannot be read as text (a FIFO, a device, a directory, a link loop, no permission).
 pub trait DataSource {
-    fn read(&self, path: &str) -> Option<Arc<str>>;
+    fn read(&self, path: &str) -> Result<Option<Arc<str>>, String>;
 
     /// Where the compiles of the same code share the files they parsed, if they do.
     fn shared(&self) -> Option<&Shared> {
@@ -127,7 +128,7 @@ impl Cache {
             return Ok(c.clone());
         }
         let path = format!("{layer}/{file}");
-        let cfg = match src.read(&path) {
+        let cfg = match src.read(&path)? {
             Some(text) => {
                 let parse = || {
                     parse_config(&text, layer)
@@ -160,7 +161,7 @@ impl Cache {
         if let Some(d) = self.data.get(path) {
             return Ok(d.clone());
         }
-        let v = match src.read(path) {
+        let v = match src.read(path)? {
             None => None,
             Some(text) => {
                 let parse = || -> DataResult {
@@ -304,7 +305,8 @@ impl<'a, 'v> Lookup<'a, 'v> {
         if let Some(has) = self.cache.env_config {
             return has;
         }
-        let has = self.src.read("env/hiera.yaml").is_some();
+        // An unreadable one counts as there: reading its config then says why.
+        let has = !matches!(self.src.read("env/hiera.yaml"), Ok(None));
         self.cache.env_config = Some(has);
         has
     }
