@@ -64,6 +64,14 @@ pub fn signal_name(sig: i32) -> String {
     }
 }
 
+/// Prints `msg` on stderr from a thread of its own: stderr may be a stuck pipe, and the
+/// signal thread must stay free to count the next signals.
+fn say(msg: String) {
+    let _ = std::thread::Builder::new()
+        .name("ordo-signal-note".into())
+        .spawn(move || eprintln!("{msg}"));
+}
+
 /// Installs the handlers for SIGINT and SIGTERM: the first sets `flag`, the second also asks
 /// running commands to be killed.
 pub fn install(flag: StopFlag) -> Result<(), String> {
@@ -82,16 +90,16 @@ pub fn install(flag: StopFlag) -> Result<(), String> {
                 }
                 if flag.requested().is_some() {
                     ABORT.store(true, Ordering::SeqCst);
-                    eprintln!(
+                    say(format!(
                         "Caught {} again; killing the running command",
                         signal_name(sig)
-                    );
+                    ));
                 } else {
                     flag.request(sig);
-                    eprintln!(
+                    say(format!(
                         "Caught {}; stopping after the current resource",
                         signal_name(sig)
-                    );
+                    ));
                 }
             }
         })

@@ -1603,3 +1603,51 @@ fn a_restore_never_replaces_a_link_or_a_special_file() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(std::fs::read_to_string(d.join("new")).unwrap(), "old");
 }
+
+#[test]
+fn signals_end_a_run_whose_stdout_and_stderr_are_stuck() {
+    // Both streams a FIFO nobody reads: the walk blocks on its log. The note of each signal
+    // must not block the signal thread on that same stderr (it did: the second and third
+    // signals were never seen, and the run hung for ever); the third signal ends the run.
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("out.fifo");
+    mkfifo(&fifo);
+    let notes: Vec<_> = (0..200)
+        .map(|i| json!({"type": "Notify", "title": format!("n{i}"), "parameters": {"message": "m".repeat(10_000)}}))
+        .collect();
+    let cat = write_catalog(dir.path(), "c.json", json!(notes));
+    let stuck = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&fifo)
+        .unwrap();
+    let mut c = apply_cmd(&cat, &dir.path().join("state"), &[]);
+    let mut child = c
+        .stdout(stuck.try_clone().unwrap())
+        .stderr(stuck)
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(2));
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the log should be blocked"
+    );
+    for _ in 0..3 {
+        let sent = Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(sent.success());
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > Duration::from_secs(10) {
+            let _ = child.kill();
+            panic!("three SIGTERMs did not end a run blocked on its log");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(child.wait().unwrap().signal(), Some(15));
+}
