@@ -270,8 +270,13 @@ impl<'a> Cooker<'a> {
             }
             // A lambda's parameters (`.map |$x| { ... }`) continue the chain of calls.
             Pipe => return Ok(()),
+            // Counted apart (`post::MAX_ELSIF`); a branch's test starts a new chain, as after
+            // any keyword that follows a complete expression.
             Elsif => {
                 self.elsifs += 1;
+                if self.prev_ends_expr() {
+                    reset(self);
+                }
                 return Ok(());
             }
             ListStart | LBrack | LBrace | HashBrace | SelBrace | CollectBrace | LParen

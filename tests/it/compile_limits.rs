@@ -264,6 +264,12 @@ fn elsif_chains_are_bounded() {
     let chain = |n: usize| format!("\nif $facts['x'] {{}}{}\n", " elsif false {}".repeat(n));
     let (code, err) = compile(&chain(1_000));
     assert_eq!(code, 0, "{err}");
+    // Tests with operators: each branch's test is a chain of its own, not one long chain.
+    let tests: String = (1..1_000)
+        .map(|i| format!("elsif $x == {i} and $x != 0 {{ }}\n"))
+        .collect();
+    let (code, err) = compile(&format!("$x = 1\nif $x == 0 {{ }}\n{tests}"));
+    assert_eq!(code, 0, "{err}");
     refused(
         &chain(100_000),
         "An if with more than 5000 elsif branches is not supported",
