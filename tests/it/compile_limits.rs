@@ -20,6 +20,11 @@ fn compile(manifest: &str) -> (i32, String) {
     let dir = tempfile::tempdir().unwrap();
     let pp = dir.path().join("site.pp");
     std::fs::write(&pp, manifest).unwrap();
+    compile_file(&pp, &[])
+}
+
+/// `ordo compile FILE ARGS` as [`compile`] runs it.
+fn compile_file(pp: &std::path::Path, args: &[&str]) -> (i32, String) {
     let mut c = if Command::new("prlimit").arg("--version").output().is_ok() {
         let mut c = Command::new("prlimit");
         c.arg(MEMORY_CAP).arg(ORDO);
@@ -28,7 +33,8 @@ fn compile(manifest: &str) -> (i32, String) {
         Command::new(ORDO)
     };
     c.arg("compile")
-        .arg(&pp)
+        .arg(pp)
+        .args(args)
         .env("NO_COLOR", "1")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -39,7 +45,8 @@ fn compile(manifest: &str) -> (i32, String) {
         if start.elapsed() > Duration::from_secs(300) {
             let _ = child.kill();
             let _ = child.wait();
-            panic!("ordo compile did not finish within 300 s:\n{manifest}");
+            let text = std::fs::read_to_string(pp).unwrap_or_default();
+            panic!("ordo compile did not finish within 300 s:\n{text}");
         }
         std::thread::sleep(Duration::from_millis(50));
     }
@@ -394,32 +401,7 @@ fn hiera_files_that_are_not_regular_files_are_refused() {
         eprintln!("skipped: no mkfifo");
         return;
     }
-    let run = |dir: &std::path::Path, args: &[&str]| {
-        let mut child = Command::new(ORDO)
-            .arg("compile")
-            .arg(dir.join("site.pp"))
-            .args(args)
-            .env("NO_COLOR", "1")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let start = Instant::now();
-        while child.try_wait().unwrap().is_none() {
-            if start.elapsed() > Duration::from_secs(60) {
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!("ordo compile blocked on a special file");
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let out = child.wait_with_output().unwrap();
-        (
-            out.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
-    };
+    let run = |dir: &std::path::Path, args: &[&str]| compile_file(&dir.join("site.pp"), args);
     let site = "\n$x = lookup('k', undef, undef, 'fallback')\nnotify { $x: }\n";
     // The environment's default hierarchy: data/common.yaml, a FIFO.
     let d = tempfile::tempdir().unwrap();
