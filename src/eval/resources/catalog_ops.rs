@@ -323,7 +323,7 @@ impl Compiler<'_> {
         if self.resources[idx].virtual_ && self.resources[idx].is_define {
             self.unchecked_virtual.push(idx);
         } else {
-            self.check_attributes(idx, kind)?;
+            self.check_attributes(idx, kind, &params)?;
         }
         self.add_to_catalog(idx)?;
         if self.resources[idx].type_name != "Stage" {
@@ -351,8 +351,18 @@ impl Compiler<'_> {
         }
     }
 
-    fn check_attributes(&self, idx: usize, kind: &TypeKind) -> R<()> {
+    /// Refuses attributes the resource's type does not have. `written` are the attributes
+    /// as the code being evaluated wrote them (a declaration's or an override's): an error
+    /// points at the attribute itself when it is among them.
+    fn check_attributes(&self, idx: usize, kind: &TypeKind, written: &[AttrValue]) -> R<()> {
         let r = &self.resources[idx];
+        let span_of = |k: &str| {
+            self.recorder
+                .param_span(idx, k)
+                .or_else(|| written.iter().rev().find(|a| a.name == k).map(|a| a.span))
+                .filter(|s| !s.is_synthetic())
+                .unwrap_or(r.span)
+        };
         let schema;
         let allowed = |n: &str| -> bool {
             let own = match kind {
@@ -402,14 +412,14 @@ impl Compiler<'_> {
                     format!("{}:\n{}", r.reference(), lines.join("\n"))
                 }
             };
+            // Puppet's wrapping of this error places it at the resource statement.
             return Err(Flow::Err(self.runtime(msg, r.span)));
         }
         for k in r.params.keys() {
             if !allowed(k) {
                 let loc = self.line_location(r.file, r.line);
                 let msg = format!("no parameter named '{k}' {loc} on {} {loc}", r.reference());
-                // At the attribute when its place is kept (`ordo check`).
-                let span = self.recorder.param_span(idx, k).unwrap_or(r.span);
+                let span = span_of(k);
                 let names: Vec<String> = match kind {
                     TypeKind::Builtin(b) => b.attributes.iter().map(|a| a.to_string()).collect(),
                     _ => self
@@ -601,7 +611,7 @@ impl Compiler<'_> {
             let Some(def) = self.find_define(&type_name) else {
                 continue;
             };
-            if let Err(Flow::Err(e)) = self.check_attributes(idx, &TypeKind::Define(def)) {
+            if let Err(Flow::Err(e)) = self.check_attributes(idx, &TypeKind::Define(def), &[]) {
                 return Err(self.plain(e.msg, e.span));
             }
         }

@@ -383,7 +383,7 @@ impl Compiler<'_> {
         };
         if let Some(pos) = self.unchecked_virtual.iter().position(|&i| i == idx) {
             self.unchecked_virtual.swap_remove(pos);
-            self.check_attributes(idx, &TypeKind::Define(def.clone()))?;
+            self.check_attributes(idx, &TypeKind::Define(def.clone()), &[])?;
         }
         let declaring = self.resources[idx].scope;
         let declaring_res = self.scope_resource(declaring);

@@ -113,7 +113,7 @@ impl Compiler<'_> {
             let type_name = self.resources[idx].type_name.clone();
             if let Some(kind) = self.resolve_resource_type(&type_name) {
                 if !(self.resources[idx].virtual_ && self.resources[idx].is_define) {
-                    if let Err(Flow::Err(e)) = self.check_attributes(idx, &kind) {
+                    if let Err(Flow::Err(e)) = self.check_attributes(idx, &kind, &o.params) {
                         return Err(e);
                     }
                 }
