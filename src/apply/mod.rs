@@ -71,6 +71,11 @@ pub struct ApplyOptions {
     /// Puppet's words where Ordo has its own (`--log-format puppet`): a dependency cycle is
     /// Puppet's two errors, not one error per cycle with its edges.
     pub puppet_messages: bool,
+    /// Whether the result keeps each resource's report (status, events, times) and the
+    /// run's log lines; false when no report is written, so that a run of 100,000 resources
+    /// builds none of it (the lines are still printed; the summary, and the exit status it
+    /// gives, are the same).
+    pub report_details: bool,
 }
 
 impl Default for ApplyOptions {
@@ -90,6 +95,7 @@ impl Default for ApplyOptions {
             skip_tags: Vec::new(),
             progress: progress::Progress::new(),
             puppet_messages: false,
+            report_details: true,
         }
     }
 }
@@ -134,7 +140,7 @@ pub fn validate(catalog: &Catalog, graph: &Graph, puppet_messages: bool) -> Vec<
 }
 
 /// The providers of a catalog's managed resources, by graph node.
-type Providers = std::collections::HashMap<usize, Box<dyn providers::Provider>>;
+type Providers = crate::fxhash::FxHashMap<usize, Box<dyn providers::Provider>>;
 
 /// [`validate`], keeping the providers it builds for the run (each is built once).
 fn validate_and_build(
@@ -142,7 +148,7 @@ fn validate_and_build(
     graph: &Graph,
     puppet_messages: bool,
 ) -> (Vec<LogLine>, Providers) {
-    let mut built = Providers::with_capacity(graph.nodes.len());
+    let mut built = Providers::with_capacity_and_hasher(graph.nodes.len(), Default::default());
     let mut out: Vec<LogLine> = sanity::check(catalog)
         .into_iter()
         .map(|m| {

@@ -17,11 +17,11 @@ use super::providers::command::{self, RunSpec};
 use super::providers::{param_bool, Change, ChangeResult, Context, Provider};
 use crate::apply::log::Level;
 use crate::catalog::{Catalog, Resource};
+use crate::fxhash::FxHashMap as HashMap;
 use crate::graph::refs::RefIndex;
 use crate::graph::requisites::{resolve, SOFT_PARAMS};
 use crate::graph::{Graph, Origin, Vertex};
 use serde_json::Value as Json;
-use std::collections::HashMap;
 use std::time::Duration;
 
 /// `retry => { attempts, until, interval, splay }` (Salt's defaults: 2, true, 30, 0).

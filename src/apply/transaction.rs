@@ -15,9 +15,9 @@ use super::report::{EventReport, Report, ResourceReport, Summary};
 use super::stage::StageSet;
 use super::{ApplyOptions, RunResult};
 use crate::catalog::Catalog;
+use crate::fxhash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use crate::graph::order::Schedule;
 use crate::graph::{Graph, Vertex};
-use std::collections::{HashMap, HashSet};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::Instant;
 
@@ -120,7 +120,7 @@ struct Run<'a> {
 }
 
 struct Schedules {
-    known: HashMap<String, super::schedule::Schedule>,
+    known: std::collections::HashMap<String, super::schedule::Schedule>,
     checked: Option<super::schedule::Checked>,
     now: i64,
     tz: jiff::tz::TimeZone,
@@ -139,14 +139,14 @@ pub(super) fn run(
         graph,
         opts,
         providers,
-        status: HashMap::new(),
-        queues: HashMap::new(),
-        notified: HashSet::new(),
+        status: HashMap::default(),
+        queues: HashMap::default(),
+        notified: HashSet::default(),
         log: Vec::new(),
         sink,
         req: super::requisites::RunState::new(catalog, graph, opts.failhard),
         pending: None,
-        carried: HashMap::new(),
+        carried: HashMap::default(),
         pending_dirty: true,
         interrupted: None,
         relaying: None,
@@ -160,7 +160,7 @@ pub(super) fn run(
             tz: jiff::tz::TimeZone::system(),
         },
         deferred: Vec::new(),
-        deferred_set: HashSet::new(),
+        deferred_set: HashSet::default(),
         deferred_staged: 0,
         staged: StageSet::default(),
         shared_opts: Arc::new(opts.clone()),
@@ -359,7 +359,9 @@ impl Drop for Pool {
 impl Run<'_> {
     fn emit(&mut self, line: LogLine) {
         (self.sink)(&line);
-        self.log.push(line);
+        if self.opts.report_details {
+            self.log.push(line);
+        }
     }
 
     fn say(&mut self, level: Level, source: Option<String>, message: impl Into<String>) {
@@ -574,7 +576,7 @@ impl Run<'_> {
             (n, p, applied)
         };
         let results = self.pool.run(jobs, work);
-        let mut by_node: HashMap<usize, Applied> = HashMap::new();
+        let mut by_node: HashMap<usize, Applied> = HashMap::default();
         for (n, p, a) in results {
             self.providers.insert(n, p);
             by_node.insert(n, a);
@@ -836,7 +838,7 @@ impl Run<'_> {
             self.sync_pending();
             return;
         }
-        let mut keys: HashMap<(String, Option<String>), Vertex> = HashMap::new();
+        let mut keys: HashMap<(String, Option<String>), Vertex> = HashMap::default();
         for (n, node) in self.graph.nodes.iter().enumerate() {
             let vs = if node.container {
                 vec![Vertex::Admissible(n), Vertex::Completed(n)]
@@ -903,13 +905,13 @@ impl Run<'_> {
 
     /// Anchors whose events reach, along refresh edges, a resource that refreshes.
     fn relaying_anchors(&self) -> HashSet<Vertex> {
-        let mut out = HashSet::new();
+        let mut out = HashSet::default();
         for (n, node) in self.graph.nodes.iter().enumerate() {
             if !node.container {
                 continue;
             }
             for start in [Vertex::Admissible(n), Vertex::Completed(n)] {
-                let mut seen = HashSet::from([start]);
+                let mut seen = HashSet::from_iter([start]);
                 let mut stack = vec![start];
                 while let Some(v) = stack.pop() {
                     for (t, l) in self.graph.out_edges(v) {
@@ -1060,6 +1062,9 @@ impl Run<'_> {
             }
             summary.changes += st.changes;
             summary.events += st.events.len();
+            if !self.opts.report_details {
+                continue;
+            }
             resources.push(ResourceReport {
                 resource: node.reference.to_string(),
                 path: self.path(n),

@@ -567,6 +567,7 @@ pub fn run_catalog(catalog: &Catalog, args: &ApplyArgs) -> i32 {
     let mut opts = args.options();
     opts.progress = progress;
     opts.puppet_messages = format == LogFormat::Puppet;
+    opts.report_details = args.report.is_some() || salt_on_stdout;
     match stop_flag() {
         Ok(flag) => opts.stop = flag,
         Err(e) => eprintln!("Warning: {e}; SIGINT and SIGTERM will end the run at once"),

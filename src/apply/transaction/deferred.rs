@@ -42,7 +42,7 @@ impl Run<'_> {
             }
         }
         // What each vertex of the batch writes, as noted in the stage set.
-        let mut claimed = std::collections::HashMap::new();
+        let mut claimed = crate::fxhash::FxHashMap::default();
         for (&v, p) in batch.iter().zip(&paths) {
             let Some(p) = p else { continue };
             match self.staged.claim(p) {
