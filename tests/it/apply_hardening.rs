@@ -5,7 +5,7 @@
 //! gaps, and commands run as another user. Puppet 7.23's behaviour, where it is the
 //! reference, is quoted in each test.
 
-use crate::common::write_catalog;
+use crate::common::{mkfifo, write_catalog};
 use serde_json::{json, Value};
 use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 use std::path::Path;
@@ -49,11 +49,6 @@ fn run(mut c: Command) -> (i32, String, String) {
         String::from_utf8_lossy(&out.stdout).into_owned(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
-}
-
-fn mkfifo(p: &Path) {
-    let ok = Command::new("mkfifo").arg(p).status().unwrap();
-    assert!(ok.success(), "mkfifo {}", p.display());
 }
 
 fn file(title: &str, params: Value) -> Value {

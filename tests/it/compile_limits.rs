@@ -408,11 +408,7 @@ fn hiera_files_that_are_not_regular_files_are_refused() {
     std::fs::write(d.path().join("site.pp"), site).unwrap();
     std::fs::create_dir(d.path().join("data")).unwrap();
     let fifo = d.path().join("data/common.yaml");
-    assert!(Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .unwrap()
-        .success());
+    crate::common::mkfifo(&fifo);
     let (code, err) = run(d.path(), &[]);
     assert_eq!(code, 1, "{err}");
     assert!(
@@ -434,11 +430,7 @@ fn hiera_files_that_are_not_regular_files_are_refused() {
     // --hiera-config a FIFO.
     std::fs::remove_dir(d.path().join("hiera.yaml")).unwrap();
     let global = d.path().join("global.yaml");
-    assert!(Command::new("mkfifo")
-        .arg(&global)
-        .status()
-        .unwrap()
-        .success());
+    crate::common::mkfifo(&global);
     let (code, err) = run(d.path(), &["--hiera-config", global.to_str().unwrap()]);
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("a FIFO"), "{err}");

@@ -156,3 +156,12 @@ pub fn write_catalog(dir: &Path, name: &str, resources: serde_json::Value) -> Pa
     std::fs::write(&p, catalog_json(resources).to_string()).unwrap();
     p
 }
+
+/// Makes a FIFO at `p` (the `mkfifo` tool).
+pub fn mkfifo(p: &Path) {
+    let ok = std::process::Command::new("mkfifo")
+        .arg(p)
+        .status()
+        .unwrap();
+    assert!(ok.success(), "mkfifo {}", p.display());
+}
