@@ -4,7 +4,8 @@
 usage: python3 bench/run.py [--ordo target/release/ordo] [--compiler ORDO_WITH_COMPILE]
                             [--runs 5] [--sizes 1000,10000,100000] [--shapes chain,fanout,mixed,wide]
                             [--jobs 1,2] [--puppet-compile-max 10000] [--puppet-apply-max 1000]
-                            [--apply-max 100000] [--no-puppet] [--quick] [--markdown FILE]
+                            [--apply-max 100000] [--apply-dir DIR] [--no-puppet] [--quick]
+                            [--markdown FILE]
 
 For every shape and size, ../shared/tools/gen_manifest.py writes a manifest; then each command
 runs --runs times, Ordo and Puppet interleaved (ordo, puppet, ordo, puppet, ...) so that a
@@ -130,6 +131,13 @@ class Cell:
         return "%.3f s%s" % (self.median(), note), "%.0f MB" % max(self.mems)
 
 
+def filesystem_of(path):
+    """The type and device of the filesystem holding `path`, as findmnt names them."""
+    out = subprocess.run(["findmnt", "-n", "-o", "FSTYPE,SOURCE", "-T", path],
+                         capture_output=True, text=True).stdout.split()
+    return " on ".join(out) if out else "unknown filesystem"
+
+
 def measure_pair(runs, ordo_argv, puppet_argv, prepare=None):
     """Interleaved: ordo run, puppet run, ordo run, ... Either argv may be None (no row).
     prepare(which, i) runs untimed before each run."""
@@ -172,6 +180,9 @@ def main():
     ap.add_argument("--no-puppet", action="store_true")
     ap.add_argument("--prepare", choices=("user", "calm"), default="user",
                     help="how the apply root is made absent before a run (see above)")
+    ap.add_argument("--apply-dir", help="directory under which the apply roots are made "
+                    "(default: the run's temporary directory); the filesystem it is on shapes "
+                    "the first-run rows, see docs/performance.md")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--markdown", help="also write the table to this file")
     ap.add_argument("--modes", default="parse,compile,check,noop,first,nochange",
@@ -190,6 +201,7 @@ def main():
     if compiler and not has_subcommand(compiler, "compile"):
         compiler = None
     work = tempfile.mkdtemp(prefix="ordo-bench-")
+    roots = tempfile.mkdtemp(prefix="ordo-bench-roots-", dir=a.apply_dir) if a.apply_dir else work
     jobs = [int(j) for j in a.jobs.split(",")]
     rows = []
     meta = ["date: %s" % datetime.datetime.now().isoformat(timespec="minutes"),
@@ -200,7 +212,8 @@ def main():
             "puppet: %s" % (subprocess.run([puppet, "--version"], capture_output=True,
                                            text=True).stdout.strip() if puppet else "not run"),
             "runs: %d per cell, interleaved; apply roots prepared the %s way; load average at "
-            "start: %s" % (a.runs, a.prepare, " ".join("%.1f" % x for x in os.getloadavg()))]
+            "start: %s" % (a.runs, a.prepare, " ".join("%.1f" % x for x in os.getloadavg())),
+            "apply roots: %s (%s)" % (roots, filesystem_of(roots))]
     header = ("| shape | resources | command | Ordo median | Ordo peak RSS | Puppet median "
               "| Puppet peak RSS | speed-up | Ordo memory / Puppet | load |\n"
               "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|")
@@ -217,7 +230,7 @@ def main():
             for n in [int(s) for s in a.sizes.split(",")]:
                 if shape == "io" and n > a.io_max:
                     continue
-                apply_root = os.path.join(work, "root-%s-%d" % (shape, n))
+                apply_root = os.path.join(roots, "root-%s-%d" % (shape, n))
                 manifest = os.path.join(work, "%s-%d.pp" % (shape, n))
                 catalog = os.path.join(work, "%s-%d.json" % (shape, n))
                 generate(shape, n, apply_root, manifest)
@@ -265,7 +278,7 @@ def main():
                     if a.prepare == "user":
                         delete(apply_root)
                     else:
-                        set_aside(apply_root, os.path.join(work, "trash"))
+                        set_aside(apply_root, os.path.join(roots, "trash"))
 
                 def ordo_apply(extra, j):
                     if direct:
@@ -294,6 +307,7 @@ def main():
                         emit(row(shape, n, "%s --jobs %d%s" % (what, j, how), o, p))
     finally:
         shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(roots, ignore_errors=True)
     if a.markdown:
         with open(a.markdown, "w") as f:
             f.write("\n".join("- " + m for m in meta) + "\n\n" + header + "\n"
