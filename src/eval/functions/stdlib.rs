@@ -788,12 +788,17 @@ pub(in crate::eval) fn f_grep(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 pub(in crate::eval) fn deep_merge_values(a: Value, b: Value) -> Value {
     match (a, b) {
         (Value::Hash(mut x), Value::Hash(y)) => {
+            // Ruby's `Hash#merge` with a block: a key both have keeps its place.
             for (k, v) in y {
-                let merged = match x.shift_remove(&k) {
-                    Some(old) => deep_merge_values(old, v),
-                    None => v,
-                };
-                x.insert(k, merged);
+                match x.get_mut(&k) {
+                    Some(old) => {
+                        let prev = std::mem::replace(old, Value::Undef);
+                        *old = deep_merge_values(prev, v);
+                    }
+                    None => {
+                        x.insert(k, v);
+                    }
+                }
             }
             Value::Hash(x)
         }
