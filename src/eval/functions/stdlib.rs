@@ -707,29 +707,101 @@ pub(in crate::eval) fn f_to_json(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value
 
 pub(in crate::eval) fn f_to_json_pretty(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let mut v = arg(a, 0);
+    // stdlib's `data.compact`: the undef values of the top level only.
     if matches!(arg(a, 1), Value::Bool(true)) {
-        v = strip_undef(v);
+        v = match v {
+            Value::Hash(h) => Value::Hash(h.into_iter().filter(|(_, v)| !v.is_undef()).collect()),
+            Value::Array(x) => Value::Array(x.into_iter().filter(|v| !v.is_undef()).collect()),
+            other => other,
+        };
     }
-    Ok(Value::Str(
-        serde_json::to_string_pretty(&v.to_json()).unwrap_or_default() + "\n",
-    ))
+    let mut layout = PrettyJson::default();
+    if let Value::Hash(opts) = arg(a, 2) {
+        for (k, v) in opts.iter() {
+            let Value::Str(text) = v else { continue };
+            let slot = match k.to_display().as_str() {
+                "indent" => &mut layout.indent,
+                "space" => &mut layout.space,
+                "space_before" => &mut layout.space_before,
+                "object_nl" => &mut layout.object_nl,
+                "array_nl" => &mut layout.array_nl,
+                _ => continue,
+            };
+            *slot = text.clone();
+        }
+    }
+    let mut out = String::new();
+    layout.generate(&v.to_json(), 0, &mut out);
+    out.push('\n');
+    Ok(Value::Str(out))
 }
 
-fn strip_undef(v: Value) -> Value {
-    match v {
-        Value::Hash(h) => Value::Hash(
-            h.into_iter()
-                .filter(|(_, v)| !v.is_undef())
-                .map(|(k, v)| (k, strip_undef(v)))
-                .collect(),
-        ),
-        Value::Array(x) => Value::Array(
-            x.into_iter()
-                .filter(|v| !v.is_undef())
-                .map(strip_undef)
-                .collect(),
-        ),
-        other => other,
+/// Ruby's `JSON.pretty_generate` (the json gem's generator state): an empty array is
+/// `[` + array_nl + array_nl + indent + `]`, an empty object `{` + object_nl + indent + `}`.
+struct PrettyJson {
+    indent: String,
+    space: String,
+    space_before: String,
+    object_nl: String,
+    array_nl: String,
+}
+
+impl Default for PrettyJson {
+    fn default() -> Self {
+        PrettyJson {
+            indent: "  ".into(),
+            space: " ".into(),
+            space_before: String::new(),
+            object_nl: "\n".into(),
+            array_nl: "\n".into(),
+        }
+    }
+}
+
+impl PrettyJson {
+    fn pad(&self, depth: usize, out: &mut String) {
+        for _ in 0..depth {
+            out.push_str(&self.indent);
+        }
+    }
+
+    fn generate(&self, v: &serde_json::Value, depth: usize, out: &mut String) {
+        match v {
+            serde_json::Value::Object(m) => {
+                out.push('{');
+                for (i, (k, x)) in m.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    out.push_str(&self.object_nl);
+                    self.pad(depth + 1, out);
+                    out.push_str(&serde_json::to_string(k).unwrap_or_default());
+                    out.push_str(&self.space_before);
+                    out.push(':');
+                    out.push_str(&self.space);
+                    self.generate(x, depth + 1, out);
+                }
+                out.push_str(&self.object_nl);
+                self.pad(depth, out);
+                out.push('}');
+            }
+            serde_json::Value::Array(items) => {
+                out.push('[');
+                out.push_str(&self.array_nl);
+                for (i, x) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                        out.push_str(&self.array_nl);
+                    }
+                    self.pad(depth + 1, out);
+                    self.generate(x, depth + 1, out);
+                }
+                out.push_str(&self.array_nl);
+                self.pad(depth, out);
+                out.push(']');
+            }
+            scalar => out.push_str(&scalar.to_string()),
+        }
     }
 }
 
