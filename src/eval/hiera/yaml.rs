@@ -201,6 +201,8 @@ fn emit(v: &Json, indent: usize, out: &mut String) {
                         out.push_str(&pad);
                         emit(x, indent, out);
                     }
+                    // Psych writes a null as nothing, with no blank after the `:`.
+                    Json::Null => out.push('\n'),
                     _ => {
                         out.push(' ');
                         emit(x, indent, out);
@@ -212,6 +214,10 @@ fn emit(v: &Json, indent: usize, out: &mut String) {
             for (i, x) in a.iter().enumerate() {
                 if i > 0 {
                     out.push_str(&pad);
+                }
+                if x.is_null() {
+                    out.push_str("-\n");
+                    continue;
                 }
                 out.push_str("- ");
                 emit(x, indent + 2, out);
@@ -241,6 +247,7 @@ pub fn to_yaml(v: &Json) -> String {
     match v {
         Json::Object(m) if !m.is_empty() => out.push('\n'),
         Json::Array(a) if !a.is_empty() => out.push('\n'),
+        Json::Null => {}
         _ => out.push(' '),
     }
     emit(v, 0, &mut out);
