@@ -451,6 +451,12 @@ pub static ENTRIES: &[Entry] = &[
         Host,
     ),
     f(
+        "stdlib::has_interface_with",
+        stdlib_extra::f_stdlib_has_interface_with,
+        Module,
+        Pure,
+    ),
+    f(
         "stdlib::ip_in_range",
         stdlib_extra::f_ip_in_range,
         Module,

@@ -119,7 +119,7 @@ impl Compiler<'_> {
 }
 
 /// Follows a dotted path (`os.release.major`) into hashes and arrays.
-fn dig_dotted(mut cur: Value, path: &[&str]) -> Value {
+pub(in crate::eval) fn dig_dotted(mut cur: Value, path: &[&str]) -> Value {
     for seg in path {
         cur = match cur {
             Value::Hash(h) => h.get(&Value::str(*seg)).cloned().unwrap_or(Value::Undef),

@@ -306,8 +306,42 @@ pub(in crate::eval) fn f_has_interface_with(c: &mut Compiler<'_>, a: &mut Args) 
         let msg = format!("Wrong number of arguments given ({n} for 1 or 2)");
         return Err(fail(c, a, msg));
     }
+    // stdlib 9 ships a 4.x `has_interface_with` (which Puppet prefers to the 3.x one):
+    // a shim that calls `stdlib::has_interface_with`.
+    if crate::eval::functions::stdlib9::is_stdlib9(c) {
+        return f_stdlib_has_interface_with(c, a);
+    }
     c.warned_deprecations.insert(IFACE_DEFINED.into());
     Ok(Value::Bool(has_interface_with(c, a)))
+}
+
+/// stdlib 9's `stdlib::has_interface_with(interface)` / `(kind, value)`: whether
+/// `$facts['networking']['interfaces']` has that interface, or an interface whose `kind`
+/// (`ipaddress` is `ip`, `macaddress` is `mac`) equals the value.
+pub(in crate::eval) fn f_stdlib_has_interface_with(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    let interfaces = c
+        .fact_value("facts")
+        .map(|f| crate::eval::functions::stdlib::dig_dotted(f, &["networking", "interfaces"]))
+        .unwrap_or(Value::Undef);
+    let Value::Hash(interfaces) = interfaces else {
+        let msg = "undefined method `key?' for nil:NilClass";
+        return Err(fail(c, a, msg));
+    };
+    if a.values.len() < 2 {
+        return Ok(Value::Bool(interfaces.contains_key(&arg(a, 0))));
+    }
+    let kind = match arg(a, 0).to_display().as_str() {
+        "ipaddress" => "ip".to_string(),
+        "macaddress" => "mac".to_string(),
+        other => other.to_string(),
+    };
+    let (kind, value) = (Value::Str(kind), arg(a, 1));
+    Ok(Value::Bool(interfaces.values().any(
+        |params| match params {
+            Value::Hash(p) => p.get(&kind) == Some(&value),
+            _ => false,
+        },
+    )))
 }
 
 /// Marks (in the compile's once-only warnings) that `has_interface_with` is defined, and
