@@ -81,24 +81,27 @@ pub const MAX_STRING_BYTES: usize = 256 << 20;
 /// made: the failure is recorded as a match's is, and the subject comes back unchanged.
 fn replace_all_bounded(re: &regex::Regex, s: &str, repl: &str) -> String {
     let max = MAX_STRING_BYTES;
-    // The common case: no result can be too long (each replacement at most `repl` plus,
-    // through its group references, the subject, at each of at most `s.len() + 1` matches).
-    let worst = (s.len() + 1)
-        .saturating_mul(repl.len().saturating_mul(s.len().max(1)))
-        .saturating_add(s.len());
-    if worst <= max {
-        return re.replace_all(s, repl).into_owned();
-    }
+    // Ruby's `gsub`: after a match the search goes on at its end, where an empty match is
+    // taken too ("aaa" with /a*/ is two matches, the regex crate's `replace_all` one); after
+    // an empty match it goes on one character later.
     let mut out = String::new();
-    let mut last = 0;
-    for caps in re.captures_iter(s) {
-        let Some(m) = caps.get(0) else { continue };
+    let (mut last, mut at) = (0, 0);
+    while at <= s.len() {
+        let Some(caps) = re.captures_at(s, at) else {
+            break;
+        };
+        let Some(m) = caps.get(0) else { break };
         out.push_str(&s[last..m.start()]);
         caps.expand(repl, &mut out);
         last = m.end();
         if out.len() > max {
             break;
         }
+        at = if m.end() > m.start() {
+            m.end()
+        } else {
+            m.end() + s[m.end()..].chars().next().map_or(1, char::len_utf8)
+        };
     }
     out.push_str(&s[last..]);
     if out.len() <= max {
