@@ -369,8 +369,9 @@ pub(super) fn new_instance(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
             .map_err(|m| Flow::Err(c.runtime(m, a.span)))?,
         PType::Integer(..) => match &v {
             Value::Int(i) => Some(Value::Int(*i)),
-            // A time value's whole seconds.
-            Value::Timespan(t) => Some(Value::Int(t.0 / 1_000_000_000)),
+            // A time value's whole seconds (Ruby's `to_i`: integer division, floored).
+            Value::Timespan(t) => Some(Value::Int(t.0.div_euclid(1_000_000_000))),
+            Value::Timestamp(t) => Some(Value::Int(t.to_i64())),
             Value::Float(f) => Some(Value::Int(f.trunc() as i64)),
             Value::Bool(b) => Some(Value::Int(*b as i64)),
             Value::Str(s) => {
@@ -455,6 +456,7 @@ pub(super) fn new_instance(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         },
         PType::Float(..) => match &v {
             Value::Timespan(t) => Some(Value::Float(t.to_f64())),
+            Value::Timestamp(t) => Some(Value::Float(t.to_f64())),
             Value::Int(i) => Some(Value::Float(*i as f64)),
             Value::Float(f) => Some(Value::Float(*f)),
             Value::Bool(b) => Some(Value::Float(*b as i64 as f64)),
@@ -463,6 +465,9 @@ pub(super) fn new_instance(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         },
         PType::Numeric => match &v {
             Value::Int(_) | Value::Float(_) => Some(v.clone()),
+            // Ruby's `TimeData#to_f`.
+            Value::Timespan(t) => Some(Value::Float(t.to_f64())),
+            Value::Timestamp(t) => Some(Value::Float(t.to_f64())),
             Value::Bool(b) => Some(Value::Int(*b as i64)),
             Value::Str(s) => float_pattern_number(s),
             _ => None,

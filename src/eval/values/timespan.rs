@@ -341,7 +341,8 @@ impl Timespan {
 
     /// Seconds, as a float.
     pub fn to_f64(self) -> f64 {
-        self.0 as f64 / NS_PER_SEC as f64
+        // Ruby's `@nsecs.fdiv(NSECS_PER_SEC)`.
+        crate::eval::values::value::ruby_fdiv(i128::from(self.0), i128::from(NS_PER_SEC))
     }
 }
 

@@ -455,6 +455,17 @@ impl IterValue {
     }
 }
 
+/// Ruby's `Integer#fdiv`: both reduced by their greatest common divisor, then divided as
+/// doubles (so 1577934245250000000.fdiv(10**9) is 1577934245.25 exactly).
+pub fn ruby_fdiv(x: i128, y: i128) -> f64 {
+    let (mut a, mut b) = (x.unsigned_abs(), y.unsigned_abs());
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    let g = i128::try_from(a).unwrap_or(1).max(1);
+    (x / g) as f64 / (y / g) as f64
+}
+
 /// Puppet's `Timestamp`: seconds and nanoseconds since the Unix epoch, UTC.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Timestamp {
@@ -469,6 +480,21 @@ impl Timestamp {
             secs: i64::try_from(d.as_secs()).unwrap_or(i64::MAX),
             nanos: d.subsec_nanos(),
         }
+    }
+
+    /// Nanoseconds since the epoch.
+    pub fn total_nanos(self) -> i128 {
+        i128::from(self.secs) * 1_000_000_000 + i128::from(self.nanos)
+    }
+
+    /// Ruby's `TimeData#to_f`: the nanoseconds `fdiv` 10^9.
+    pub fn to_f64(self) -> f64 {
+        ruby_fdiv(self.total_nanos(), 1_000_000_000)
+    }
+
+    /// Ruby's `TimeData#to_i`: whole seconds, floored (`secs` is already the floor).
+    pub fn to_i64(self) -> i64 {
+        self.secs
     }
 
     /// Seconds since the epoch (a float keeps its fraction).
@@ -507,14 +533,17 @@ impl Timestamp {
     }
 
     fn from_jiff(ts: jiff::Timestamp) -> Timestamp {
+        // jiff's seconds go toward zero (a negative fraction before the epoch): floored
+        // seconds and a fraction of 0 up to 1 second here.
+        let total = ts.as_nanosecond();
         Timestamp {
-            secs: ts.as_second(),
-            nanos: u32::try_from(ts.subsec_nanosecond()).unwrap_or(0),
+            secs: i64::try_from(total.div_euclid(1_000_000_000)).unwrap_or(i64::MIN),
+            nanos: u32::try_from(total.rem_euclid(1_000_000_000)).unwrap_or(0),
         }
     }
 
     fn to_jiff(self) -> Option<jiff::Zoned> {
-        let ts = jiff::Timestamp::new(self.secs, i32::try_from(self.nanos).ok()?).ok()?;
+        let ts = jiff::Timestamp::from_nanosecond(self.total_nanos()).ok()?;
         Some(ts.to_zoned(jiff::tz::TimeZone::UTC))
     }
 
