@@ -17,10 +17,12 @@ module Kernel
     begin
       ordo_original_require(name)
     rescue LoadError
-      # Ruby starts without RubyGems (a quarter of a second less); a gem loads it.
+      # Ruby starts without RubyGems (a quarter of a second less); a gem loads it. Then
+      # RubyGems' own `require` (which wraps this one) asks again: it activates the gem
+      # that holds the file, which puts the gem on the load path.
       raise if defined?(::Gem::Specification) || !ordo_original_require('rubygems')
 
-      ordo_original_require(name)
+      require(name)
     end
   end
   private :require
