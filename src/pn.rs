@@ -511,6 +511,10 @@ mod tests {
         assert_eq!(ruby_float(1e-5), "1.0e-05");
         assert_eq!(ruby_float(0.0001), "0.0001");
         assert_eq!(ruby_float(1e16), "1.0e+16");
+        // `puppet parser dump --format pn -e 'notice(1e15, 1234567890123456.0, 123456789012345.0)'`
+        assert_eq!(ruby_float(1e15), "1.0e+15");
+        assert_eq!(ruby_float(1234567890123456.0), "1.234567890123456e+15");
+        assert_eq!(ruby_float(123456789012345.0), "123456789012345.0");
         assert_eq!(ruby_float(2.0), "2.0");
     }
 }

@@ -30,7 +30,7 @@ pub fn ruby_float(f: f64) -> String {
     let digits: String = mant.chars().filter(|c| c.is_ascii_digit()).collect();
     let decpt = exp + 1;
     let sign = if neg { "-" } else { "" };
-    if !(-3..=16).contains(&decpt) {
+    if !(-3..=15).contains(&decpt) {
         let (first, rest) = digits.split_at(1);
         let rest = if rest.is_empty() { "0" } else { rest };
         let e = decpt - 1;
