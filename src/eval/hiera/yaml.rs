@@ -520,57 +520,39 @@ impl Emitter {
     }
 
     fn plain(&mut self, s: &str) {
-        let allow_breaks = !self.simple_key_context;
         if !self.whitespace && !s.is_empty() {
             self.put(' ');
         }
-        let cs: Vec<char> = s.chars().collect();
-        let (mut spaces, mut breaks) = (false, false);
-        for (i, &c) in cs.iter().enumerate() {
-            if c == ' ' {
-                if allow_breaks
-                    && !spaces
-                    && self.column > BEST_WIDTH
-                    && cs.get(i + 1) != Some(&' ')
-                {
-                    self.write_indent();
-                } else {
-                    self.put(c);
-                }
-                spaces = true;
-            } else if is_break(c) {
-                if !breaks && c == '\n' {
-                    self.put_break();
-                }
-                self.write(c);
-                self.indention = true;
-                breaks = true;
-            } else {
-                if breaks {
-                    self.write_indent();
-                }
-                self.put(c);
-                self.indention = false;
-                spaces = false;
-                breaks = false;
-            }
-        }
+        self.scalar_text(s, false);
         self.whitespace = false;
         self.indention = false;
     }
 
     fn single_quoted(&mut self, s: &str) {
-        let allow_breaks = !self.simple_key_context;
         self.write_indicator("'", true, false, false);
+        if self.scalar_text(s, true) {
+            self.write_indent();
+        }
+        self.write_indicator("'", false, false, false);
+        self.whitespace = false;
+        self.indention = false;
+    }
+
+    /// The text of a plain or single-quoted scalar (libyaml's `write_plain` and
+    /// `write_single_quoted`, which differ where `single` is tested), folded at spaces past
+    /// the best width. Returns whether it ended in line breaks.
+    fn scalar_text(&mut self, s: &str, single: bool) -> bool {
+        let allow_breaks = !self.simple_key_context;
         let cs: Vec<char> = s.chars().collect();
         let (mut spaces, mut breaks) = (false, false);
         for (i, &c) in cs.iter().enumerate() {
             if c == ' ' {
+                // A single-quoted scalar is not folded at its first or last character.
+                let foldable = !single || (i != 0 && i + 1 != cs.len());
                 if allow_breaks
                     && !spaces
                     && self.column > BEST_WIDTH
-                    && i != 0
-                    && i + 1 != cs.len()
+                    && foldable
                     && cs.get(i + 1) != Some(&' ')
                 {
                     self.write_indent();
@@ -589,7 +571,7 @@ impl Emitter {
                 if breaks {
                     self.write_indent();
                 }
-                if c == '\'' {
+                if single && c == '\'' {
                     self.put('\'');
                 }
                 self.put(c);
@@ -598,12 +580,7 @@ impl Emitter {
                 breaks = false;
             }
         }
-        if breaks {
-            self.write_indent();
-        }
-        self.write_indicator("'", false, false, false);
-        self.whitespace = false;
-        self.indention = false;
+        breaks
     }
 
     fn double_quoted(&mut self, s: &str) {
