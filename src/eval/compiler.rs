@@ -212,6 +212,13 @@ pub enum Operand {
     Collector(usize),
 }
 
+/// A frame of Puppet's stack: a function call (its call site), or the main manifest.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum StackFrame {
+    Call(Span),
+    Main(FileId),
+}
+
 pub struct Compiler<'a> {
     pub(super) loader: &'a dyn Loader,
     pub(super) opts: &'a CompileOptions,
@@ -271,6 +278,13 @@ pub struct Compiler<'a> {
     pub(super) epp_files: std::collections::HashMap<String, FileId>,
     /// Nesting of Puppet-language function calls.
     pub(super) call_depth: usize,
+    /// Puppet's own stack (`Puppet::Pops::PuppetStack`), innermost last: the call site of
+    /// each function call from Puppet code in progress, and line 0 of the main manifest
+    /// while its top-level code runs. stdlib's `deprecation` names its two innermost frames.
+    pub(super) puppet_stack: Vec<StackFrame>,
+    /// The deprecation message of each unprefixed function called so far that a module
+    /// ships as a generated shim of its namespaced one (stdlib 9), read from its Ruby.
+    pub(super) shim_deprecations: HashMap<String, (String, String)>,
     /// Nesting of class declarations (bounded by `catalog_ops::MAX_CLASS_DEPTH`).
     pub(super) class_depth: usize,
     /// Lambda calls so far (bounded by `functions::MAX_LAMBDA_CALLS`).
@@ -393,6 +407,8 @@ impl<'a> Compiler<'a> {
             hiera_cache: Default::default(),
             epp_files: Default::default(),
             call_depth: 0,
+            puppet_stack: Vec::new(),
+            shim_deprecations: HashMap::default(),
             class_depth: 0,
             lambda_calls: 0,
             budget: Default::default(),
@@ -613,7 +629,9 @@ impl<'a> Compiler<'a> {
             .map(|()| Value::Undef);
         self.check_flow(checked)?;
         let main = self.create_main();
+        self.puppet_stack.push(StackFrame::Main(self.main_file));
         let flow = self.eval_top(&program.body);
+        self.puppet_stack.pop();
         // `return()` may end a class, define or function body, not the main manifest.
         match flow {
             Err(Flow::Return(_, span)) => {

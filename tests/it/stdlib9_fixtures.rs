@@ -99,6 +99,32 @@ fn stdlib9_cases_match_puppet() {
                     normalized(&tools, &stdout)
                 ));
             }
+            if let Ok(want) = std::fs::read_to_string(dir.join("expected_warnings.txt")) {
+                // Each warning with its location line, Ordo's paths as regen.sh rewrote
+                // Puppet's.
+                let got: Vec<String> = stderr
+                    .lines()
+                    .scan(false, |in_warning, l| {
+                        let keep =
+                            l.starts_with("Warning: ") || (*in_warning && l.starts_with("   ("));
+                        *in_warning = l.starts_with("Warning: ");
+                        Some(keep.then_some(l))
+                    })
+                    .flatten()
+                    .map(|l| {
+                        l.replace("\"manifest.pp\"", "\"./site.pp\"")
+                            .replace("[\"modules/", "[\"./modules/")
+                            .replace(&format!("{}/", forge.display()), "forge/")
+                    })
+                    .collect();
+                if got.join("\n").trim() != want.trim() {
+                    failures.push(format!(
+                        "{name}: warnings differ\n--- Puppet\n{}\n--- Ordo\n{}",
+                        want.trim(),
+                        got.join("\n")
+                    ));
+                }
+            }
         }
         checked += 1;
     }

@@ -123,7 +123,13 @@ impl Compiler<'_> {
                 values.push(self.eval(a, scope)?);
             }
         }
-        self.call_function(&name, values, lambda, scope, span)
+        // A call from Puppet code is a frame of Puppet's stack while it runs (calls that
+        // functions make are not).
+        self.puppet_stack
+            .push(crate::eval::compiler::StackFrame::Call(span));
+        let r = self.call_function(&name, values, lambda, scope, span);
+        self.puppet_stack.pop();
+        r
     }
 
     /// The built-in function `lname` names, if this compile has it (a module's only when a
@@ -154,6 +160,9 @@ impl Compiler<'_> {
             None => {
                 let f = self.resolve_builtin(&lname);
                 self.builtins.insert(lname.clone(), f);
+                if let Some(shim) = f.and_then(|_| stdlib::shim_message(self, &lname)) {
+                    self.shim_deprecations.insert(lname.clone(), shim);
+                }
                 f
             }
         };
@@ -193,6 +202,10 @@ impl Compiler<'_> {
                     return Err(Flow::Err(self.runtime(msg, span)));
                 }
             }
+        }
+        if let Some((key, message)) = self.shim_deprecations.get(&lname).cloned() {
+            // Run natively, stdlib 9's unprefixed shim still says it is deprecated.
+            stdlib::deprecation_warning(self, &key, &message);
         }
         let mut args = Args {
             // The natives that serve several names tell them apart by it.

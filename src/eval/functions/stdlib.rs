@@ -7,7 +7,7 @@
 
 use crate::catalog::TrimColons;
 use crate::eval::compiler::scope::ScopeId;
-use crate::eval::compiler::{Compiler, Flow, R};
+use crate::eval::compiler::{Compiler, Flow, StackFrame, R};
 use crate::eval::functions::Args;
 use crate::eval::types::PType;
 use crate::eval::values::ruby_random;
@@ -387,10 +387,76 @@ pub(in crate::eval) fn f_fact(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     Ok(dig_dotted(facts, &path))
 }
 
+/// stdlib's `deprecation(key, message, use_strict_setting)`.
 pub(in crate::eval) fn f_deprecation(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
-    let msg = arg(a, 1).to_display();
-    c.log(LogLevel::Warning, msg);
+    let (key, message) = (arg(a, 0).to_display(), arg(a, 1).to_display());
+    deprecation_warning(c, &key, &message);
     Ok(Value::Undef)
+}
+
+/// What stdlib's `deprecation` logs: a warning once per key (`Puppet.deprecation_warning`),
+/// the message followed by the two innermost frames of Puppet's stack as Ruby prints them
+/// (`at ["site.pp", 5]:["site.pp", 0]`; a missing frame prints as nothing), and where in
+/// the module's Ruby it was logged.
+pub(in crate::eval) fn deprecation_warning(c: &mut Compiler<'_>, key: &str, message: &str) {
+    if !c
+        .warned_deprecations
+        .insert(format!("stdlib deprecation {key}"))
+    {
+        return;
+    }
+    let frame = |depth: usize| {
+        let Some(f) = c.puppet_stack.iter().rev().nth(depth) else {
+            return String::new();
+        };
+        let (file, line) = match *f {
+            StackFrame::Call(span) => (span.file, c.span_line(span).unwrap_or(0)),
+            StackFrame::Main(file) => (file, 0),
+        };
+        let name = c.sources.get(file).map_or("unknown", |f| f.name.as_str());
+        format!("[{}, {line}]", crate::ruby_text::inspect_str(name))
+    };
+    let mut text = format!("{message} at {}:{}", frame(0), frame(1));
+    if let Some((path, line)) = ruby_source_line(c, "deprecation", "Puppet.deprecation_warning(") {
+        text.push_str(&format!("\n   (location: {path}:{line}:in `deprecation')"));
+    }
+    c.log(LogLevel::Warning, text);
+}
+
+/// The text of a module's 4.x Ruby function (`lib/puppet/functions/NAME.rb`), with the name
+/// the loader gives its file.
+fn ruby_function_source(c: &Compiler<'_>, name: &str) -> Option<(String, String)> {
+    let file = c.loader.ruby_function_file(name).filter(|f| !f.legacy)?;
+    let rel = format!("lib/puppet/functions/{}.rb", name.replace("::", "/"));
+    let module_dir = file.path.strip_suffix(&rel)?.trim_end_matches('/');
+    let module = module_dir.rsplit('/').next()?;
+    c.loader.load(module, &rel)
+}
+
+/// The file of a module's Ruby function and the line of its first `needle`.
+fn ruby_source_line(c: &Compiler<'_>, function: &str, needle: &str) -> Option<(String, usize)> {
+    let (path, text) = ruby_function_source(c, function)?;
+    let line = text.lines().position(|l| l.contains(needle))? + 1;
+    Some((path, line))
+}
+
+/// When a module ships `name` as one of stdlib 9's generated shims (`deprecation_gen`,
+/// calling `deprecation(KEY, MESSAGE, false)` and then the namespaced function): its key
+/// and message.
+pub(in crate::eval) fn shim_message(c: &Compiler<'_>, name: &str) -> Option<(String, String)> {
+    if name.contains("::") {
+        return None;
+    }
+    let (_, text) = ruby_function_source(c, name)?;
+    if !text.contains("def deprecation_gen") {
+        return None;
+    }
+    let rest =
+        &text[text.find("call_function('deprecation',")? + "call_function('deprecation',".len()..];
+    let mut quoted = rest.split('\'').skip(1).step_by(2);
+    let key = quoted.next()?.to_string();
+    let message = quoted.next()?.to_string();
+    Some((key, message))
 }
 
 pub(in crate::eval) fn f_is_function_available(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
