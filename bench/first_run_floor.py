@@ -21,10 +21,7 @@ import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
-GEN = os.path.join(ROOT, "..", "shared", "tools", "gen_manifest.py")
-NODE = "bench.example.com"
+from run import NODE, ROOT, filesystem_of, generate
 
 
 def create_only(root, n):
@@ -48,18 +45,14 @@ def main():
     work = tempfile.mkdtemp(prefix="ordo-floor-", dir=a.dir)
     tree = os.path.join(work, "root")
     manifest = os.path.join(work, "chain.pp")
-    with open(manifest, "w") as f:
-        subprocess.run([sys.executable, GEN, "chain", str(a.files), "--root", tree], stdout=f,
-                       check=True)
+    generate("chain", a.files, tree, manifest)
     cmds = {"ordo apply": [a.ordo, "apply", manifest, "--node", NODE],
             "puppet apply": ["puppet", "apply", manifest, "--certname", NODE],
             "creating the files only": [sys.executable, __file__, "--files", str(a.files),
                                         "--create-only", tree]}
     if not shutil.which("puppet"):
         del cmds["puppet apply"]
-    fs = subprocess.run(["findmnt", "-n", "-o", "FSTYPE,SOURCE", "-T", work],
-                        capture_output=True, text=True).stdout.split()
-    print("trees under %s (%s), load %s" % (work, " on ".join(fs),
+    print("trees under %s (%s), load %s" % (work, filesystem_of(work),
                                             " ".join("%.1f" % x for x in os.getloadavg())))
     times = {k: [] for k in cmds}
     try:

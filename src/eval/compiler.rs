@@ -282,8 +282,9 @@ pub struct Compiler<'a> {
     /// each function call from Puppet code in progress, and line 0 of the main manifest
     /// while its top-level code runs. stdlib's `deprecation` names its two innermost frames.
     pub(super) puppet_stack: Vec<StackFrame>,
-    /// The deprecation message of each unprefixed function called so far that a module
-    /// ships as a generated shim of its namespaced one (stdlib 9), read from its Ruby.
+    /// The deprecation key and message of each unprefixed function resolved so far that a
+    /// module ships as a generated shim of its namespaced one (stdlib 9), read from its
+    /// Ruby; taken out when its warning is given.
     pub(super) shim_deprecations: HashMap<String, (String, String)>,
     /// Nesting of class declarations (bounded by `catalog_ops::MAX_CLASS_DEPTH`).
     pub(super) class_depth: usize,

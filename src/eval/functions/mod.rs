@@ -203,9 +203,12 @@ impl Compiler<'_> {
                 }
             }
         }
-        if let Some((key, message)) = self.shim_deprecations.get(&lname).cloned() {
-            // Run natively, stdlib 9's unprefixed shim still says it is deprecated.
-            stdlib::deprecation_warning(self, &key, &message);
+        // Run natively, stdlib 9's unprefixed shim still says it is deprecated (once: the
+        // warning is once per key, so the shim is forgotten once it has warned).
+        if !self.shim_deprecations.is_empty() {
+            if let Some((key, message)) = self.shim_deprecations.remove(&lname) {
+                stdlib::deprecation_warning(self, &key, &message);
+            }
         }
         let mut args = Args {
             // The natives that serve several names tell them apart by it.

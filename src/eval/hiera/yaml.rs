@@ -469,14 +469,7 @@ impl Emitter {
             }
             Json::String(s) if s == "<<" => {
                 // Psych tags the merge key as a String
-                if !self.whitespace {
-                    self.put(' ');
-                }
-                for c in "!!str".chars() {
-                    self.put(c);
-                }
-                self.whitespace = false;
-                self.indention = false;
+                self.write_indicator("!!str", true, false, false);
                 self.scalar(s, Style::Single);
             }
             Json::String(s) => self.scalar(s, psych_style(s)),

@@ -76,7 +76,7 @@ fn record_failure(source: &str, e: &fancy_regex::Error) {
 /// would ask for terabytes).
 pub const MAX_STRING_BYTES: usize = 256 << 20;
 
-/// Every match replaced, as `replace_all`, but a result longer than one string may be
+/// Every match replaced, as Ruby's `gsub` does, but a result longer than one string may be
 /// (`MAX_STRING_BYTES`: a long replacement at each of many empty matches) is not
 /// made: the failure is recorded as a match's is, and the subject comes back unchanged.
 fn replace_all_bounded(re: &regex::Regex, s: &str, repl: &str) -> String {
