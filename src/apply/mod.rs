@@ -140,7 +140,7 @@ pub fn validate(catalog: &Catalog, graph: &Graph, puppet_messages: bool) -> Vec<
 }
 
 /// The providers of a catalog's managed resources, by graph node.
-type Providers = crate::fxhash::FxHashMap<usize, Box<dyn providers::Provider>>;
+type Providers = crate::graph::dense::DenseMap<usize, Box<dyn providers::Provider>>;
 
 /// [`validate`], keeping the providers it builds for the run (each is built once).
 fn validate_and_build(
@@ -148,7 +148,8 @@ fn validate_and_build(
     graph: &Graph,
     puppet_messages: bool,
 ) -> (Vec<LogLine>, Providers) {
-    let mut built = Providers::with_capacity_and_hasher(graph.nodes.len(), Default::default());
+    let mut built = Providers::default();
+    built.reserve_below(graph.nodes.len());
     let mut out: Vec<LogLine> = sanity::check(catalog)
         .into_iter()
         .map(|m| {

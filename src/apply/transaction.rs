@@ -16,6 +16,7 @@ use super::stage::StageSet;
 use super::{ApplyOptions, RunResult};
 use crate::catalog::Catalog;
 use crate::fxhash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use crate::graph::dense::DenseMap;
 use crate::graph::order::Schedule;
 use crate::graph::{Graph, Vertex};
 use std::sync::{mpsc, Arc, Mutex};
@@ -81,8 +82,8 @@ struct Run<'a> {
     catalog: &'a Catalog,
     graph: &'a Graph,
     opts: &'a ApplyOptions,
-    providers: HashMap<usize, Box<dyn Provider>>,
-    status: HashMap<Vertex, Status>,
+    providers: DenseMap<usize, Box<dyn Provider>>,
+    status: DenseMap<Vertex, Status>,
     queues: HashMap<Vertex, Vec<Event>>,
     notified: HashSet<usize>,
     log: Vec<LogLine>,
@@ -129,7 +130,7 @@ struct Schedules {
 pub(super) fn run(
     catalog: &Catalog,
     graph: &Graph,
-    providers: HashMap<usize, Box<dyn Provider>>,
+    providers: DenseMap<usize, Box<dyn Provider>>,
     opts: &ApplyOptions,
     sink: &mut dyn FnMut(&LogLine),
 ) -> RunResult {
@@ -139,7 +140,7 @@ pub(super) fn run(
         graph,
         opts,
         providers,
-        status: HashMap::default(),
+        status: DenseMap::default(),
         queues: HashMap::default(),
         notified: HashSet::default(),
         log: Vec::new(),
@@ -436,7 +437,7 @@ impl Run<'_> {
     fn tag_skipped(&mut self, v: Vertex) -> bool {
         let out = self.tag_excluded(v);
         if out {
-            self.status.entry(v).or_default().skipped = true;
+            self.status.or_default(v).skipped = true;
             self.take_queue(v);
         }
         out
@@ -477,7 +478,7 @@ impl Run<'_> {
         let s = &self.schedules;
         let last = s.checked.as_ref().map_or(0, |c| c.last(&reference));
         if !schedule.matches(last, s.now, &s.tz) {
-            self.status.entry(v).or_default().skipped = true;
+            self.status.or_default(v).skipped = true;
             self.take_queue(v);
             return false;
         }
@@ -505,7 +506,7 @@ impl Run<'_> {
                 }
             }
         }
-        self.status.entry(v).or_default().failed_deps = failed;
+        self.status.or_default(v).failed_deps = failed;
     }
 
     /// Skips `v` when a dependency failed, with Puppet's messages. Returns whether skipped.
@@ -532,7 +533,7 @@ impl Run<'_> {
                 "Skipping because of failed dependencies",
             );
         }
-        self.status.entry(v).or_default().skipped = true;
+        self.status.or_default(v).skipped = true;
         self.carry(v);
         if self.queues.get(&v).is_some_and(|q| !q.is_empty()) {
             let name = self.graph.name(v);
@@ -666,7 +667,7 @@ impl Run<'_> {
                 }
             }
         }
-        let st = self.status.entry(v).or_default();
+        let st = self.status.or_default(v);
         st.time = a.time;
         st.failed |= failed;
         st.changes += events
@@ -766,7 +767,7 @@ impl Run<'_> {
                 Ok(()) => {
                     let message = format!("Triggered 'refresh' from {n} {plural}");
                     self.say(Level::Notice, source, message.clone());
-                    let st = self.status.entry(v).or_default();
+                    let st = self.status.or_default(v);
                     st.changes += 1;
                     st.events.push(Event {
                         name: "refresh".into(),
@@ -780,7 +781,7 @@ impl Run<'_> {
                 Err(detail) => {
                     let message = format!("Failed to call refresh: {detail}");
                     self.say(Level::Error, source, message.clone());
-                    let st = self.status.entry(v).or_default();
+                    let st = self.status.or_default(v);
                     st.failed_to_restart = true;
                     st.events.push(Event {
                         name: "refresh".into(),
@@ -794,7 +795,7 @@ impl Run<'_> {
                 }
             }
         }
-        self.status.entry(v).or_default().restarted = true;
+        self.status.or_default(v).restarted = true;
         let e = Event {
             name: "restarted".into(),
             status: EventStatus::Success,

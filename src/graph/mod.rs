@@ -15,6 +15,7 @@
 
 pub mod autorel;
 pub mod cycles;
+pub mod dense;
 pub use crate::digest;
 pub mod dot;
 pub mod explain;
@@ -26,6 +27,7 @@ pub mod requisites;
 use crate::catalog::{Catalog, Resource, ResourceKind, ResourceRef};
 use crate::diagnostics::Diagnostic;
 use crate::fxhash::{FxHashMap as FastMap, FxHashSet as FastSet};
+use dense::DenseMap;
 use petgraph::stable_graph::{EdgeIndex, NodeIndex, StableDiGraph};
 use petgraph::Direction;
 use refs::RefIndex;
@@ -226,7 +228,7 @@ pub struct Graph {
     pub parent: Vec<Option<usize>>,
     /// The expanded graph: containers replaced by anchors.
     pub expanded: StableDiGraph<Vertex, Label>,
-    vertex_index: FastMap<Vertex, NodeIndex>,
+    vertex_index: DenseMap<Vertex, NodeIndex>,
     /// The edges of each expanded-graph vertex in insertion order, built once with it (see
     /// [`Adjacency`]): walking petgraph's lists and sorting them on every lookup made a run
     /// quadratic in the edges of a container's anchors.
@@ -302,7 +304,7 @@ impl Graph {
             children: vec![Vec::new(); n],
             parent: vec![None; n],
             expanded: StableDiGraph::new(),
-            vertex_index: FastMap::default(),
+            vertex_index: DenseMap::default(),
             adjacency: Adjacency::default(),
             priority: Vec::new(),
             errors: Vec::new(),
@@ -584,7 +586,6 @@ impl Graph {
         let live_edges = x.edges.iter().filter(|e| e.is_some()).count();
         self.expanded.reserve_exact_nodes(x.vertices.len());
         self.expanded.reserve_exact_edges(live_edges);
-        self.vertex_index.reserve(x.vertices.len());
         let mut slots = Vec::with_capacity(x.vertices.len());
         for v in &x.vertices {
             let ix = self.expanded.add_node(*v);
@@ -619,9 +620,8 @@ impl Graph {
 
     /// The expanded-graph vertices, in a stable order (node order, anchors after).
     pub fn vertices(&self) -> Vec<Vertex> {
-        let mut vs: Vec<Vertex> = self.vertex_index.keys().copied().collect();
-        vs.sort_by_key(|v| (v.node(), *v));
-        vs
+        // Slot order is node order, each node's anchors after its resource vertex.
+        self.vertex_index.keys().collect()
     }
 
     pub fn index_of(&self, v: Vertex) -> Option<NodeIndex> {

@@ -51,7 +51,7 @@ impl Run<'_> {
         match decision {
             Decision::Run => {}
             Decision::Fail(targets) => {
-                self.status.entry(v).or_default().failed_deps = targets;
+                self.status.or_default(v).failed_deps = targets;
                 self.skip(v);
                 return false;
             }
