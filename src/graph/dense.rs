@@ -46,7 +46,6 @@ impl Slot for Vertex {
 #[derive(Clone, Debug)]
 pub struct DenseMap<K, T> {
     slots: Vec<Option<T>>,
-    len: usize,
     key: PhantomData<K>,
 }
 
@@ -54,7 +53,6 @@ impl<K, T> Default for DenseMap<K, T> {
     fn default() -> Self {
         DenseMap {
             slots: Vec::new(),
-            len: 0,
             key: PhantomData,
         }
     }
@@ -73,36 +71,20 @@ impl<K: Slot, T> DenseMap<K, T> {
         self.slots.get(k.slot()).and_then(Option::as_ref)
     }
 
-    pub fn get_mut(&mut self, k: &K) -> Option<&mut T> {
-        self.slots.get_mut(k.slot()).and_then(Option::as_mut)
-    }
-
     pub fn contains_key(&self, k: &K) -> bool {
         self.get(k).is_some()
     }
 
-    fn place(&mut self, k: K) -> &mut Option<T> {
+    pub fn insert(&mut self, k: K, v: T) -> Option<T> {
         let n = k.slot();
         if n >= self.slots.len() {
             self.slots.resize_with(n + 1, || None);
         }
-        &mut self.slots[n]
-    }
-
-    pub fn insert(&mut self, k: K, v: T) -> Option<T> {
-        let old = self.place(k).replace(v);
-        if old.is_none() {
-            self.len += 1;
-        }
-        old
+        self.slots[n].replace(v)
     }
 
     pub fn remove(&mut self, k: &K) -> Option<T> {
-        let old = self.slots.get_mut(k.slot()).and_then(Option::take);
-        if old.is_some() {
-            self.len -= 1;
-        }
-        old
+        self.slots.get_mut(k.slot()).and_then(Option::take)
     }
 
     /// The value of `k`, inserted as `T::default()` when there is none (`entry(k).or_default()`).
@@ -110,23 +92,10 @@ impl<K: Slot, T> DenseMap<K, T> {
     where
         T: Default,
     {
-        let len = &mut self.len;
-        let n = k.slot();
-        if n >= self.slots.len() {
-            self.slots.resize_with(n + 1, || None);
+        if !self.contains_key(&k) {
+            self.insert(k, T::default());
         }
-        self.slots[n].get_or_insert_with(|| {
-            *len += 1;
-            T::default()
-        })
-    }
-
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.slots[k.slot()].as_mut().expect("inserted above")
     }
 
     /// The keys, in slot order.
@@ -153,13 +122,12 @@ mod tests {
     #[test]
     fn behaves_as_a_map() {
         let mut m: DenseMap<Vertex, u32> = DenseMap::default();
-        assert!(m.is_empty() && m.get(&Vertex::Completed(7)).is_none());
+        assert!(m.get(&Vertex::Completed(7)).is_none());
         assert_eq!(m.insert(Vertex::Completed(7), 1), None);
         assert_eq!(m.insert(Vertex::Resource(2), 2), None);
         assert_eq!(m.insert(Vertex::Completed(7), 3), Some(1));
         *m.or_default(Vertex::Admissible(2)) += 5;
         *m.or_default(Vertex::Resource(2)) += 5;
-        assert_eq!(m.len(), 3);
         assert_eq!(m[&Vertex::Resource(2)], 7);
         assert!(!m.contains_key(&Vertex::Admissible(7)));
         assert_eq!(
@@ -173,9 +141,9 @@ mod tests {
         assert_eq!(m.remove(&Vertex::Completed(7)), Some(3));
         assert_eq!(m.remove(&Vertex::Completed(7)), None);
         assert_eq!(m.remove(&Vertex::Completed(700)), None);
-        assert_eq!(m.len(), 2);
+        assert_eq!(m.keys().count(), 2);
         let mut byn: DenseMap<usize, &str> = DenseMap::default();
         byn.insert(4, "d");
-        assert_eq!((byn.get(&4), byn.get(&3), byn.len()), (Some(&"d"), None, 1));
+        assert_eq!((byn.get(&4), byn.get(&3)), (Some(&"d"), None));
     }
 }
