@@ -987,7 +987,8 @@ pub(in crate::eval) fn f_enclose_ipv6(_c: &mut Compiler<'_>, a: &mut Args) -> R<
     ))
 }
 
-/// Ruby's `Shellwords.escape`.
+/// Ruby's `Shellwords.escape`: every character but `A-Za-z0-9_-.,:+/@` gets a backslash
+/// (a non-ASCII one too), a newline becomes `'\n'`.
 pub(in crate::eval) fn shell_escape(s: &str) -> String {
     if s.is_empty() {
         return "''".into();
@@ -996,7 +997,7 @@ pub(in crate::eval) fn shell_escape(s: &str) -> String {
     for ch in s.chars() {
         if ch == '\n' {
             out.push_str("'\n'");
-        } else if ch.is_ascii_alphanumeric() || "_-.,:+/@".contains(ch) || !ch.is_ascii() {
+        } else if ch.is_ascii_alphanumeric() || "_-.,:+/@".contains(ch) {
             out.push(ch);
         } else {
             out.push('\\');
