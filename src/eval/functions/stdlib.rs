@@ -877,12 +877,27 @@ pub(in crate::eval) fn f_to_yaml(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value
     )))
 }
 
+/// parsejson/parseyaml return `parsed || arguments[1]`: a document that is null or `false`
+/// (an empty YAML document too) gives the default, or undef without one.
+fn parsed_or_default(v: Value, a: &Args) -> Value {
+    if matches!(v, Value::Undef | Value::Bool(false)) {
+        a.values.get(1).cloned().unwrap_or(Value::Undef)
+    } else {
+        v
+    }
+}
+
+/// A parse error is rescued only when the default is truthy in Ruby (not nil, not `false`).
+fn ruby_truthy(v: Option<&Value>) -> bool {
+    !matches!(v, None | Some(Value::Undef | Value::Bool(false)))
+}
+
 pub(in crate::eval) fn f_parsejson(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let text = arg(a, 0).to_display();
     match serde_json::from_str::<serde_json::Value>(&text) {
-        Ok(j) => Ok(Value::from_json(&j)),
+        Ok(j) => Ok(parsed_or_default(Value::from_json(&j), a)),
         Err(e) => {
-            if a.values.len() > 1 {
+            if ruby_truthy(a.values.get(1)) {
                 Ok(arg(a, 1))
             } else {
                 Err(fail_plain(c, a, format!("parsejson(): {e}")))
@@ -894,9 +909,9 @@ pub(in crate::eval) fn f_parsejson(c: &mut Compiler<'_>, a: &mut Args) -> R<Valu
 pub(in crate::eval) fn f_parseyaml(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let text = arg(a, 0).to_display();
     match crate::eval::hiera::yaml::parse(&text) {
-        Ok(j) => Ok(Value::from_json(&j)),
+        Ok(j) => Ok(parsed_or_default(Value::from_json(&j), a)),
         Err(e) => {
-            if a.values.len() > 1 {
+            if ruby_truthy(a.values.get(1)) {
                 Ok(arg(a, 1))
             } else {
                 Err(fail_plain(c, a, format!("parseyaml(): {e}")))
