@@ -166,9 +166,27 @@ fn defined_with_params(
         let have = r.params.get(&k.to_display());
         match have {
             None | Some(Value::Undef) => v.is_undef(),
-            Some(h) => h == v || h.to_display() == v.to_display() && !v.is_undef(),
+            Some(h) => ruby_eq(h, v),
         }
     })
+}
+
+/// Ruby's `==` between two values as a 3.x function sees them: strict for strings (`'1'` is not
+/// `1`, `'true'` is not `true`), numeric across Integer and Float (`1 == 1.0`), element by element
+/// for arrays and hashes.
+fn ruby_eq(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Int(i), Value::Float(f)) | (Value::Float(f), Value::Int(i)) => *i as f64 == *f,
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| ruby_eq(p, q))
+        }
+        (Value::Hash(x), Value::Hash(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, p)| y.get(k).is_some_and(|q| ruby_eq(p, q)))
+        }
+        _ => a == b,
+    }
 }
 
 pub(in crate::eval) fn f_defined_with_params(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
