@@ -785,8 +785,19 @@ pub(in crate::eval) fn f_any2bool(_c: &mut Compiler<'_>, a: &mut Args) -> R<Valu
 
 // ---- serialization -------------------------------------------------------------------------------
 
+/// Ruby's `JSON.generate`: the pretty generator's layout with every separator empty, so a
+/// Float is written as Ruby's `Float#to_s` (`1.0e+20`, not `1e+20`).
 pub(in crate::eval) fn f_to_json(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
-    Ok(Value::Str(arg(a, 0).to_json().to_string()))
+    let compact = PrettyJson {
+        indent: String::new(),
+        space: String::new(),
+        space_before: String::new(),
+        object_nl: String::new(),
+        array_nl: String::new(),
+    };
+    let mut out = String::new();
+    compact.generate(&arg(a, 0).to_json(), 0, &mut out);
+    Ok(Value::Str(out))
 }
 
 pub(in crate::eval) fn f_to_json_pretty(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
@@ -884,6 +895,9 @@ impl PrettyJson {
                 self.pad(depth, out);
                 out.push(']');
             }
+            serde_json::Value::Number(n) if n.is_f64() => out.push_str(
+                &crate::ruby_text::ruby_float(n.as_f64().unwrap_or_default()),
+            ),
             scalar => out.push_str(&scalar.to_string()),
         }
     }
