@@ -724,12 +724,16 @@ impl PType {
                 f,
                 "Pattern[{}]",
                 p.iter()
-                    .map(|s| format!("/{s}/"))
+                    .map(|s| crate::eval::values::value::regex_with_delimiters(s))
                     .collect::<Vec<_>>()
                     .join(", ")
             ),
             Regexp(None) => write!(f, "Regexp"),
-            Regexp(Some(s)) => write!(f, "Regexp[/{s}/]"),
+            Regexp(Some(s)) => write!(
+                f,
+                "Regexp[{}]",
+                crate::eval::values::value::regex_with_delimiters(s)
+            ),
             // Puppet prints any empty range so, whatever the element type.
             Array(_, 0, 0) => write!(f, "Array[0, 0]"),
             Hash(_, _, 0, 0) => write!(f, "Hash[0, 0]"),

@@ -113,6 +113,7 @@ fn stdlib9_cases_match_puppet() {
                     .flatten()
                     .map(|l| {
                         l.replace("\"manifest.pp\"", "\"./site.pp\"")
+                            .replace("(file: manifest.pp,", "(file: ./site.pp,")
                             .replace("[\"modules/", "[\"./modules/")
                             .replace(&format!("{}/", forge.display()), "forge/")
                     })

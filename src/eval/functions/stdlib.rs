@@ -166,9 +166,27 @@ fn defined_with_params(
         let have = r.params.get(&k.to_display());
         match have {
             None | Some(Value::Undef) => v.is_undef(),
-            Some(h) => h == v || h.to_display() == v.to_display() && !v.is_undef(),
+            Some(h) => ruby_eq(h, v),
         }
     })
+}
+
+/// Ruby's `==` between two values as a 3.x function sees them: strict for strings (`'1'` is not
+/// `1`, `'true'` is not `true`), numeric across Integer and Float (`1 == 1.0`), element by element
+/// for arrays and hashes.
+fn ruby_eq(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Int(i), Value::Float(f)) | (Value::Float(f), Value::Int(i)) => *i as f64 == *f,
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| ruby_eq(p, q))
+        }
+        (Value::Hash(x), Value::Hash(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, p)| y.get(k).is_some_and(|q| ruby_eq(p, q)))
+        }
+        _ => a == b,
+    }
 }
 
 pub(in crate::eval) fn f_defined_with_params(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
@@ -767,8 +785,19 @@ pub(in crate::eval) fn f_any2bool(_c: &mut Compiler<'_>, a: &mut Args) -> R<Valu
 
 // ---- serialization -------------------------------------------------------------------------------
 
+/// Ruby's `JSON.generate`: the pretty generator's layout with every separator empty, so a
+/// Float is written as Ruby's `Float#to_s` (`1.0e+20`, not `1e+20`).
 pub(in crate::eval) fn f_to_json(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
-    Ok(Value::Str(arg(a, 0).to_json().to_string()))
+    let compact = PrettyJson {
+        indent: String::new(),
+        space: String::new(),
+        space_before: String::new(),
+        object_nl: String::new(),
+        array_nl: String::new(),
+    };
+    let mut out = String::new();
+    compact.generate(&arg(a, 0).to_json(), 0, &mut out);
+    Ok(Value::Str(out))
 }
 
 pub(in crate::eval) fn f_to_json_pretty(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
@@ -866,6 +895,9 @@ impl PrettyJson {
                 self.pad(depth, out);
                 out.push(']');
             }
+            serde_json::Value::Number(n) if n.is_f64() => out.push_str(
+                &crate::ruby_text::ruby_float(n.as_f64().unwrap_or_default()),
+            ),
             scalar => out.push_str(&scalar.to_string()),
         }
     }
@@ -877,12 +909,27 @@ pub(in crate::eval) fn f_to_yaml(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value
     )))
 }
 
+/// parsejson/parseyaml return `parsed || arguments[1]`: a document that is null or `false`
+/// (an empty YAML document too) gives the default, or undef without one.
+fn parsed_or_default(v: Value, a: &Args) -> Value {
+    if matches!(v, Value::Undef | Value::Bool(false)) {
+        a.values.get(1).cloned().unwrap_or(Value::Undef)
+    } else {
+        v
+    }
+}
+
+/// A parse error is rescued only when the default is truthy in Ruby (not nil, not `false`).
+fn ruby_truthy(v: Option<&Value>) -> bool {
+    !matches!(v, None | Some(Value::Undef | Value::Bool(false)))
+}
+
 pub(in crate::eval) fn f_parsejson(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let text = arg(a, 0).to_display();
     match serde_json::from_str::<serde_json::Value>(&text) {
-        Ok(j) => Ok(Value::from_json(&j)),
+        Ok(j) => Ok(parsed_or_default(Value::from_json(&j), a)),
         Err(e) => {
-            if a.values.len() > 1 {
+            if ruby_truthy(a.values.get(1)) {
                 Ok(arg(a, 1))
             } else {
                 Err(fail_plain(c, a, format!("parsejson(): {e}")))
@@ -894,9 +941,9 @@ pub(in crate::eval) fn f_parsejson(c: &mut Compiler<'_>, a: &mut Args) -> R<Valu
 pub(in crate::eval) fn f_parseyaml(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     let text = arg(a, 0).to_display();
     match crate::eval::hiera::yaml::parse(&text) {
-        Ok(j) => Ok(Value::from_json(&j)),
+        Ok(j) => Ok(parsed_or_default(Value::from_json(&j), a)),
         Err(e) => {
-            if a.values.len() > 1 {
+            if ruby_truthy(a.values.get(1)) {
                 Ok(arg(a, 1))
             } else {
                 Err(fail_plain(c, a, format!("parseyaml(): {e}")))
@@ -987,7 +1034,8 @@ pub(in crate::eval) fn f_enclose_ipv6(_c: &mut Compiler<'_>, a: &mut Args) -> R<
     ))
 }
 
-/// Ruby's `Shellwords.escape`.
+/// Ruby's `Shellwords.escape`: every character but `A-Za-z0-9_-.,:+/@` gets a backslash
+/// (a non-ASCII one too), a newline becomes `'\n'`.
 pub(in crate::eval) fn shell_escape(s: &str) -> String {
     if s.is_empty() {
         return "''".into();
@@ -996,7 +1044,7 @@ pub(in crate::eval) fn shell_escape(s: &str) -> String {
     for ch in s.chars() {
         if ch == '\n' {
             out.push_str("'\n'");
-        } else if ch.is_ascii_alphanumeric() || "_-.,:+/@".contains(ch) || !ch.is_ascii() {
+        } else if ch.is_ascii_alphanumeric() || "_-.,:+/@".contains(ch) {
             out.push(ch);
         } else {
             out.push('\\');

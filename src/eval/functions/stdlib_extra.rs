@@ -199,6 +199,31 @@ pub(in crate::eval) fn f_is_a(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
 /// first argument that is not a string, or not a domain name (an email address) by
 /// `is_domain_name` (`is_email_address`).
 pub(in crate::eval) fn f_validate_name(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
+    // stdlib 9: both names run `stdlib::validate_*`, a 4.x function whose repeated parameter
+    // `values` is typed; Puppet's dispatch names the type in the failure.
+    if crate::eval::functions::stdlib9::is_stdlib9(c) && !a.values.is_empty() {
+        let (name, ty) = if a.name.ends_with("validate_domain_name") {
+            (
+                "validate_domain_name",
+                "Variant[Stdlib::Fqdn, Stdlib::Dns::Zone]",
+            )
+        } else {
+            ("validate_email_address", "Stdlib::Email")
+        };
+        let t = c.type_from_string(ty, a.span)?;
+        if let Some(v) = a.values.iter().find(|v| !t.is_instance(v)) {
+            let mut text = crate::eval::types::mismatch(&t, v);
+            // Puppet expands each alias of the variant (`Stdlib::Fqdn = Pattern[...]`).
+            if name == "validate_domain_name" {
+                let fqdn = c.type_from_string("Stdlib::Fqdn", a.span)?;
+                let zone = c.type_from_string("Stdlib::Dns::Zone", a.span)?;
+                text = text.replace(ty, &format!("Variant[{fqdn}, {zone}]"));
+            }
+            let msg = format!("'stdlib::{name}' parameter 'values' {text}");
+            return Err(fail_plain(c, a, msg));
+        }
+        return Ok(Value::Undef);
+    }
     undef_to_empty(a);
     if a.values.is_empty() {
         return Err(fail(c, a, "wrong number of arguments (0; must be > 0)"));

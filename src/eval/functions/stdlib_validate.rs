@@ -353,6 +353,14 @@ pub(in crate::eval) fn f_validate_legacy(c: &mut Compiler<'_>, a: &mut Args) -> 
     };
     let func = arg(a, 1).to_display();
     let value = arg(a, 2);
+    // stdlib 9 asks only the type, and names it in the failure (`validate_legacy(Integer, ...)`).
+    if crate::eval::functions::stdlib9::is_stdlib9(c) {
+        if t.is_instance(&value) {
+            return Ok(Value::Undef);
+        }
+        let msg = format!("validate_legacy({t}, ...) {}", types::mismatch(&t, &value));
+        return Err(fail_plain(c, a, msg));
+    }
     let mut legacy_args = vec![value.clone()];
     legacy_args.extend(a.values[3..].iter().cloned());
     let previous = legacy_check(&func, &legacy_args).is_ok();

@@ -600,8 +600,8 @@ impl Warner<'_> {
             }
             Value::Regex(r) => {
                 self.warn(format_args!(
-                    "contains a Regexp value. It will be converted to the String '/{}/'",
-                    r.source
+                    "contains a Regexp value. It will be converted to the String '{}'",
+                    crate::eval::values::value::regex_with_delimiters(&r.source)
                 ));
             }
             Value::Deferred(d) => {
