@@ -1,7 +1,7 @@
 //! Puppet's type system: the types, how they print, instance checks, and the mismatch
 //! messages Puppet gives for typed parameters.
 
-use super::values::value::{format_float, quote_string, Regex, Value};
+use super::values::value::{format_float, quote_string, regex_inspect, Regex, Value};
 use crate::catalog::capitalize_type;
 use crate::catalog::TrimColons;
 use std::fmt;
@@ -724,12 +724,12 @@ impl PType {
                 f,
                 "Pattern[{}]",
                 p.iter()
-                    .map(|s| format!("/{s}/"))
+                    .map(|s| regex_inspect(s))
                     .collect::<Vec<_>>()
                     .join(", ")
             ),
             Regexp(None) => write!(f, "Regexp"),
-            Regexp(Some(s)) => write!(f, "Regexp[/{s}/]"),
+            Regexp(Some(s)) => write!(f, "Regexp[{}]", regex_inspect(s)),
             // Puppet prints any empty range so, whatever the element type.
             Array(_, 0, 0) => write!(f, "Array[0, 0]"),
             Hash(_, _, 0, 0) => write!(f, "Hash[0, 0]"),

@@ -179,9 +179,10 @@ pub fn format_value(v: &Value, fmt: &str) -> Result<String, String> {
                 sprintf(&f.with_conv('s'), &[Value::Str(changed)])
             }
         }
-        (Value::Regex(r), 'p') => {
-            sprintf(&f.with_conv('s'), &[Value::Str(format!("/{}/", r.source))])
-        }
+        (Value::Regex(r), 'p') => sprintf(
+            &f.with_conv('s'),
+            &[Value::Str(super::value::regex_inspect(&r.source))],
+        ),
         (Value::Regex(r), 's') => sprintf(fmt, &[Value::Str(r.source.to_string())]),
         (Value::Binary(b), c) => {
             let text = match c {

@@ -887,11 +887,7 @@ impl Value {
                     out.push_str(s)
                 }
             }
-            Value::Regex(r) => {
-                out.push('/');
-                out.push_str(&r.source);
-                out.push('/');
-            }
+            Value::Regex(r) => out.push_str(&regex_inspect(&r.source)),
             Value::Array(items) => {
                 out.push('[');
                 for (i, v) in items.iter().enumerate() {
@@ -953,7 +949,7 @@ impl Value {
             Value::Int(i) => Json::from(*i),
             Value::Float(f) => serde_json::Number::from_f64(*f).map_or(Json::Null, Json::Number),
             Value::Str(s) => Json::String(s.clone()),
-            Value::Regex(r) => Json::String(format!("/{}/", r.source)),
+            Value::Regex(r) => Json::String(regex_inspect(&r.source)),
             Value::Array(a) => Json::Array(a.iter().map(Value::to_json).collect()),
             Value::Hash(h) => Json::Object(
                 h.iter()
@@ -1055,6 +1051,32 @@ pub fn container_text(v: &Value, assoc: &str, each: &dyn Fn(&Value) -> String) -
 /// Puppet's `puppet_quote`: single quotes unless the string holds a control character
 /// (below U+0020), then double quotes with escapes. In single quotes a backslash is kept as
 /// it is, and the character after it written as it is; a quote is escaped.
+/// A regexp between slashes as Ruby's `Regexp#inspect` writes it (Puppet's
+/// `regexp_to_s_with_delimiters`): a `/` not already escaped gets a backslash, an escape
+/// pair is kept whole, a control character other than whitespace is written `\xHH`.
+pub fn regex_inspect(source: &str) -> String {
+    let mut out = String::with_capacity(source.len() + 2);
+    out.push('/');
+    let mut chars = source.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                out.push(c);
+                if let Some(n) = chars.next() {
+                    out.push(n);
+                }
+            }
+            '/' => out.push_str("\\/"),
+            c if c.is_ascii_control() && !c.is_ascii_whitespace() && c != '\u{b}' => {
+                out.push_str(&format!("\\x{:02X}", c as u32))
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('/');
+    out
+}
+
 pub fn quote_string(s: &str) -> String {
     if s.chars().any(|c| (c as u32) < 0x20) {
         let mut out = String::from("\"");
