@@ -569,11 +569,39 @@ impl Timestamp {
                 spec.push(c);
                 continue;
             }
+            let mut flags = String::new();
+            while let Some(f) = chars.peek().filter(|f| "-_0^#".contains(**f)) {
+                flags.push(*f);
+                chars.next();
+            }
             let mut width = String::new();
             while let Some(d) = chars.peek().filter(|d| d.is_ascii_digit()) {
                 width.push(*d);
                 chars.next();
             }
+            // Ruby's text directives with a width (padded with spaces, `0` with zeros, `-`
+            // not at all) or `#` (the case changed: `%p` and `%Z` down, the names up):
+            // written here, as jiff ignores both for them.
+            if let Some(&d) = chars.peek().filter(|d| "aAbBhpPZ".contains(**d)) {
+                if (!width.is_empty() || flags.contains('#')) && !(d == 'Z' && offset.is_some()) {
+                    chars.next();
+                    let mut text = jiff::fmt::strtime::format(format!("%{d}"), &z)
+                        .map_err(|e| e.to_string())?;
+                    if flags.contains('^') || (flags.contains('#') && !"pZ".contains(d)) {
+                        text = text.to_uppercase();
+                    } else if flags.contains('#') {
+                        text = text.to_lowercase();
+                    }
+                    let w: usize = width.parse().unwrap_or(0);
+                    if !flags.contains('-') && w > text.chars().count() {
+                        let pad = if flags.contains('0') { "0" } else { " " };
+                        text = pad.repeat(w - text.chars().count()) + &text;
+                    }
+                    spec.push_str(&text.replace('%', "%%"));
+                    continue;
+                }
+            }
+            let width = flags + &width;
             match chars.next() {
                 Some('L') => spec.push_str(&format!(
                     "%{}f",
