@@ -225,6 +225,28 @@ pub fn format_value(v: &Value, fmt: &str) -> Result<String, String> {
             };
             Ok(f.pad(&layout.container(v, Indentation::default())))
         }
+        // A hash as an array of its pairs, in the array's default format (the format was
+        // given for hashes: every hash inside is such an array too).
+        (Value::Hash(_), 'a') => {
+            fn pairs(v: &Value) -> Value {
+                match v {
+                    Value::Hash(h) => Value::Array(
+                        h.iter()
+                            .map(|(k, x)| Value::Array(vec![pairs(k), pairs(x)]))
+                            .collect(),
+                    ),
+                    Value::Array(a) => Value::Array(a.iter().map(pairs).collect()),
+                    other => other.clone(),
+                }
+            }
+            format_value(&pairs(v), "%a")
+        }
+        (Value::Array(_), c) => Err(format!(
+            "Illegal format '{c}' specified for value of Array type - expected one of the characters 'asp'"
+        )),
+        (Value::Hash(_), c) => Err(format!(
+            "Illegal format '{c}' specified for value of Hash type - expected one of the characters 'hasp'"
+        )),
         _ => Ok(sprintf(fmt, std::slice::from_ref(v)).unwrap_or_else(|_| to_string_conversion(v))),
     }
 }
