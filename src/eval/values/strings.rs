@@ -555,6 +555,12 @@ pub fn sprintf(fmt: &str, args: &[Value]) -> Result<String, String> {
                 };
                 sign(f < 0.0, &flags) + &s
             }
+            'a' | 'A' => {
+                let f = to_float(&arg)?;
+                let s = hex_float(f.abs(), precision);
+                let s = if conv == 'A' { s.to_uppercase() } else { s };
+                sign(f.is_sign_negative() && !f.is_nan(), &flags) + &s
+            }
             'c' => match &arg {
                 Value::Int(i) => char::from_u32(*i as u32)
                     .map(|c| c.to_string())
@@ -583,6 +589,14 @@ pub fn sprintf(fmt: &str, args: &[Value]) -> Result<String, String> {
                     ("", body.as_str())
                 };
                 out.push_str(sgn);
+                // A hexadecimal float's zeros go after its `0x`.
+                let digits = match digits.get(..2) {
+                    Some(x @ ("0x" | "0X")) if matches!(conv, 'a' | 'A') => {
+                        out.push_str(x);
+                        &digits[2..]
+                    }
+                    _ => digits,
+                };
                 out.push_str(&"0".repeat(pad));
                 out.push_str(digits);
             } else {
@@ -594,6 +608,71 @@ pub fn sprintf(fmt: &str, args: &[Value]) -> Result<String, String> {
         }
     }
     Ok(out)
+}
+
+/// Ruby's `%a` of a non-negative float: `0x1.8p+1`, the fraction's hexadecimal digits
+/// without trailing zeros (rounded half to even to `precision` digits when given), a
+/// subnormal normalized (`0x1p-1074`), `Inf` and `NaN` as words.
+fn hex_float(f: f64, precision: Option<usize>) -> String {
+    if f.is_nan() {
+        return "NaN".into();
+    }
+    if f.is_infinite() {
+        return "Inf".into();
+    }
+    if f == 0.0 {
+        return match precision {
+            Some(p) if p > 0 => format!("0x0.{}p+0", "0".repeat(p)),
+            _ => "0x0p+0".into(),
+        };
+    }
+    let bits = f.to_bits();
+    let mut exp = ((bits >> 52) & 0x7ff) as i64 - 1023;
+    let mut mant = bits & ((1u64 << 52) - 1);
+    if exp == -1023 {
+        // Subnormal: shift the first set bit up to the implicit one.
+        exp = -1022;
+        while mant & (1u64 << 52) == 0 {
+            mant <<= 1;
+            exp -= 1;
+        }
+        mant &= (1u64 << 52) - 1;
+    }
+    let lead = 1u64;
+    let digits = match precision {
+        None => {
+            let d = format!("{mant:013x}");
+            d.trim_end_matches('0').to_string()
+        }
+        Some(p) if p >= 13 => format!("{mant:013x}{}", "0".repeat(p - 13)),
+        Some(p) => {
+            let shift = 4 * (13 - p as u32);
+            let mut q = mant >> shift;
+            let rem = mant & ((1u64 << shift) - 1);
+            let half = 1u64 << (shift - 1);
+            // Half to even, the last kept digit being the leading 1 when none follow.
+            let odd = if p == 0 { lead & 1 == 1 } else { q & 1 == 1 };
+            if rem > half || (rem == half && odd) {
+                q += 1;
+            }
+            // Rounded up to 2: normalized again (`0x1p+1`).
+            if q >> (4 * p) != 0 {
+                exp += 1;
+                q &= (1u64 << (4 * p)) - 1;
+            }
+            if p == 0 {
+                String::new()
+            } else {
+                format!("{q:0width$x}", width = p)
+            }
+        }
+    };
+    let sign = if exp < 0 { '-' } else { '+' };
+    if digits.is_empty() {
+        format!("0x{lead}p{sign}{}", exp.abs())
+    } else {
+        format!("0x{lead}.{digits}p{sign}{}", exp.abs())
+    }
 }
 
 /// Digits padded with zeros on the left to `precision` (an integer's precision is its
