@@ -223,7 +223,8 @@ pub fn format_value(v: &Value, fmt: &str) -> Result<String, String> {
                 arrays: matches!(v, Value::Array(_)),
                 delims,
             };
-            Ok(f.pad(&layout.container(v, Indentation::default())))
+            // A width is no padding for a container (Puppet uses it only to break lines).
+            Ok(layout.container(v, Indentation::default()))
         }
         // A hash as an array of its pairs, in the array's default format (the format was
         // given for hashes: every hash inside is such an array too).
