@@ -1,7 +1,7 @@
 //! Puppet's type system: the types, how they print, instance checks, and the mismatch
 //! messages Puppet gives for typed parameters.
 
-use super::values::value::{format_float, quote_string, Regex, Value};
+use super::values::value::{format_float, quote_string, regex_inspect, Regex, Value};
 use crate::catalog::capitalize_type;
 use crate::catalog::TrimColons;
 use std::fmt;
@@ -77,6 +77,55 @@ pub enum PType {
     /// A named alias, resolved.
     Alias(String, std::sync::Arc<PType>),
 }
+
+/// The names [`builtin`] knows.
+pub const BUILTIN_NAMES: &[&str] = &[
+    "Any",
+    "Array",
+    "Binary",
+    "Boolean",
+    "Callable",
+    "CatalogEntry",
+    "Class",
+    "Collection",
+    "Data",
+    "Default",
+    "Deferred",
+    "Enum",
+    "Error",
+    "Float",
+    "Hash",
+    "Init",
+    "Integer",
+    "Iterable",
+    "Iterator",
+    "NotUndef",
+    "Numeric",
+    "Object",
+    "Optional",
+    "Pattern",
+    "Regexp",
+    "Resource",
+    "RichData",
+    "Runtime",
+    "Scalar",
+    "ScalarData",
+    "SemVer",
+    "SemVerRange",
+    "Sensitive",
+    "String",
+    "Struct",
+    "Timespan",
+    "Timestamp",
+    "Tuple",
+    "Type",
+    "TypeAlias",
+    "TypeSet",
+    "URI",
+    "Undef",
+    "Unit",
+    "Variant",
+];
 
 /// The type named by a bare capitalised word, when it is one of Puppet's own.
 pub fn builtin(name: &str) -> Option<PType> {
@@ -724,16 +773,12 @@ impl PType {
                 f,
                 "Pattern[{}]",
                 p.iter()
-                    .map(|s| crate::eval::values::value::regex_with_delimiters(s))
+                    .map(|s| regex_inspect(s))
                     .collect::<Vec<_>>()
                     .join(", ")
             ),
             Regexp(None) => write!(f, "Regexp"),
-            Regexp(Some(s)) => write!(
-                f,
-                "Regexp[{}]",
-                crate::eval::values::value::regex_with_delimiters(s)
-            ),
+            Regexp(Some(s)) => write!(f, "Regexp[{}]", regex_inspect(s)),
             // Puppet prints any empty range so, whatever the element type.
             Array(_, 0, 0) => write!(f, "Array[0, 0]"),
             Hash(_, _, 0, 0) => write!(f, "Hash[0, 0]"),

@@ -458,6 +458,8 @@ impl Compiler<'_> {
                     ))
                 })
             }
+            // Puppet's `calculate` reports these at the left operand (`left_o`), not at
+            // the operator.
             (x, y) => {
                 let left_is_float = matches!(x, Value::Float(_));
                 let (x, y) = (num_f64(&x), num_f64(&y));
@@ -467,26 +469,25 @@ impl Compiler<'_> {
                     BinaryOp::Mul => x * y,
                     BinaryOp::Div => x / y,
                     BinaryOp::Mod if left_is_float => {
-                        return Err(Flow::Err(self.issue(
-                            "Operator '%' is not applicable to a Float.",
-                            self.operator_span(operands.0, operands.1, op.as_str()),
-                        )))
+                        return Err(Flow::Err(
+                            self.issue("Operator '%' is not applicable to a Float.", operands.0),
+                        ))
                     }
                     BinaryOp::Mod => return Err(Flow::Err(self.issue(
                         "Operator '%' is not applicable to an Integer when right side is a Float.",
-                        self.operator_span(operands.0, operands.1, op.as_str()),
+                        operands.0,
                     ))),
                     _ => {
                         return Err(Flow::Err(self.issue(
                             format!("Operator '{}' is not applicable to a Float.", op.as_str()),
-                            self.operator_span(operands.0, operands.1, op.as_str()),
+                            operands.0,
                         )))
                     }
                 };
                 if v.is_infinite() {
                     return Err(Flow::Err(self.issue(
                         format!("The result of the {} expression is Infinity", op.as_str()),
-                        self.operator_span(operands.0, operands.1, op.as_str()),
+                        operands.0,
                     )));
                 }
                 Ok(Value::Float(v))

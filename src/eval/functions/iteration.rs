@@ -195,6 +195,12 @@ pub(super) fn f_tree_each(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         )));
     }
     let breadth = matches!(opt("order"), Some(Value::Str(o)) if o == "breadth_first");
+    // `container_type`: only the arrays and hashes of that type are gone into (the others
+    // are values); the root is always gone into.
+    let container_t = match opt("container_type") {
+        Some(Value::Type(t)) => Some(t),
+        _ => None,
+    };
     let mut nodes: Vec<(Vec<Value>, Value)> = vec![];
     let mut queue = std::collections::VecDeque::from([(vec![], tree.clone())]);
     while let Some((path, v)) = if breadth {
@@ -202,7 +208,8 @@ pub(super) fn f_tree_each(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     } else {
         queue.pop_back()
     } {
-        let is_container = matches!(v, Value::Array(_) | Value::Hash(_));
+        let is_container = matches!(v, Value::Array(_) | Value::Hash(_))
+            && (path.is_empty() || container_t.as_ref().is_none_or(|t| t.is_instance(&v)));
         let children = if is_container {
             iteration_items(&v).unwrap_or_default()
         } else {

@@ -341,6 +341,16 @@ pub(super) fn new_instance(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
                 Some(Value::Type(Box::new(c.type_from_string(&s, a.span)?)))
             }
             Value::Type(_) => Some(v.clone()),
+            // Puppet's `new_type` dispatch takes only a string.
+            other if args.len() == 1 => {
+                return Err(Flow::Err(c.runtime(
+                    format!(
+                        "'new_type' parameter 'type_string' expects a String value, got {}",
+                        other.type_name()
+                    ),
+                    a.span,
+                )))
+            }
             _ => None,
         },
         // `Timestamp()` is now; from seconds since the epoch or an ISO 8601 string.

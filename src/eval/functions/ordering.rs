@@ -37,29 +37,36 @@ pub(super) fn f_compare(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         }));
     }
     let comparable = |v: &Value| matches!(v, Value::Int(_) | Value::Float(_) | Value::Str(_));
+    // Puppet's argument_mismatch messages, prefixed with the function's name as its
+    // dispatcher does; a value's label names an array or a hash by its base type.
+    let label = |v: &Value| match v {
+        Value::Array(_) => "Array".to_string(),
+        Value::Hash(_) => "Hash".to_string(),
+        other => other.type_name(),
+    };
     let msg = if !comparable(&x) || !comparable(&y) {
         format!(
-            "compare(): Non comparable type. Only values of the types Numeric, String, Semver, Timestamp and Timestamp can be compared. Got {} and {}",
-            x.type_name(),
-            y.type_name()
+            "'compare' compare(): Non comparable type. Only values of the types Numeric, String, Semver, Timestamp and Timestamp can be compared. Got {} and {}",
+            label(&x),
+            label(&y)
         )
     } else if a.values.len() > 2 && !(matches!(x, Value::Str(_)) && matches!(y, Value::Str(_))) {
-        "compare(): The third argument (ignore case) can only be used when comparing strings".into()
+        "'compare' compare(): The third argument (ignore case) can only be used when comparing strings".into()
     } else if a.values.len() > 3 {
         format!(
-            "compare(): Accepts at most 3 arguments, got {}",
+            "'compare' compare(): Accepts at most 3 arguments, got {}",
             a.values.len()
         )
     } else if let Some(v) = a.values.get(2) {
         format!(
-            "compare(): The third argument (ignore case) must be a Boolean. Got {}",
-            v.type_name()
+            "'compare' compare(): The third argument (ignore case) must be a Boolean. Got {}",
+            label(v)
         )
     } else {
         format!(
-            "compare(): Can only compare values of the same type (or for Timestamp/Timespan also against Numeric). Got {} and {}",
-            x.type_name(),
-            y.type_name()
+            "'compare' compare(): Can only compare values of the same type (or for Timestamp/Timespan also against Numeric). Got {} and {}",
+            label(&x),
+            label(&y)
         )
     };
     Err(Flow::Err(c.runtime(msg, a.span)))

@@ -601,7 +601,7 @@ impl Warner<'_> {
             Value::Regex(r) => {
                 self.warn(format_args!(
                     "contains a Regexp value. It will be converted to the String '{}'",
-                    crate::eval::values::value::regex_with_delimiters(&r.source)
+                    crate::eval::values::value::regex_inspect(&r.source)
                 ));
             }
             Value::Deferred(d) => {

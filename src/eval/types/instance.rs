@@ -213,6 +213,9 @@ impl PType {
                 !matches!(o, Undef) && t.as_ref().is_none_or(|t| t.is_assignable(o))
             }
             (Numeric, Integer(..) | Float(..)) => true,
+            // A bare `Callable` takes every callable (its parameters are kept only as
+            // printed, so no other pair is compared).
+            (Callable(None), Callable(_)) => true,
             (
                 Scalar,
                 Integer(..) | Float(..) | String(..) | Boolean(_) | Regexp(_) | Enum(..)

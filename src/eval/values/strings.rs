@@ -181,7 +181,7 @@ pub fn format_value(v: &Value, fmt: &str) -> Result<String, String> {
         }
         (Value::Regex(r), 'p') => sprintf(
             &f.with_conv('s'),
-            &[Value::Str(super::value::regex_with_delimiters(&r.source))],
+            &[Value::Str(super::value::regex_inspect(&r.source))],
         ),
         (Value::Regex(r), 's') => sprintf(fmt, &[Value::Str(r.source.to_string())]),
         (Value::Binary(b), c) => {
@@ -223,8 +223,31 @@ pub fn format_value(v: &Value, fmt: &str) -> Result<String, String> {
                 arrays: matches!(v, Value::Array(_)),
                 delims,
             };
-            Ok(f.pad(&layout.container(v, Indentation::default())))
+            // A width is no padding for a container (Puppet uses it only to break lines).
+            Ok(layout.container(v, Indentation::default()))
         }
+        // A hash as an array of its pairs, in the array's default format (the format was
+        // given for hashes: every hash inside is such an array too).
+        (Value::Hash(_), 'a') => {
+            fn pairs(v: &Value) -> Value {
+                match v {
+                    Value::Hash(h) => Value::Array(
+                        h.iter()
+                            .map(|(k, x)| Value::Array(vec![pairs(k), pairs(x)]))
+                            .collect(),
+                    ),
+                    Value::Array(a) => Value::Array(a.iter().map(pairs).collect()),
+                    other => other.clone(),
+                }
+            }
+            format_value(&pairs(v), "%a")
+        }
+        (Value::Array(_), c) => Err(format!(
+            "Illegal format '{c}' specified for value of Array type - expected one of the characters 'asp'"
+        )),
+        (Value::Hash(_), c) => Err(format!(
+            "Illegal format '{c}' specified for value of Hash type - expected one of the characters 'hasp'"
+        )),
         _ => Ok(sprintf(fmt, std::slice::from_ref(v)).unwrap_or_else(|_| to_string_conversion(v))),
     }
 }
@@ -533,6 +556,12 @@ pub fn sprintf(fmt: &str, args: &[Value]) -> Result<String, String> {
                 };
                 sign(f < 0.0, &flags) + &s
             }
+            'a' | 'A' => {
+                let f = to_float(&arg)?;
+                let s = hex_float(f.abs(), precision);
+                let s = if conv == 'A' { s.to_uppercase() } else { s };
+                sign(f.is_sign_negative() && !f.is_nan(), &flags) + &s
+            }
             'c' => match &arg {
                 Value::Int(i) => char::from_u32(*i as u32)
                     .map(|c| c.to_string())
@@ -561,6 +590,14 @@ pub fn sprintf(fmt: &str, args: &[Value]) -> Result<String, String> {
                     ("", body.as_str())
                 };
                 out.push_str(sgn);
+                // A hexadecimal float's zeros go after its `0x`.
+                let digits = match digits.get(..2) {
+                    Some(x @ ("0x" | "0X")) if matches!(conv, 'a' | 'A') => {
+                        out.push_str(x);
+                        &digits[2..]
+                    }
+                    _ => digits,
+                };
                 out.push_str(&"0".repeat(pad));
                 out.push_str(digits);
             } else {
@@ -572,6 +609,71 @@ pub fn sprintf(fmt: &str, args: &[Value]) -> Result<String, String> {
         }
     }
     Ok(out)
+}
+
+/// Ruby's `%a` of a non-negative float: `0x1.8p+1`, the fraction's hexadecimal digits
+/// without trailing zeros (rounded half to even to `precision` digits when given), a
+/// subnormal normalized (`0x1p-1074`), `Inf` and `NaN` as words.
+fn hex_float(f: f64, precision: Option<usize>) -> String {
+    if f.is_nan() {
+        return "NaN".into();
+    }
+    if f.is_infinite() {
+        return "Inf".into();
+    }
+    if f == 0.0 {
+        return match precision {
+            Some(p) if p > 0 => format!("0x0.{}p+0", "0".repeat(p)),
+            _ => "0x0p+0".into(),
+        };
+    }
+    let bits = f.to_bits();
+    let mut exp = ((bits >> 52) & 0x7ff) as i64 - 1023;
+    let mut mant = bits & ((1u64 << 52) - 1);
+    if exp == -1023 {
+        // Subnormal: shift the first set bit up to the implicit one.
+        exp = -1022;
+        while mant & (1u64 << 52) == 0 {
+            mant <<= 1;
+            exp -= 1;
+        }
+        mant &= (1u64 << 52) - 1;
+    }
+    let lead = 1u64;
+    let digits = match precision {
+        None => {
+            let d = format!("{mant:013x}");
+            d.trim_end_matches('0').to_string()
+        }
+        Some(p) if p >= 13 => format!("{mant:013x}{}", "0".repeat(p - 13)),
+        Some(p) => {
+            let shift = 4 * (13 - p as u32);
+            let mut q = mant >> shift;
+            let rem = mant & ((1u64 << shift) - 1);
+            let half = 1u64 << (shift - 1);
+            // Half to even, the last kept digit being the leading 1 when none follow.
+            let odd = if p == 0 { lead & 1 == 1 } else { q & 1 == 1 };
+            if rem > half || (rem == half && odd) {
+                q += 1;
+            }
+            // Rounded up to 2: normalized again (`0x1p+1`).
+            if q >> (4 * p) != 0 {
+                exp += 1;
+                q &= (1u64 << (4 * p)) - 1;
+            }
+            if p == 0 {
+                String::new()
+            } else {
+                format!("{q:0width$x}", width = p)
+            }
+        }
+    };
+    let sign = if exp < 0 { '-' } else { '+' };
+    if digits.is_empty() {
+        format!("0x{lead}p{sign}{}", exp.abs())
+    } else {
+        format!("0x{lead}.{digits}p{sign}{}", exp.abs())
+    }
 }
 
 /// Digits padded with zeros on the left to `precision` (an integer's precision is its

@@ -569,11 +569,39 @@ impl Timestamp {
                 spec.push(c);
                 continue;
             }
+            let mut flags = String::new();
+            while let Some(f) = chars.peek().filter(|f| "-_0^#".contains(**f)) {
+                flags.push(*f);
+                chars.next();
+            }
             let mut width = String::new();
             while let Some(d) = chars.peek().filter(|d| d.is_ascii_digit()) {
                 width.push(*d);
                 chars.next();
             }
+            // Ruby's text directives with a width (padded with spaces, `0` with zeros, `-`
+            // not at all) or `#` (the case changed: `%p` and `%Z` down, the names up):
+            // written here, as jiff ignores both for them.
+            if let Some(&d) = chars.peek().filter(|d| "aAbBhpPZ".contains(**d)) {
+                if (!width.is_empty() || flags.contains('#')) && !(d == 'Z' && offset.is_some()) {
+                    chars.next();
+                    let mut text = jiff::fmt::strtime::format(format!("%{d}"), &z)
+                        .map_err(|e| e.to_string())?;
+                    if flags.contains('^') || (flags.contains('#') && !"pZ".contains(d)) {
+                        text = text.to_uppercase();
+                    } else if flags.contains('#') {
+                        text = text.to_lowercase();
+                    }
+                    let w: usize = width.parse().unwrap_or(0);
+                    if !flags.contains('-') && w > text.chars().count() {
+                        let pad = if flags.contains('0') { "0" } else { " " };
+                        text = pad.repeat(w - text.chars().count()) + &text;
+                    }
+                    spec.push_str(&text.replace('%', "%%"));
+                    continue;
+                }
+            }
+            let width = flags + &width;
             match chars.next() {
                 Some('L') => spec.push_str(&format!(
                     "%{}f",
@@ -887,7 +915,7 @@ impl Value {
                     out.push_str(s)
                 }
             }
-            Value::Regex(r) => out.push_str(&regex_with_delimiters(&r.source)),
+            Value::Regex(r) => out.push_str(&regex_inspect(&r.source)),
             Value::Array(items) => {
                 out.push('[');
                 for (i, v) in items.iter().enumerate() {
@@ -949,7 +977,7 @@ impl Value {
             Value::Int(i) => Json::from(*i),
             Value::Float(f) => serde_json::Number::from_f64(*f).map_or(Json::Null, Json::Number),
             Value::Str(s) => Json::String(s.clone()),
-            Value::Regex(r) => Json::String(regex_with_delimiters(&r.source)),
+            Value::Regex(r) => Json::String(regex_inspect(&r.source)),
             Value::Array(a) => Json::Array(a.iter().map(Value::to_json).collect()),
             Value::Hash(h) => Json::Object(
                 h.iter()
@@ -1048,32 +1076,35 @@ pub fn container_text(v: &Value, assoc: &str, each: &dyn Fn(&Value) -> String) -
     }
 }
 
-/// Puppet's `puppet_quote`: single quotes unless the string holds a control character
-/// (below U+0020), then double quotes with escapes. In single quotes a backslash is kept as
-/// it is, and the character after it written as it is; a quote is escaped.
 /// A regexp between slashes as Ruby's `Regexp#inspect` writes it (Puppet's
-/// `regexp_to_s_with_delimiters`): a `/` not escaped by a backslash gets one (`a/b` is
-/// written `/a\/b/`); a backslash and the character after it are copied as they are.
-pub fn regex_with_delimiters(source: &str) -> String {
+/// `regexp_to_s_with_delimiters`): a `/` not already escaped gets a backslash, an escape
+/// pair is kept whole, a control character other than whitespace is written `\xHH`.
+pub fn regex_inspect(source: &str) -> String {
     let mut out = String::with_capacity(source.len() + 2);
     out.push('/');
     let mut chars = source.chars();
-    while let Some(ch) = chars.next() {
-        match ch {
+    while let Some(c) = chars.next() {
+        match c {
             '\\' => {
-                out.push('\\');
-                if let Some(next) = chars.next() {
-                    out.push(next);
+                out.push(c);
+                if let Some(n) = chars.next() {
+                    out.push(n);
                 }
             }
             '/' => out.push_str("\\/"),
-            _ => out.push(ch),
+            c if c.is_ascii_control() && !c.is_ascii_whitespace() && c != '\u{b}' => {
+                out.push_str(&format!("\\x{:02X}", c as u32))
+            }
+            c => out.push(c),
         }
     }
     out.push('/');
     out
 }
 
+/// Puppet's `puppet_quote`: single quotes unless the string holds a control character
+/// (below U+0020), then double quotes with escapes. In single quotes a backslash is kept as
+/// it is, and the character after it written as it is; a quote is escaped.
 pub fn quote_string(s: &str) -> String {
     if s.chars().any(|c| (c as u32) < 0x20) {
         let mut out = String::from("\"");
