@@ -18,22 +18,11 @@ import argparse
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 
-from run import NODE, ROOT, delete, filesystem_of, generate
-
-
-def run(argv):
-    """Runs argv; returns (wall seconds, CPU seconds, exit status)."""
-    start = time.perf_counter()
-    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                         stdin=subprocess.DEVNULL)
-    _, status, usage = os.wait4(p.pid, 0)
-    wall = time.perf_counter() - start
-    return wall, usage.ru_utime + usage.ru_stime, os.waitstatus_to_exitcode(status)
+from run import NODE, ROOT, delete, filesystem_of, generate, run_usage
 
 
 def main():
@@ -66,14 +55,15 @@ def main():
                 extra = ["--noop"] if mode == "noop" else []
                 if mode == "nochange":
                     for root, argv in cmds.values():
-                        run(argv)  # converge first (untimed)
+                        run_usage(argv)  # converge first (untimed)
                 walls = {small: [], large: []}
                 cpus = {small: [], large: []}
                 for _ in range(a.runs):
                     for n, (root, argv) in cmds.items():
                         if mode != "nochange":
                             delete(root)
-                        w, c, rc = run(argv + extra)
+                        w, usage, rc = run_usage(argv + extra)
+                        c = usage.ru_utime + usage.ru_stime
                         if rc not in (0, 2):
                             sys.exit("%s %s %d exited %d" % (shape, mode, n, rc))
                         walls[n].append(w)

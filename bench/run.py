@@ -62,14 +62,21 @@ GEN = os.path.join(ROOT, "..", "shared", "tools", "gen_manifest.py")
 NODE = "bench.example.com"
 
 
-def run_once(argv, cwd=None):
-    """Runs argv, returns (seconds, peak_rss_mb, exit_status)."""
+def run_usage(argv, cwd=None):
+    """Runs argv, returns (seconds, resource usage of the child and its waited-for
+    descendants, exit_status)."""
     start = time.perf_counter()
     p = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                          stdin=subprocess.DEVNULL)
     _, status, usage = os.wait4(p.pid, 0)
     elapsed = time.perf_counter() - start
-    return elapsed, usage.ru_maxrss / 1024.0, os.waitstatus_to_exitcode(status)
+    return elapsed, usage, os.waitstatus_to_exitcode(status)
+
+
+def run_once(argv, cwd=None):
+    """Runs argv, returns (seconds, peak_rss_mb, exit_status)."""
+    elapsed, usage, code = run_usage(argv, cwd)
+    return elapsed, usage.ru_maxrss / 1024.0, code
 
 
 def has_subcommand(ordo, sub):

@@ -238,12 +238,7 @@ fn num(v: &Value) -> f64 {
     }
 }
 
-fn ruby_eq(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Int(_) | Value::Float(_), Value::Int(_) | Value::Float(_)) => num(a) == num(b),
-        _ => a == b,
-    }
-}
+use super::functions::stdlib::ruby_eq;
 
 fn to_array(v: Value) -> Vec<Value> {
     match v {

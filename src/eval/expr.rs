@@ -449,15 +449,6 @@ impl Compiler<'_> {
         if let Some(t) = types::builtin(name) {
             return Ok(t);
         }
-        // Puppet's type parser looks its own types up by the downcased name: `Semver`,
-        // `TimeStamp` and `INTEGER` are SemVer, Timestamp and Integer.
-        if let Some(t) = types::BUILTIN_NAMES
-            .iter()
-            .find(|n| n.eq_ignore_ascii_case(name))
-            .and_then(|n| types::builtin(n))
-        {
-            return Ok(t);
-        }
         let key = super::resources::catalog_ops::capitalized(name);
         if let Some(t) = self.resolved_aliases.get(&*key) {
             return Ok(t.clone());

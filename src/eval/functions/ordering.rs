@@ -37,8 +37,8 @@ pub(super) fn f_compare(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
         }));
     }
     let comparable = |v: &Value| matches!(v, Value::Int(_) | Value::Float(_) | Value::Str(_));
-    // Puppet's argument_mismatch messages, prefixed with the function's name as its
-    // dispatcher does; a value's label names an array or a hash by its base type.
+    // Puppet's argument_mismatch messages; a value's label names an array or a hash by its
+    // base type.
     let label = |v: &Value| match v {
         Value::Array(_) => "Array".to_string(),
         Value::Hash(_) => "Hash".to_string(),
@@ -46,30 +46,30 @@ pub(super) fn f_compare(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
     };
     let msg = if !comparable(&x) || !comparable(&y) {
         format!(
-            "'compare' compare(): Non comparable type. Only values of the types Numeric, String, Semver, Timestamp and Timestamp can be compared. Got {} and {}",
+            "Non comparable type. Only values of the types Numeric, String, Semver, Timestamp and Timestamp can be compared. Got {} and {}",
             label(&x),
             label(&y)
         )
     } else if a.values.len() > 2 && !(matches!(x, Value::Str(_)) && matches!(y, Value::Str(_))) {
-        "'compare' compare(): The third argument (ignore case) can only be used when comparing strings".into()
+        "The third argument (ignore case) can only be used when comparing strings".into()
     } else if a.values.len() > 3 {
-        format!(
-            "'compare' compare(): Accepts at most 3 arguments, got {}",
-            a.values.len()
-        )
+        format!("Accepts at most 3 arguments, got {}", a.values.len())
     } else if let Some(v) = a.values.get(2) {
         format!(
-            "'compare' compare(): The third argument (ignore case) must be a Boolean. Got {}",
+            "The third argument (ignore case) must be a Boolean. Got {}",
             label(v)
         )
     } else {
         format!(
-            "'compare' compare(): Can only compare values of the same type (or for Timestamp/Timespan also against Numeric). Got {} and {}",
+            "Can only compare values of the same type (or for Timestamp/Timespan also against Numeric). Got {} and {}",
             label(&x),
             label(&y)
         )
     };
-    Err(Flow::Err(c.runtime(msg, a.span)))
+    // The dispatcher's prefix, then the function's own `compare(): ...`.
+    Err(Flow::Err(
+        c.runtime(format!("'compare' compare(): {msg}"), a.span),
+    ))
 }
 
 pub(super) fn natural_cmp(a: &Value, b: &Value) -> Ordering {

@@ -171,10 +171,10 @@ fn defined_with_params(
     })
 }
 
-/// Ruby's `==` between two values as a 3.x function sees them: strict for strings (`'1'` is not
-/// `1`, `'true'` is not `true`), numeric across Integer and Float (`1 == 1.0`), element by element
-/// for arrays and hashes.
-fn ruby_eq(a: &Value, b: &Value) -> bool {
+/// Ruby's `==` between two values (a 3.x function's, an ERB template's): strict for strings
+/// (`'1'` is not `1`, `'true'` is not `true`), numeric across Integer and Float (`1 == 1.0`),
+/// element by element for arrays and hashes.
+pub(in crate::eval) fn ruby_eq(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Int(i), Value::Float(f)) | (Value::Float(f), Value::Int(i)) => *i as f64 == *f,
         (Value::Array(x), Value::Array(y)) => {
@@ -912,16 +912,16 @@ pub(in crate::eval) fn f_to_yaml(_c: &mut Compiler<'_>, a: &mut Args) -> R<Value
 /// parsejson/parseyaml return `parsed || arguments[1]`: a document that is null or `false`
 /// (an empty YAML document too) gives the default, or undef without one.
 fn parsed_or_default(v: Value, a: &Args) -> Value {
-    if matches!(v, Value::Undef | Value::Bool(false)) {
-        a.values.get(1).cloned().unwrap_or(Value::Undef)
-    } else {
+    if v.truthy() {
         v
+    } else {
+        a.values.get(1).cloned().unwrap_or(Value::Undef)
     }
 }
 
 /// A parse error is rescued only when the default is truthy in Ruby (not nil, not `false`).
-fn ruby_truthy(v: Option<&Value>) -> bool {
-    !matches!(v, None | Some(Value::Undef | Value::Bool(false)))
+fn rescues(a: &Args) -> bool {
+    a.values.get(1).is_some_and(Value::truthy)
 }
 
 pub(in crate::eval) fn f_parsejson(c: &mut Compiler<'_>, a: &mut Args) -> R<Value> {
@@ -929,7 +929,7 @@ pub(in crate::eval) fn f_parsejson(c: &mut Compiler<'_>, a: &mut Args) -> R<Valu
     match serde_json::from_str::<serde_json::Value>(&text) {
         Ok(j) => Ok(parsed_or_default(Value::from_json(&j), a)),
         Err(e) => {
-            if ruby_truthy(a.values.get(1)) {
+            if rescues(a) {
                 Ok(arg(a, 1))
             } else {
                 Err(fail_plain(c, a, format!("parsejson(): {e}")))
@@ -943,7 +943,7 @@ pub(in crate::eval) fn f_parseyaml(c: &mut Compiler<'_>, a: &mut Args) -> R<Valu
     match crate::eval::hiera::yaml::parse(&text) {
         Ok(j) => Ok(parsed_or_default(Value::from_json(&j), a)),
         Err(e) => {
-            if ruby_truthy(a.values.get(1)) {
+            if rescues(a) {
                 Ok(arg(a, 1))
             } else {
                 Err(fail_plain(c, a, format!("parseyaml(): {e}")))
